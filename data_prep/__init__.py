@@ -1,0 +1,1 @@
+"""data_prep package of readgaze."""

@@ -1,0 +1,70 @@
+"""The ``readgaze`` command.
+
+Each subcommand lives in its own module, imported only when it runs (so ``readgaze inspect`` never
+imports torch). A subcommand module offers either
+
+* ``add_arguments(parser)`` and ``run(args) -> int`` (argparse), or
+* ``main(argv) -> int`` (it parses its own arguments, e.g. LightningCLI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> (module, one-line help). Modules in models/ and data_prep/ are imported lazily, so the
+# readgaze library itself never imports them at module level.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "inspect": ("readgaze.inspect", "summarise a report, .asc file or dataset folder"),
+    "prep": ("data_prep.cli", "build a model-ready dataset folder from lab data"),
+    "assign-lines": ("readgaze.lines.cli", "assign fixations to text lines in a dataset folder"),
+    "eval-lines": ("readgaze.lines.evaluate", "score line-assignment methods against gold labels"),
+    "fit": ("models.cli", "train a model (LightningCLI)"),
+    "validate": ("models.cli", "validate a model (LightningCLI)"),
+    "test": ("models.cli", "test a model (LightningCLI)"),
+    "predict": ("models.cli", "predict with a model (LightningCLI)"),
+    "cv": ("models.cv", "cross-validate a config over every fold and regime"),
+    "demo": ("models.demo", "simulate, prepare, train and evaluate offline in one command"),
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="readgaze", description="Eye tracking in reading: from lab exports "
+                                "to reading measures and reading-goal / comprehension decoding.")
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    p.add_argument("command", nargs="?", choices=sorted(COMMANDS), metavar="COMMAND",
+                   help="one of: " + ", ".join(f"{k} ({v[1]})" for k, v in COMMANDS.items()))
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help") or argv[0] == "--version":
+        p = _parser()
+        args = p.parse_args(argv)
+        if args.version:
+            from readgaze import __version__
+            print(__version__)
+            return 0
+        p.print_help()
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        _parser().error(f"unknown command {name!r}")
+    module = importlib.import_module(COMMANDS[name][0])
+    if hasattr(module, "main"):
+        return int(module.main([name, *rest]) or 0)
+    sub = argparse.ArgumentParser(prog=f"readgaze {name}", description=COMMANDS[name][1])
+    module.add_arguments(sub)
+    args = sub.parse_args(rest)
+    from readgaze.errors import ReadgazeError
+    try:
+        return int(module.run(args) or 0)
+    except ReadgazeError as e:
+        print(f"readgaze {name}: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
