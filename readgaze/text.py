@@ -60,3 +60,206 @@ class TextLayout:
                  .sort("line_index"))
         return cls(words=words.sort("ia_index") if "ia_index" in words.columns else words,
                    lines=lines, text_id=text_id)
+
+
+# --- builders ------------------------------------------------------------------------------------
+
+_BOX = ("left_px", "right_px", "top_px", "bottom_px")
+_IA_SOURCE_NAMES = {"IA_ID": "ia_index", "IA_LABEL": "word", "IA_LEFT": "left_px", "IA_RIGHT": "right_px",
+                    "IA_TOP": "top_px", "IA_BOTTOM": "bottom_px"}
+
+
+def assign_box_lines(words: pl.DataFrame, *, by: str | list[str] | None = None) -> pl.DataFrame:
+    """Number the text lines of word boxes from the boxes' rows on the screen.
+
+    Boxes whose vertical midlines lie within half a median box height of each other form one line;
+    lines are numbered 0, 1, ... from top to bottom within each group ``by`` (e.g. ``text_id``).
+
+    Parameters
+    ----------
+    words : polars.DataFrame
+        Needs ``top_px`` and ``bottom_px`` (Float64, px).
+    by : str or list of str, optional
+        Columns that identify one text.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``words`` with ``line_index`` (Int32) set (replaced if present), row order kept.
+    """
+    keys = [by] if isinstance(by, str) else list(by or [])
+    mid = (pl.col("top_px") + pl.col("bottom_px")) / 2
+    tol = ((pl.col("bottom_px") - pl.col("top_px")).median() / 2).over(keys) if keys else \
+        (pl.col("bottom_px") - pl.col("top_px")).median() / 2
+    rows = (words.with_row_index("_row").with_columns(mid.alias("_mid"), tol.alias("_tol"))
+            .sort([*keys, "_mid"]))
+    gap = pl.col("_mid").diff().over(keys) if keys else pl.col("_mid").diff()
+    rows = rows.with_columns((gap.fill_null(0) > pl.col("_tol")).cast(pl.Int32).alias("_new"))
+    cum = pl.col("_new").cum_sum().over(keys) if keys else pl.col("_new").cum_sum()
+    rows = rows.with_columns(cum.cast(pl.Int32).alias("line_index"))
+    return rows.sort("_row").drop("_row", "_mid", "_tol", "_new")
+
+
+def merge_hyphen_splits(words: pl.DataFrame, *, by: str | list[str] | None = None) -> pl.DataFrame:
+    """Give a word split over a line break (``51-year-`` | ``old``) one ``word_index`` for its two boxes.
+
+    An interest area whose label ends in a hyphen and which is the last box of its line continues
+    into the first box of the next line: both get the same ``word_index`` (OneStop's hyphenation
+    case, ``known_issues.md``). Every other box gets its own index, in ``ia_index`` order.
+
+    Parameters
+    ----------
+    words : polars.DataFrame
+        Needs ``ia_index`` (Int32), ``word`` (String) and ``line_index`` (Int32).
+    by : str or list of str, optional
+        Columns that identify one text.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``words`` sorted by (``by``, ``ia_index``) with ``word_index`` (Int32) set.
+    """
+    keys = [by] if isinstance(by, str) else list(by or [])
+
+    def over(e: pl.Expr) -> pl.Expr:
+        return e.over(keys) if keys else e
+
+    w = words.sort([*keys, "ia_index"])
+    continues = (over(pl.col("word").shift(1)).str.ends_with("-")
+                 & (over(pl.col("line_index").shift(1)) < pl.col("line_index"))).fill_null(False)
+    w = w.with_columns(continues.alias("_cont"))
+    index = over(pl.col("ia_index").rank("ordinal") - 1 - pl.col("_cont").cast(pl.Int64).cum_sum())
+    return w.with_columns(index.cast(pl.Int32).alias("word_index")).drop("_cont")
+
+
+def layout_from_ia_rows(words_df: pl.DataFrame, text_id: str | None = None) -> TextLayout:
+    """Build a text layout from interest-area rows (an IA report's boxes, OneStop, SB-SAT).
+
+    Accepts canonical names (``ia_index``, ``word``, ``left_px`` ...) or Data Viewer names
+    (``IA_ID``, ``IA_LABEL``, ``IA_LEFT``, ``IA_RIGHT``, ``IA_TOP``, ``IA_BOTTOM``). Duplicate rows of
+    one IA (one per trial in an IA report) are collapsed. Lines come from the boxes' rows
+    (:func:`assign_box_lines`); a hyphen-split word keeps one ``word_index`` with two boxes
+    (:func:`merge_hyphen_splits`). ``ia_index`` is re-based to start at 0.
+
+    Raises
+    ------
+    SchemaError
+        When a box column or the label is missing.
+    DataError
+        When one ``ia_index`` has two different boxes.
+    """
+    from readgaze.errors import DataError, SchemaError
+
+    df = words_df.rename({k: v for k, v in _IA_SOURCE_NAMES.items() if k in words_df.columns
+                          and v not in words_df.columns})
+    missing = [c for c in ("ia_index", "word", *_BOX) if c not in df.columns]
+    if missing:
+        raise SchemaError(f"interest-area rows lack column(s) {', '.join(missing)}")
+    df = (df.select(pl.col("ia_index").cast(pl.Int32), pl.col("word").cast(pl.String),
+                    *[pl.col(c).cast(pl.Float64) for c in _BOX]).unique().sort("ia_index"))
+    if df["ia_index"].n_unique() != df.height:
+        dup = df.filter(pl.col("ia_index").is_duplicated())["ia_index"][0]
+        raise DataError(f"interest area {dup} has two different boxes or labels", column="ia_index")
+    df = df.with_columns((pl.col("ia_index") - pl.col("ia_index").min()).cast(pl.Int32))
+    df = merge_hyphen_splits(assign_box_lines(df))
+    if text_id is not None:
+        df = df.with_columns(pl.lit(text_id).alias("text_id"))
+    return TextLayout.from_words(df, text_id=text_id)
+
+
+def read_aoi_file(path, text_id: str | None = None) -> TextLayout:
+    """Read a pymovements-style AOI file: PoTeC word AOIs or character AOIs.
+
+    * Word AOIs (PoTeC ``*_aoi_*.tsv``): columns ``aoi`` (1-based id, may be written ``1.0``),
+      ``start_x``, ``start_y``, ``end_x``, ``end_y`` (px) and ``character`` (the word).
+    * Character AOIs (pymovements ``toy_text_*_aoi.csv``): one row per character with ``char``,
+      ``top_left_x``, ``top_left_y``, ``width``, ``height``, ``line_idx`` and ``word`` (null on
+      spaces); a word is a maximal run of non-space characters on a line, its box the union.
+
+    The separator (tab or comma) is detected from the header line. Boxes are half-open.
+
+    Raises
+    ------
+    ParseError
+        When the columns match neither format.
+    """
+    from pathlib import Path
+
+    from readgaze.errors import ParseError
+
+    path = Path(path)
+    header = path.open(encoding="utf-8").readline()
+    sep = "\t" if "\t" in header else ","
+    raw = pl.read_csv(path, separator=sep, infer_schema_length=None)
+    if {"aoi", "start_x", "start_y", "end_x", "end_y", "character"} <= set(raw.columns):
+        df = raw.select((pl.col("aoi").cast(pl.Float64) - 1).cast(pl.Int32).alias("ia_index"),
+                        pl.col("character").alias("word"), pl.col("start_x").alias("left_px"),
+                        pl.col("end_x").alias("right_px"), pl.col("start_y").alias("top_px"),
+                        pl.col("end_y").alias("bottom_px"))
+        return layout_from_ia_rows(df, text_id=text_id)
+    if {"char", "top_left_x", "top_left_y", "width", "height", "line_idx"} <= set(raw.columns):
+        chars = raw.with_row_index("_order").with_columns(
+            pl.col("char").is_null() | pl.col("char").str.strip_chars().eq("")).rename({"char": "_space"})
+        chars = chars.with_columns(pl.col("_space").cast(pl.Int32).cum_sum().over("line_idx").alias("_run"))
+        words = (chars.filter(~pl.col("_space")).group_by("line_idx", "_run", maintain_order=True)
+                 .agg(pl.col("_order").min(), pl.col("top_left_x").min().alias("left_px"),
+                      (pl.col("top_left_x") + pl.col("width")).max().alias("right_px"),
+                      pl.col("top_left_y").min().alias("top_px"),
+                      (pl.col("top_left_y") + pl.col("height")).max().alias("bottom_px"),
+                      pl.col("word").drop_nulls().first().alias("word"))
+                 .sort("_order").with_row_index("ia_index"))
+        df = words.select(pl.col("ia_index").cast(pl.Int32), pl.col("word").cast(pl.String), *_BOX)
+        return layout_from_ia_rows(df, text_id=text_id)
+    raise ParseError(f"columns {raw.columns} match neither the word-AOI (aoi, start_x, start_y, end_x, "
+                     "end_y, character) nor the character-AOI (char, top_left_x, top_left_y, width, "
+                     "height, line_idx) format", file=path, row=1)
+
+
+def read_passages(path) -> dict[str, TextLayout]:
+    """Read a passage file (``line_assignment/passages.json`` format) into one layout per passage.
+
+    ``{"format_version": 1, "passages": {id: {"lines": [...], "line_boxes": [[x_tl, y_tl, x_br,
+    y_br], ...], "line_y": [...], "words": [{"line", "index", "text", "x_tl", "y_tl", "x_br",
+    "y_br"}, ...]}}}``. Word boxes are kept as given (tight, ``midline ± font_size/2``); the
+    ``lines`` frame uses the full line boxes (one line pitch tall) and the given midlines.
+
+    Raises
+    ------
+    ParseError
+        When the file is not JSON or lacks ``passages``/``words``/``line_boxes``.
+    """
+    import json
+    from pathlib import Path
+
+    from readgaze.errors import ParseError
+
+    path = Path(path)
+    try:
+        passages = json.loads(path.read_text(encoding="utf-8"))["passages"]
+    except (json.JSONDecodeError, KeyError, TypeError) as e:
+        raise ParseError(f"not a passages file ({e.__class__.__name__}: {e}); expected "
+                         "{'format_version': 1, 'passages': {...}}", file=path) from None
+    out = {}
+    for pid, p in passages.items():
+        try:
+            w = pl.DataFrame({"ia_index": [x["index"] for x in p["words"]],
+                              "word": [x["text"] for x in p["words"]],
+                              "line_index": [x["line"] for x in p["words"]],
+                              "left_px": [x["x_tl"] for x in p["words"]],
+                              "right_px": [x["x_br"] for x in p["words"]],
+                              "top_px": [x["y_tl"] for x in p["words"]],
+                              "bottom_px": [x["y_br"] for x in p["words"]]})
+            boxes = p["line_boxes"]
+            lines = pl.DataFrame({"line_index": list(range(len(boxes))),
+                                  "top_px": [b[1] for b in boxes], "bottom_px": [b[3] for b in boxes],
+                                  "left_px": [b[0] for b in boxes], "right_px": [b[2] for b in boxes],
+                                  "y_px": p.get("line_y") or [(b[1] + b[3]) / 2 for b in boxes]})
+        except (KeyError, TypeError, IndexError) as e:
+            raise ParseError(f"passage {pid!r}: missing or malformed field {e}", file=path) from None
+        w = w.with_columns(pl.col("ia_index", "line_index").cast(pl.Int32),
+                           pl.col(*_BOX).cast(pl.Float64), pl.lit(pid).alias("text_id"))
+        w = w.with_columns(pl.col("ia_index").alias("word_index"))
+        lines = lines.with_columns(pl.col("line_index").cast(pl.Int32),
+                                   pl.exclude("line_index").cast(pl.Float64))
+        out[pid] = TextLayout(words=w.sort("ia_index"), lines=lines, text_id=pid)
+    return out

@@ -1,0 +1,139 @@
+"""The preprocessing pipeline: loaded tables → clean → lines → words → measures → features.
+
+:func:`prepare` takes canonical ``trials``, ``words`` and ``fixations`` (from any loader in
+:mod:`data_prep.sources`) and returns the four dataset tables plus one :class:`QCLog` with every
+dropped, changed or flagged row counted per reason. :func:`data_prep.dataset.write_dataset` writes
+them. Each step is a readgaze function; this module only orders them and counts.
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from readgaze.align import align_words
+from readgaze.measures import compute_word_measures
+from readgaze.qc import QCLog
+from readgaze.text import assign_box_lines, merge_hyphen_splits
+from readgaze.trial_features import compute_trial_features
+from readgaze.word_features import add_word_features
+
+
+@dataclass
+class Prepared:
+    """The dataset tables (sorted DataFrames), the QC log and the manifest notes."""
+
+    trials: pl.DataFrame
+    words: pl.DataFrame
+    fixations: pl.DataFrame
+    word_measures: pl.DataFrame
+    qc: QCLog
+    rows_in: dict[str, int]
+    features: dict[str, str] = field(default_factory=dict)
+
+
+def complete_layout(words: pl.DataFrame) -> pl.DataFrame:
+    """Fill ``line_index`` (from box rows) and ``word_index`` (hyphen splits merged) when absent."""
+    if "line_index" not in words.columns or words["line_index"].null_count():
+        words = assign_box_lines(words, by="text_id")
+    if "word_index" not in words.columns or words["word_index"].null_count():
+        words = merge_hyphen_splits(words, by="text_id")
+    return words.with_columns(pl.col("ia_index", "word_index", "line_index").cast(pl.Int32),
+                              pl.col("left_px", "right_px", "top_px", "bottom_px").cast(pl.Float64))
+
+
+def clean(trials: pl.DataFrame, words: pl.DataFrame, fixations: pl.DataFrame, qc: QCLog):
+    """Drop rows no step can use, counting each reason (a zero count is recorded too).
+
+    * fixations with a null or non-positive ``duration_ms`` (``invalid_duration``);
+    * fixations whose trial is not in ``trials`` (``unknown_trial``);
+    * duplicate (``trial_id``, ``fixation_index``) fixations beyond the first (``duplicate_fixation``);
+    * trials with no text in ``words`` (``no_text``) or without any fixation (``no_fixations``),
+      with their fixations (``trial_dropped``).
+    """
+    step = "clean"
+    bad = pl.col("duration_ms").is_null() | (pl.col("duration_ms") <= 0)
+    qc.add(step, "fixations", "invalid_duration", fixations.select(bad.sum()).item())
+    fixations = fixations.filter(~bad)
+    known = pl.col("trial_id").is_in(trials["trial_id"].implode())
+    qc.add(step, "fixations", "unknown_trial", fixations.select((~known).sum()).item())
+    fixations = fixations.filter(known)
+    n = fixations.height
+    fixations = fixations.unique(["trial_id", "fixation_index"], keep="first", maintain_order=True)
+    qc.add(step, "fixations", "duplicate_fixation", n - fixations.height)
+    has_text = pl.col("text_id").is_in(words["text_id"].unique().implode())
+    qc.add(step, "trials", "no_text", trials.select((~has_text).sum()).item())
+    trials = trials.filter(has_text)
+    has_fix = pl.col("trial_id").is_in(fixations["trial_id"].unique().implode())
+    qc.add(step, "trials", "no_fixations", trials.select((~has_fix).sum()).item(),
+           detail="trial has interest-area rows but no fixation rows")
+    trials = trials.filter(has_fix)
+    n = fixations.height
+    fixations = fixations.filter(pl.col("trial_id").is_in(trials["trial_id"].implode()))
+    qc.add(step, "fixations", "trial_dropped", n - fixations.height)
+    used = pl.col("text_id").is_in(trials["text_id"].unique().implode())
+    qc.add(step, "words", "text_not_read", words.select((~used).sum()).item(),
+           detail="interest areas of texts no kept trial shows")
+    return trials, words.filter(used), fixations
+
+
+def _compare_with_report(fixations: pl.DataFrame, qc: QCLog) -> None:
+    """Flag fixations whose word box differs from the one the source report names (when it does)."""
+    for ours, theirs in (("ia_index", "report_ia_index"), ("word_index", "report_word_index")):
+        if theirs in fixations.columns:
+            differ = fixations.select(pl.col(ours).ne_missing(pl.col(theirs)).sum()).item()
+            qc.add("align", "fixations", f"{ours}_differs_from_report", differ, action="flagged",
+                   detail=f"readgaze's {ours} != the source report's interest area (null = off text)")
+
+
+def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner: str = "nearest",
+            screen_px: tuple[float, float] | None = None, surprisal_model: str | None = None,
+            language: str = "en", progress=None) -> Prepared:
+    """Run clean → line assignment → alignment → measures → features on canonical tables.
+
+    Parameters
+    ----------
+    trials, words, fixations : polars.DataFrame or LazyFrame
+        Canonical tables (``readgaze.schema``); extra source columns are kept.
+    qc : QCLog, optional
+        The loader's log; the pipeline's records are appended.
+    line_assigner : str, default "nearest"
+        See :func:`readgaze.align.align_words`.
+    screen_px : (width, height), optional
+        For the ``off_screen`` count.
+    surprisal_model : str, optional
+        Local path of a Hugging Face causal LM; surprisal is skipped (and recorded) without it.
+    progress : callable, optional
+        ``progress(step_name)`` returns a context manager shown while a step runs.
+
+    Returns
+    -------
+    Prepared
+    """
+    step = progress or (lambda name: nullcontext())
+    qc = qc if qc is not None else QCLog()
+    trials, words, fixations = (f.lazy().collect() for f in (trials, words, fixations))
+    rows_in = {"trials": trials.height, "words": words.height, "fixations": fixations.height}
+    with step("clean"):
+        words = complete_layout(words)
+        trials, words, fixations = clean(trials, words, fixations, qc)
+    with step(f"line assignment ({line_assigner}) and word alignment"):
+        aligned, align_qc = align_words(fixations, words, trials, line_assigner=line_assigner,
+                                        screen_px=screen_px)
+        fixations = aligned.collect()
+        qc.extend(align_qc)
+        _compare_with_report(fixations, qc)
+    with step("reading measures"):
+        measures = compute_word_measures(fixations, words, trials).collect()
+    with step("trial features"):
+        feats = compute_trial_features(fixations, words, trials, word_measures=measures.lazy()).collect()
+        trials = trials.drop([c for c in feats.columns if c != "trial_id"], strict=False)
+        trials = trials.join(feats, on="trial_id", how="left")
+    with step("word features"):
+        words, features = add_word_features(words, language=language, surprisal_model=surprisal_model)
+    return Prepared(trials=trials.sort("trial_id"), words=words.sort("text_id", "ia_index"),
+                    fixations=fixations.sort("trial_id", "fixation_index"),
+                    word_measures=measures.sort("trial_id", "word_index"), qc=qc, rows_in=rows_in,
+                    features=features)

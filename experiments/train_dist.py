@@ -1,0 +1,100 @@
+"""Train the DIST-style line-assigner ensemble on simulated trials only, and ship it.
+
+    python experiments/train_dist.py --out models/weights/dist.pt
+
+Reproducible: every trial comes from ``readgaze.simulate.simulate_line_trials`` with a fixed seed; members differ
+only in their initialisation seed. Model selection uses simulated validation trials (never the gold-labelled
+real trials in ``../shared/data/line_assignment``, which are only scored, once, by ``readgaze eval-lines``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from models.dist import DEFAULT_VOTERS, DISTAssigner, collate, prepare
+from readgaze.simulate import simulate_line_trials
+
+
+def make_set(n_trials: int, seed: int, voters) -> list:
+    trials = simulate_line_trials(n_trials, seed=seed)
+    return [prepare(t.xy, t.line_y_px, voters, t.true_line) for t in trials]
+
+
+def accuracy(model: nn.Module, data: list, batch_size: int = 32) -> float:
+    model.eval()
+    hit = total = 0
+    with torch.no_grad():
+        for i in range(0, len(data), batch_size):
+            batch = collate(data[i:i + batch_size])
+            pred = model(batch).argmax(-1)
+            keep = batch.target >= 0
+            hit += int((pred[keep] == batch.target[keep]).sum())
+            total += int(keep.sum())
+    model.train()
+    return hit / max(total, 1)
+
+
+def train_member(train: list, val: list, seed: int, steps: int, batch_size: int, lr: float, config: dict):
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    model = DISTAssigner(**config)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.1)
+    loss_fn = nn.CrossEntropyLoss(ignore_index=-100)
+    t0 = time.time()
+    for step in range(steps):
+        batch = collate([train[i] for i in rng.choice(len(train), batch_size, replace=False)])
+        logits = model(batch)
+        loss = loss_fn(logits.reshape(-1, logits.shape[-1]).clamp_min(-1e4), batch.target.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        if (step + 1) % max(steps // 5, 1) == 0:
+            print(f"  member {seed} step {step + 1}/{steps} loss {loss.item():.4f} "
+                  f"val acc {100 * accuracy(model, val):.2f}% ({time.time() - t0:.0f}s)", flush=True)
+    return model.eval()
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", type=Path, default=Path("models/weights/dist.pt"))
+    p.add_argument("--n-train", type=int, default=3000)
+    p.add_argument("--n-val", type=int, default=300)
+    p.add_argument("--members", type=int, default=3)
+    p.add_argument("--steps", type=int, default=1500)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--d-model", type=int, default=64)
+    p.add_argument("--layers", type=int, default=3)
+    p.add_argument("--no-votes", action="store_true", help="train without the classical votes input")
+    args = p.parse_args(argv)
+    torch.set_num_threads(max(torch.get_num_threads(), 1))
+    voters = () if args.no_votes else DEFAULT_VOTERS
+    t0 = time.time()
+    train = make_set(args.n_train, seed=1, voters=voters)
+    val = make_set(args.n_val, seed=2, voters=voters)
+    print(f"simulated + prepared {len(train)} train / {len(val)} val trials in {time.time() - t0:.0f}s")
+    config = dict(d_model=args.d_model, n_heads=4, n_layers=args.layers, n_voters=len(voters), dropout=0.1)
+    members = [train_member(train, val, seed, args.steps, args.batch_size, args.lr, config)
+               for seed in range(args.members)]
+    for i, m in enumerate(members):
+        print(f"member {i}: simulated val accuracy {100 * accuracy(m, val):.2f}%")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"config": config, "voters": list(voters),
+                "members": [{k: v.half() if v.is_floating_point() else v for k, v in m.state_dict().items()}
+                            for m in members],
+                "trained_on": f"simulate_line_trials(n={args.n_train}, seed=1); {args.steps} steps x "
+                              f"{args.batch_size}; val seed=2"}, args.out)
+    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB) in {time.time() - t0:.0f}s")
+
+
+if __name__ == "__main__":
+    main()

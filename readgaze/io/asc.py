@@ -1,0 +1,336 @@
+"""Read an EyeLink ``.asc`` file into canonical samples, fixations and a per-trial QC report.
+
+Pipeline: :func:`readgaze.io.asc_repair.scan_asc` finds the recording blocks and repairs what mne
+mishandles; :func:`readgaze.io.asc_mne.read_block` runs ``mne.io.read_raw_eyelink`` on each
+block and checks its counts; this module adds what mne does not parse (messages outside blocks,
+``SFIX``/``SSACC``/``SBLINK`` without an end line, trial names), picks one eye per trial and
+builds the frames. Trials are recording blocks by default, named by their ``TRIALID`` message.
+
+Time convention (``readgaze.schema``): ``start_ms`` is the first sample, ``duration_ms`` the
+tracker's own ``EFIX`` duration, ``end - start + one sample interval`` (BR-17: ``EFIX R 1002
+1100 100`` at 500 Hz lasts 100 ms). Reference: SR Research, *EyeLink 1000 Plus User Manual*
+1.0.19, section 4.9 (ASC file format).
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from readgaze.errors import ConfigError
+from readgaze.io import asc_qc, asc_trials
+from readgaze.io.asc_mne import read_block
+from readgaze.io.asc_repair import AscScan, Block, block_end_ms, sample_times, scan_asc, write_block_for_mne
+from readgaze.qc import QCLog
+
+STEP = "read_asc"
+EYE_PREFERENCE = "right"  # used when both eyes are recorded in every block and eye=None
+MESSAGE_RE = r"^MSG\s+(\S+)\s+(?:(-?\d+)\s+(\S.*))?(.*)$"
+
+
+@dataclass
+class AscRecording:
+    """Everything read from one ``.asc`` file. Frames hold Python-side Polars data (not lazy)."""
+
+    path: Path
+    samples: pl.DataFrame  # canonical samples (+ block, in_blink, per-eye columns if >1 eye in file)
+    fixations: pl.DataFrame  # canonical fixations of the eye used (+ eye, flags, end_ms, block)
+    saccades: pl.DataFrame
+    blinks: pl.DataFrame
+    events: pl.DataFrame  # every parsed event of every eye (kind = fixation/saccade/blink)
+    messages: pl.DataFrame  # line, time_ms, offset_ms, text, block, trial_id
+    trials: pl.DataFrame
+    qc_report: pl.DataFrame
+    qc: QCLog = field(default_factory=QCLog)
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_asc(path: str | Path, *, trial_message: str | None = None, eye: str | None = None,
+             min_fixation_duration_ms: float = 0.0, drop_fixations: tuple[str, ...] = ()) -> AscRecording:
+    """Read an EyeLink ``.asc`` file: samples per eye, the tracker's events, messages and trials.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``edf2asc`` output with samples and events.
+    trial_message : str, optional
+        Regex on message text (after the timestamp) that starts a trial, e.g. ``r"TRIALID (\\S+)"``
+        or ``r"SYNCTIME"``. The first group, if any, names the trial. Messages just before a
+        block's ``START`` count for that block. Default: one trial per recording block, named by
+        the block's ``TRIALID`` (the last one before ``START``, else the first inside), else
+        ``block_<i>``. Data before a block's first matching message forms a trial ``<id>_pre``.
+    eye : {"left", "right"}, optional
+        Eye for the canonical ``x_px``/``y_px`` and for fixations. Default: the eye recorded in
+        every block (right if both). A block lacking it uses its own eye, with a warning.
+    min_fixation_duration_ms : float
+        Fixations shorter than this are flagged ``too_short`` (default 0: none).
+    drop_fixations : tuple of str
+        Flags whose fixations are dropped: any of ``"truncated"``, ``"in_blink"``,
+        ``"off_screen"``, ``"too_short"``. Default: keep all, flagged.
+
+    Returns
+    -------
+    AscRecording
+        ``samples``: ``trial_id, block, time_ms, x_px, y_px, pupil, eye, in_blink`` (+
+        ``x_left_px, y_left_px, pupil_left, x_right_px, ...`` when the file has both eyes).
+        ``fixations``: canonical columns + ``eye, end_ms, block, truncated_start, truncated_end,
+        in_blink, off_screen, too_short``. ``trials``: ``trial_id, block, start_line, end_line,
+        sampling_rate_hz, eyes, eye, n_samples, n_fixations``. ``qc_report``: see
+        :func:`readgaze.io.asc_qc.qc_report`. ``warnings`` name the file and line.
+
+    Raises
+    ------
+    ParseError
+        No recording block, a block without ``SAMPLES``/``RATE``, or mne's counts disagree with
+        the file (message names file and line).
+    ConfigError
+        Unknown ``eye`` or ``drop_fixations`` value, or an invalid ``trial_message`` regex.
+    """
+    _check_options(eye, drop_fixations, trial_message)
+    scan = scan_asc(path)
+    name, warnings, qc = scan.path.name, list(scan.warnings), QCLog(list(scan.qc.records))
+    messages = _messages(scan)
+    eyes = _choose_eyes(scan.blocks, eye, name, warnings)
+    segments = asc_trials.segments(scan, messages, trial_message, name, warnings)
+    screen = _screen_box(messages)
+    parts: dict[str, list[pl.DataFrame]] = {"samples": [], "events": [], "fixations": []}
+    with tempfile.TemporaryDirectory(prefix="readgaze_asc_") as tmp:
+        for block in scan.blocks:
+            _read_one_block(scan, block, eyes[block.index], segments[block.index], Path(tmp), parts,
+                            screen, min_fixation_duration_ms, warnings, qc)
+    samples = _concat(parts["samples"], _empty_samples())
+    all_fix = _concat(parts["fixations"], None)
+    all_fix = all_fix.with_columns(drop_reason=asc_qc.drop_reason(drop_fixations))
+    trials = asc_trials.trials_table(scan, segments, eyes, samples, all_fix)
+    messages = asc_trials.assign_messages(messages, segments)
+    _warn_tracker_errors(messages, name, warnings, qc)
+    report = asc_qc.qc_report(trials, samples, all_fix)
+    asc_qc.log_report(report, qc)
+    events = _concat(parts["events"], None)
+    fixations = _index(all_fix.filter(pl.col("drop_reason").is_null()).drop("drop_reason", "kind"))
+    return AscRecording(scan.path, samples, fixations, _used(events, "saccade", eyes), _used(events, "blink", eyes),
+                        events, messages, trials, report, qc, warnings)
+
+
+def _check_options(eye, drop_fixations, trial_message) -> None:
+    if eye not in (None, "left", "right"):
+        raise ConfigError(f"eye: got {eye!r}, expected 'left', 'right' or None")
+    unknown = set(drop_fixations) - set(asc_qc.DROP_REASONS)
+    if unknown:
+        raise ConfigError(f"drop_fixations: got {sorted(unknown)}, expected any of {asc_qc.DROP_REASONS}")
+    if trial_message is not None:
+        try:
+            re.compile(trial_message)
+        except re.error as err:
+            raise ConfigError(f"trial_message: {trial_message!r} is not a valid regex ({err})") from None
+
+
+def _messages(scan: AscScan) -> pl.DataFrame:
+    rows = scan.lines.filter(pl.col("kind") == "MSG")
+    parts = pl.col("text").str.extract_groups(MESSAGE_RE)
+    return rows.select(
+        pl.col("line").cast(pl.Int64), "block",
+        time_ms=parts.struct.field("1").cast(pl.Float64, strict=False),
+        offset_ms=parts.struct.field("2").cast(pl.Float64, strict=False),
+        text=pl.coalesce(parts.struct.field("3"), parts.struct.field("4")).str.strip_chars(),
+    )
+
+
+def _screen_box(messages: pl.DataFrame) -> tuple[float, float, float, float] | None:
+    for key in ("DISPLAY_COORDS", "GAZE_COORDS"):
+        hit = messages.filter(pl.col("text").str.starts_with(key))["text"].head(1).to_list()
+        if hit:
+            numbers = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", hit[0])[:4]]
+            if len(numbers) == 4:
+                return tuple(numbers)
+    return None
+
+
+def _choose_eyes(blocks: list[Block], eye: str | None, name: str, warnings: list[str]) -> dict[int, str]:
+    common = set.intersection(*(set(b.eyes) for b in blocks))
+    want = eye or (EYE_PREFERENCE if EYE_PREFERENCE in common else next(iter(sorted(common)), None))
+    chosen: dict[int, str] = {}
+    for prev, block in zip([None, *blocks[:-1]], blocks):
+        if prev is not None and prev.eyes != block.eyes:
+            warnings.append(f"{name} line {block.start_line}: tracked eye changed from "
+                            f"{' '.join(prev.eyes).upper()} (block at line {prev.start_line}) to "
+                            f"{' '.join(block.eyes).upper()}")
+        chosen[block.index] = want if want in block.eyes else (
+            EYE_PREFERENCE if EYE_PREFERENCE in block.eyes else block.eyes[0])
+        if want is not None and chosen[block.index] != want:
+            warnings.append(f"{name} line {block.start_line}: block has no {want} eye; "
+                            f"its trial uses the {chosen[block.index]} eye")
+    used = sorted(set(chosen.values()))
+    if len({b.eyes for b in blocks}) > 1:
+        warnings.append(f"{name}: fixations and x_px/y_px use the {' / '.join(used)} eye"
+                        + (" in every trial" if len(used) == 1 else " (see trials.eye)"))
+    return chosen
+
+
+
+
+
+
+def _read_one_block(scan, block, eye, segments, tmp, parts, screen, min_ms, warnings, qc) -> None:
+    times = sample_times(scan, block)
+    _report_time_repairs(scan, block, times, warnings, qc)
+    end_ms = block_end_ms(block, times)
+    if block.n_samples:
+        write_block_for_mne(scan, block, times, tmp / f"block_{block.index}.asc")
+        samples, events = read_block(scan, block, tmp / f"block_{block.index}.asc")
+    else:
+        samples, events = pl.DataFrame({"time_ms": []}, schema={"time_ms": pl.Float64}), pl.DataFrame()
+    base = _empty_events().select("kind", "eye", "start_ms", "end_ms", "duration_ms", "x_px", "y_px", "pupil")
+    events = pl.concat([base, _with_open_events(scan, block, events, end_ms)], how="diagonal_relaxed")
+    _check_durations(events, block, scan.path.name, warnings)
+    _report_edges(events, block, scan.path.name, warnings, qc)
+    events = events.with_columns(block=pl.lit(block.index, pl.Int32))
+    events = asc_trials.assign_trials(events, segments, "start_ms")
+    blinks = events.filter(pl.col("kind") == "blink", pl.col("eye") == eye)
+    samples = samples.with_columns(
+        x_px=_eye_col(samples, f"x_{eye}_px"), y_px=_eye_col(samples, f"y_{eye}_px"),
+        pupil=_eye_col(samples, f"pupil_{eye}"), eye=pl.lit(eye), block=pl.lit(block.index, pl.Int32))
+    samples = samples.with_columns(in_blink=asc_qc.blink_mask(samples, blinks))
+    samples = asc_trials.assign_trials(samples, segments, "time_ms")
+    fixations = events.filter(pl.col("kind") == "fixation", pl.col("eye") == eye)
+    parts["fixations"].append(asc_qc.flag_fixations(fixations, blinks, screen, min_ms))
+    parts["samples"].append(samples)
+    parts["events"].append(events)
+
+
+def _eye_col(frame: pl.DataFrame, column: str) -> pl.Expr:
+    return pl.col(column) if column in frame.columns else pl.lit(None, dtype=pl.Float64)
+
+
+def _report_time_repairs(scan, block, times, warnings, qc) -> None:
+    changed = times.filter(pl.col("time_ms") != pl.col("time_ms_repaired"))
+    if changed.height:
+        qc.add(STEP, "samples", f"repeated timestamp at {block.sampling_rate_hz:g} Hz spread by the sample interval",
+               changed.height, action="changed", detail=f"block at line {block.start_line}")
+    back = times.filter(pl.col("time_ms_repaired").diff() <= 0)
+    if back.height:
+        warnings.append(f"{scan.path.name} line {back['line'][0]}: {back.height} sample timestamp(s) not after "
+                        "the previous one; kept in time order")
+        qc.add(STEP, "samples", "timestamp not increasing", back.height, action="flagged",
+               detail=f"first line {back['line'][0]}")
+
+
+def _with_open_events(scan: AscScan, block: Block, events: pl.DataFrame, end_ms: float) -> pl.DataFrame:
+    """Flag events begun before START; close S-lines without an end line at the block end."""
+    interval = 1000.0 / block.sampling_rate_hz
+    opened = scan.lines.filter(pl.col("block") == block.index, pl.col("kind").is_in(["SFIX", "SSACC", "SBLINK"]))
+    opened = opened.select(pl.col("text").str.extract_groups(r"^S(\w+)\s+([LR])\s+(\S+)")).unnest("text")
+    opened = opened.select(kind=pl.col("1").replace({"FIX": "fixation", "SACC": "saccade", "BLINK": "blink"}),
+                           eye=pl.col("2").replace({"L": "left", "R": "right"}),
+                           start_ms=pl.col("3").cast(pl.Float64, strict=False))
+    if events.height:
+        opened = opened.join(events.select("kind", "eye", "start_ms"), on=["kind", "eye", "start_ms"], how="anti")
+    closed = opened.with_columns(end_ms=pl.lit(end_ms - interval), duration_ms=pl.lit(end_ms) - pl.col("start_ms"),
+                                 truncated_end=pl.lit(True))
+    if events.height:
+        events = events.with_columns(truncated_end=pl.lit(False))
+    out = pl.concat([events, closed], how="diagonal_relaxed")
+    return out.with_columns(truncated_start=pl.col("start_ms") < block.start_ms).sort("start_ms", maintain_order=True)
+
+
+def _report_edges(events: pl.DataFrame, block: Block, name: str, warnings: list[str], qc: QCLog) -> None:
+    for flag, what in (("truncated_start", "began before START (kept, flagged truncated_start)"),
+                       ("truncated_end", f"have no end line; closed at the block end (line {block.last_line}), "
+                                         "flagged truncated_end")):
+        hit = events.filter(pl.col(flag))
+        if hit.height:
+            kinds = ", ".join(f"{k} {n}" for k, n in hit.group_by("kind").len().sort("kind").iter_rows())
+            warnings.append(f"{name} line {block.start_line}: {hit.height} event(s) ({kinds}) {what}")
+            qc.add(STEP, "events", flag, hit.height, action="flagged", detail=f"block at line {block.start_line}")
+
+
+def _check_durations(events: pl.DataFrame, block: Block, name: str, warnings: list[str]) -> None:
+    """EFIX duration should be end - start + one interval (1 ms slack for integer stamps at 2 kHz)."""
+    interval = 1000.0 / block.sampling_rate_hz
+    odd = events.filter(~pl.col("truncated_end"), (pl.col("duration_ms") - (pl.col("end_ms") - pl.col("start_ms")
+                                                                            + interval)).abs() > 1.0)
+    if odd.height:
+        warnings.append(f"{name} line {block.start_line}: {odd.height} event(s) whose duration field is not "
+                        f"end - start + {interval:g} ms; the duration field is kept")
+
+
+
+
+def _concat(frames: list[pl.DataFrame], empty: pl.DataFrame | None) -> pl.DataFrame:
+    frames = [f for f in frames if f.height]
+    if frames:
+        return pl.concat(frames, how="diagonal_relaxed")
+    if empty is not None:
+        return empty
+    return _empty_events()
+
+
+def _empty_samples() -> pl.DataFrame:
+    return pl.DataFrame(schema={"trial_id": pl.String, "block": pl.Int32, "time_ms": pl.Float64, "x_px": pl.Float64,
+                                "y_px": pl.Float64, "pupil": pl.Float64, "eye": pl.String, "in_blink": pl.Boolean})
+
+
+def _empty_events() -> pl.DataFrame:
+    return pl.DataFrame(schema={"kind": pl.String, "eye": pl.String, "start_ms": pl.Float64, "end_ms": pl.Float64,
+                                "duration_ms": pl.Float64, "x_px": pl.Float64, "y_px": pl.Float64,
+                                "pupil": pl.Float64, "truncated_start": pl.Boolean, "truncated_end": pl.Boolean,
+                                "block": pl.Int32, "trial_id": pl.String, "in_blink": pl.Boolean,
+                                "off_screen": pl.Boolean, "too_short": pl.Boolean})
+
+
+def _index(fixations: pl.DataFrame) -> pl.DataFrame:
+    ordered = fixations.sort("block", "start_ms", maintain_order=True)
+    ordered = ordered.with_columns(fixation_index=pl.int_range(pl.len(), dtype=pl.Int32).over("trial_id"))
+    first = ["trial_id", "fixation_index", "start_ms", "duration_ms", "x_px", "y_px", "pupil", "eye"]
+    return ordered.select(first + [c for c in ordered.columns if c not in first])
+
+
+def _used(events: pl.DataFrame, kind: str, eyes: dict[int, str]) -> pl.DataFrame:
+    used = pl.DataFrame({"block": list(eyes), "eye": list(eyes.values())}, schema={"block": pl.Int32, "eye": pl.String})
+    return events.filter(pl.col("kind") == kind).join(used, on=["block", "eye"], how="semi").drop("kind")
+
+
+
+
+
+
+def _warn_tracker_errors(messages: pl.DataFrame, name: str, warnings: list[str], qc: QCLog) -> None:
+    errors = messages.filter(pl.col("text").str.contains(r"^ERROR\b"))
+    if not errors.height:
+        return
+    errors = errors.with_columns(run=(pl.col("line").diff() != 1).fill_null(True).cum_sum())
+    for run in errors.partition_by("run", maintain_order=True):
+        first, last = run["line"][0], run["line"][-1]
+        where = f"line {first}" if first == last else f"lines {first}–{last}"
+        trial = run["trial_id"][0]
+        warnings.append(f"{name} {where} (trial {trial}): tracker error message(s): " + "; ".join(run["text"]))
+        qc.add(STEP, "messages", "tracker error message", run.height, action="warning",
+               detail=f"{where}, trial {trial}")
+
+
+def inspect_asc(path: str | Path) -> str:
+    """A short text summary of an ``.asc`` file for ``readgaze inspect``.
+
+    Lists the trials (block, first line, rate, eyes, eye used, samples, fixations), the event
+    counts, the per-trial QC totals and every warning (file and line named).
+    """
+    rec = read_asc(path)
+    lines = [f"{rec.path.name}: {rec.trials.height} trial(s), {rec.samples.height} samples, "
+             f"{rec.events.height} events ({_counts(rec.events)})"]
+    for row in rec.trials.iter_rows(named=True):
+        lines.append(f"  trial {row['trial_id']}: block {row['block']} (line {row['start_line']}), "
+                     f"{row['sampling_rate_hz']:g} Hz, eyes {row['eyes']} (using {row['eye']}), "
+                     f"{row['n_samples']} samples, {row['n_fixations']} fixations")
+    totals = rec.qc_report.select(pl.exclude("trial_id", "block", "eye", "empty")).sum()
+    lines.append("QC: " + ", ".join(f"{k} {v}" for k, v in totals.row(0, named=True).items()))
+    lines += [f"warning: {w}" for w in rec.warnings] or ["no warnings"]
+    return "\n".join(lines)
+
+
+def _counts(events: pl.DataFrame) -> str:
+    counts = events.group_by("kind").len().sort("kind").iter_rows()
+    return ", ".join(f"{kind} {n}" for kind, n in counts) or "none"

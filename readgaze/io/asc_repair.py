@@ -1,0 +1,241 @@
+"""Structural scan of an EyeLink ``.asc`` file, and the repaired per-block text handed to mne.
+
+``mne.io.read_raw_eyelink`` mishandles real files (shared/data/eyelink_asc/README.md, bad inputs
+BR-01, BR-10): it stores a recording block only when it reaches ``END`` (a block without ``END``
+is lost silently, or the whole file fails), reads indented calibration rows that start with a
+digit as samples, collapses sample gaps inside a block, sorts duplicated 2 kHz timestamps
+unstably, and raises when the sampling rate changes between blocks.
+
+So readgaze first scans the file itself (Polars, one regex pass over all lines) and finds the
+recording blocks. Each block ends at its ``END`` line, or, when ``END`` is missing, just before
+a calibration header (``>>>>>>> CALIBRATION``), the next ``START`` or the end of the file (with a
+warning naming both lines). Each block is then written as its own small file with only the
+lines mne needs (``START``, headers, samples, ``E*`` events, a synthesised ``END`` where the
+file had none, duplicated timestamps made strictly increasing), and mne reads one block at a
+time. :mod:`readgaze.io.asc` checks mne's counts against the counts found here.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from readgaze.errors import ParseError
+from readgaze.qc import QCLog
+
+KEYWORDS = ("START", "END", "MSG", "SFIX", "EFIX", "SSACC", "ESACC", "SBLINK", "EBLINK", "SAMPLES",
+            "EVENTS", "PRESCALER", "VPRESCALER", "PUPIL", "INPUT", "BUTTON")
+#: Line kinds written into the per-block file for mne (messages stay with readgaze: mne keeps only
+#: in-block messages, skips any line holding ``;``, ``!V`` or ``!MODE``, and decodes with the locale).
+FOR_MNE = ("START", "PRESCALER", "VPRESCALER", "PUPIL", "EVENTS", "SAMPLES", "sample", "EFIX",
+           "ESACC", "EBLINK", "END")
+STEP = "read_asc"
+
+
+@dataclass
+class Block:
+    """One recording block (``START`` ... ``END``) as found in the file; lines are 1-based."""
+
+    index: int
+    start_line: int
+    last_line: int
+    start_ms: float
+    end_ms: float | None
+    closed_by: str  # "END", "calibration", "next START" or "end of file"
+    eyes: tuple[str, ...] = ()
+    sampling_rate_hz: float | None = None
+    n_samples: int = 0
+    event_counts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class AscScan:
+    """Every line of the file, classified, with its block; plus the blocks and what was repaired."""
+
+    path: Path
+    lines: pl.DataFrame  # line (UInt32, 1-based), text, kind, block (Int32, null outside blocks)
+    blocks: list[Block]
+    warnings: list[str]
+    qc: QCLog
+
+
+def _read_lines(path: Path) -> pl.DataFrame:
+    raw = path.read_bytes()
+    frame = pl.read_csv(io.BytesIO(raw), has_header=False, separator="\x1f", quote_char=None,
+                        new_columns=["text"], schema={"text": pl.String}, encoding="utf8-lossy")
+    n_expected = raw.count(b"\n") + (0 if raw.endswith(b"\n") or not raw else 1)
+    if frame.height != n_expected:  # pragma: no cover - guards a change in polars' blank-line rule
+        raise ParseError(f"read {frame.height} lines, the file has {n_expected}", file=path)
+    kind = pl.col("text").str.extract(r"^([A-Z]+)\b")
+    return frame.with_row_index("line", offset=1).with_columns(
+        text=pl.col("text").fill_null("").str.strip_chars_end("\r")
+    ).with_columns(
+        kind=pl.when(pl.col("text").str.contains(r"^[0-9]")).then(pl.lit("sample"))
+        .when(pl.col("text").str.starts_with(">>>>>>>")).then(pl.lit("calibration"))
+        .when(pl.col("text").str.starts_with("**")).then(pl.lit("header"))
+        .when(pl.col("text").str.strip_chars() == "").then(pl.lit("blank"))
+        .when(pl.col("text").str.contains(r"^\s")).then(pl.lit("continuation"))
+        .when(kind.is_in(KEYWORDS)).then(kind)
+        .otherwise(pl.lit("other"))
+    )
+
+
+def _find_blocks(lines: pl.DataFrame, name: str, warnings: list[str], qc: QCLog) -> list[Block]:
+    """Walk the few START/END/calibration lines and close every block, warning where END is missing."""
+    marks = lines.filter(pl.col("kind").is_in(["START", "END", "calibration"]))
+    marks = marks.with_columns(t=pl.col("text").str.extract(r"^[A-Z]+\s+(\S+)").cast(pl.Float64, strict=False))
+    starts = marks.filter(pl.col("kind") == "START")["line"].to_list()
+    blocks: list[Block] = []
+    current: Block | None = None
+
+    def close(last_line: int, reason: str) -> None:
+        nxt = [s for s in starts if s > current.start_line]
+        where = f"; the next START is on line {nxt[0]}" if nxt else ""
+        at = f"line {last_line + 1}" if reason != "end of file" else f"the last line, {last_line}"
+        warnings.append(f"{name} line {current.start_line}: recording block opened here has no END; "
+                        f"closed at {at} ({reason}){where}")
+        qc.add(STEP, "trials", "block without END", 1, action="changed",
+               detail=f"line {current.start_line}, closed at {at} ({reason})")
+        current.last_line, current.closed_by = last_line, reason
+        blocks.append(current)
+
+    for line, kind, t in marks.select("line", "kind", "t").iter_rows():
+        if kind == "START":
+            if t is None:
+                raise ParseError("START line without a timestamp", file=name, row=line)
+            if current is not None:
+                close(line - 1, "next START")
+            current = Block(len(blocks), line, line, t, None, "END")
+        elif kind == "END" and current is not None:
+            current.last_line, current.end_ms = line, t
+            blocks.append(current)
+            current = None
+        elif kind == "END":
+            warnings.append(f"{name} line {line}: END without a START; ignored")
+            qc.add(STEP, "lines", "END without START", 1, action="dropped", detail=f"line {line}")
+        elif current is not None:  # calibration header inside an open block
+            close(line - 1, "calibration")
+            current = None
+    if current is not None:
+        close(lines.height, "end of file")
+    return blocks
+
+
+def _block_header(block: Block, rows: pl.DataFrame, name: str) -> None:
+    """Fill eyes and sampling rate from the block's SAMPLES line."""
+    spec = rows.filter(pl.col("kind") == "SAMPLES")["text"].head(1).to_list()
+    if not spec:
+        raise ParseError("recording block has no SAMPLES line (eyes and sampling rate unknown)",
+                         file=name, row=block.start_line)
+    tokens = spec[0].split()
+    block.eyes = tuple(e.lower() for e in ("LEFT", "RIGHT") if e in tokens)
+    try:
+        block.sampling_rate_hz = float(tokens[tokens.index("RATE") + 1])
+    except (ValueError, IndexError):
+        raise ParseError(f"SAMPLES line has no RATE value: {spec[0]!r}", file=name,
+                         row=block.start_line) from None
+
+
+def scan_asc(path: str | Path) -> AscScan:
+    """Classify every line of an ``.asc`` file and find its recording blocks.
+
+    Parameters
+    ----------
+    path : str or Path
+        EyeLink ASCII file (``edf2asc`` output).
+
+    Returns
+    -------
+    AscScan
+        ``lines`` has one row per line: ``line`` (1-based, as an editor shows it), ``text``,
+        ``kind`` (a keyword such as ``MSG``/``EFIX``, or ``sample``, ``calibration``, ``header``,
+        ``continuation``, ``blank``, ``other``) and ``block`` (0-based, null outside blocks).
+
+    Raises
+    ------
+    ParseError
+        No recording block at all, or a block without a ``SAMPLES`` line / ``RATE``.
+    """
+    path = Path(path)
+    name = path.name
+    warnings: list[str] = []
+    qc = QCLog()
+    lines = _read_lines(path)
+    blocks = _find_blocks(lines, name, warnings, qc)
+    if not blocks:
+        raise ParseError("no recording block (no START line): not an EyeLink sample/event file", file=path)
+    spans = pl.DataFrame({"first": [b.start_line for b in blocks], "last": [b.last_line for b in blocks],
+                          "block": [b.index for b in blocks]},
+                         schema={"first": pl.UInt32, "last": pl.UInt32, "block": pl.Int32})
+    lines = lines.join_asof(spans, left_on="line", right_on="first", strategy="backward").with_columns(
+        block=pl.when(pl.col("line") <= pl.col("last")).then(pl.col("block"))).drop("first", "last")
+    counts = (lines.filter(pl.col("block").is_not_null()).group_by("block", "kind").len()
+              .iter_rows())
+    per_block: dict[int, dict[str, int]] = {}
+    for b, kind, n in counts:
+        per_block.setdefault(b, {})[kind] = n
+    for block in blocks:
+        block.event_counts = per_block.get(block.index, {})
+        block.n_samples = block.event_counts.get("sample", 0)
+        _block_header(block, lines.filter(pl.col("block") == block.index, pl.col("kind") == "SAMPLES"), name)
+    _count_stray_lines(lines, name, warnings, qc)
+    return AscScan(path, lines, blocks, warnings, qc)
+
+
+def _count_stray_lines(lines: pl.DataFrame, name: str, warnings: list[str], qc: QCLog) -> None:
+    outside = lines.filter(pl.col("block").is_null(), pl.col("kind") == "sample")
+    if outside.height:
+        warnings.append(f"{name} line {outside['line'][0]}: {outside.height} sample line(s) outside any "
+                        "recording block; not read")
+        qc.add(STEP, "samples", "outside recording block", outside.height, detail=f"first line {outside['line'][0]}")
+    cont = lines.filter(pl.col("block").is_not_null(), pl.col("kind") == "continuation")
+    if cont.height:
+        qc.add(STEP, "lines", "indented line inside block (not a sample)", cont.height, action="dropped",
+               detail=f"first line {cont['line'][0]}")
+
+
+def sample_times(scan: AscScan, block: Block) -> pl.DataFrame:
+    """Sample lines of one block with ``time_ms`` as written and ``time_ms_repaired``.
+
+    At rates above 1000 Hz EyeLink may print integer milliseconds, so two samples share one
+    timestamp (BR-10, EMTeC). The k-th repeat of a timestamp gets ``+ k * 1000 / rate`` ms, giving
+    1002.0, 1002.5, 1003.0, ... Other repeats are left as written (and reported by the caller).
+    """
+    rows = scan.lines.filter(pl.col("block") == block.index, pl.col("kind") == "sample")
+    rows = rows.with_columns(time_ms=pl.col("text").str.extract(r"^(\S+)").cast(pl.Float64, strict=False))
+    bad = rows.filter(pl.col("time_ms").is_null())
+    if bad.height:
+        raise ParseError(f"sample timestamp is not a number: {bad['text'][0][:40]!r}", file=scan.path,
+                         row=int(bad["line"][0]))
+    interval = 1000.0 / block.sampling_rate_hz
+    run = (pl.col("time_ms") != pl.col("time_ms").shift(1)).fill_null(True).cum_sum()
+    repeat = pl.int_range(pl.len()).over(run)
+    repaired = pl.col("time_ms") + repeat * interval if interval < 1.0 else pl.col("time_ms")
+    return rows.with_columns(time_ms_repaired=repaired)
+
+
+def write_block_for_mne(scan: AscScan, block: Block, times: pl.DataFrame, target: Path) -> None:
+    """Write the lines mne needs for one block into ``target`` (header, block, END if missing)."""
+    lines = scan.lines
+    header = lines.filter(pl.col("kind") == "header").select("line", "text")
+    body = lines.filter(pl.col("block") == block.index, pl.col("kind").is_in(FOR_MNE), pl.col("kind") != "sample")
+    fixed = times.filter(pl.col("time_ms") != pl.col("time_ms_repaired")).select(
+        "line", text=pl.concat_str([pl.col("time_ms_repaired").round(3).cast(pl.String),
+                                    pl.col("text").str.replace(r"^\S+", "")]))
+    samples = times.select("line", "text").update(fixed, on="line")
+    parts = [header, body.select("line", "text"), samples]
+    if block.end_ms is None:
+        parts.append(pl.DataFrame({"line": [block.last_line + 0.5], "text": [
+            f"END\t{block_end_ms(block, times):.3f} \tSAMPLES\tEVENTS\tRES\t0.00\t0.00"]}).cast({"line": pl.Float64}))
+    out = pl.concat([p.with_columns(pl.col("line").cast(pl.Float64)) for p in parts]).sort("line", maintain_order=True)
+    out.select("text").write_csv(target, include_header=False, quote_style="never")
+
+
+def block_end_ms(block: Block, times: pl.DataFrame) -> float:
+    """End of a block (exclusive): its END time, or one interval after the last sample."""
+    last = times["time_ms_repaired"].max() if times.height else block.start_ms
+    after_last = last + 1000.0 / block.sampling_rate_hz
+    return after_last if block.end_ms is None else max(block.end_ms, after_last)

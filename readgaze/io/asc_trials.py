@@ -1,0 +1,90 @@
+"""Trials of an ``.asc`` recording: which recording block or message span each row belongs to.
+
+Default: one trial per recording block, named by its ``TRIALID`` message (the last one between
+the previous block and this ``START``, else the first inside the block), else ``block_<i>``.
+With ``trial_message`` (a regex on message text), each matching message starts a trial inside
+its block at ``max(message time, START)``; rows before the first one form ``<id>_pre``, which is
+kept only when it holds data. Repeated ids get ``_block<i>`` appended, with a warning.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from readgaze.io.asc_repair import AscScan, Block
+
+
+def segments(scan: AscScan, messages: pl.DataFrame, trial_message: str | None, name: str,
+              warnings: list[str]) -> dict[int, pl.DataFrame]:
+    """Per block: trial start times (``seg_start_ms``, the first is -inf), ``trial_id``, ``start_line``."""
+    pattern = trial_message or r"^TRIALID\s+(.+)$"
+    hits = messages.filter(pl.col("text").str.contains(pattern)).with_columns(
+        label=pl.col("text").str.extract(pattern, 1).fill_null(pl.col("text")).str.strip_chars())
+    out, seen = {}, {}
+    for prev, block in zip([None, *scan.blocks[:-1]], scan.blocks):
+        lo = prev.last_line if prev else 0
+        before = hits.filter(pl.col("line") > lo, pl.col("line") < block.start_line)
+        inside = hits.filter(pl.col("block") == block.index)
+        if trial_message is None:
+            pick = before.tail(1) if before.height else inside.head(1)
+            ids = pick["label"].to_list() or [f"block_{block.index}"]
+            frame = pl.DataFrame({"seg_start_ms": [float("-inf")], "trial_id": ids[:1],
+                                  "start_line": [block.start_line]})
+        else:
+            marks = pl.concat([before, inside]).with_columns(
+                seg_start_ms=pl.max_horizontal(pl.col("time_ms"), pl.lit(block.start_ms))).sort("seg_start_ms")
+            pre_id = f"{marks['label'][0] if marks.height else f'block_{block.index}'}_pre"
+            frame = pl.concat([pl.DataFrame({"seg_start_ms": [float("-inf")], "trial_id": [pre_id],
+                                             "start_line": [block.start_line]}),
+                               marks.select("seg_start_ms", trial_id="label", start_line=pl.col("line"))],
+                              how="vertical_relaxed")
+        out[block.index] = _unique_ids(frame, block, seen, name, warnings)
+    return out
+
+
+def _unique_ids(frame: pl.DataFrame, block: Block, seen: dict, name: str, warnings: list[str]) -> pl.DataFrame:
+    ids = []
+    for tid in frame["trial_id"].to_list():
+        if tid in seen:
+            new = f"{tid}_block{block.index}"
+            warnings.append(f"{name} line {block.start_line}: trial id {tid!r} repeats (first in block "
+                            f"{seen[tid]}); renamed {new!r}")
+            tid = new
+        seen[tid] = block.index
+        ids.append(tid)
+    return frame.with_columns(trial_id=pl.Series(ids, dtype=pl.String), start_line=pl.col("start_line").cast(pl.Int64))
+
+
+def assign_trials(frame: pl.DataFrame, segments: pl.DataFrame, time_column: str) -> pl.DataFrame:
+    """Give every row the trial whose start is the last one at or before its time."""
+    if frame.height == 0:
+        return frame.with_columns(trial_id=pl.lit(None, dtype=pl.String))
+    keyed = frame.with_row_index("_i").sort(time_column)
+    joined = keyed.join_asof(segments.select("seg_start_ms", "trial_id"), left_on=time_column,
+                             right_on="seg_start_ms", strategy="backward")
+    return joined.sort("_i").drop("_i", "seg_start_ms")
+
+
+def trials_table(scan, segments, eyes, samples, fixations) -> pl.DataFrame:
+    rows = []
+    for block in scan.blocks:
+        for seg_start, tid, line in segments[block.index].iter_rows():
+            rows.append({"trial_id": tid, "block": block.index, "start_line": line, "end_line": block.last_line,
+                         "sampling_rate_hz": block.sampling_rate_hz, "eyes": " ".join(block.eyes),
+                         "eye": eyes[block.index], "pre": seg_start == float("-inf") and tid.endswith("_pre")})
+    trials = pl.DataFrame(rows).with_columns(pl.col("block").cast(pl.Int32))
+    n_s = samples.group_by("trial_id").agg(n_samples=pl.len())
+    n_f = fixations.filter(pl.col("drop_reason").is_null()).group_by("trial_id").agg(n_fixations=pl.len())
+    trials = trials.join(n_s, on="trial_id", how="left").join(n_f, on="trial_id", how="left").with_columns(
+        pl.col("n_samples", "n_fixations").fill_null(0).cast(pl.Int64))
+    n_any = fixations.group_by("trial_id").len()
+    keep = ~pl.col("pre") | (pl.col("n_samples") > 0) | pl.col("trial_id").is_in(n_any["trial_id"].implode())
+    return trials.filter(keep).drop("pre")
+
+
+def assign_messages(messages: pl.DataFrame, segments: dict[int, pl.DataFrame]) -> pl.DataFrame:
+    parts = [messages.filter(pl.col("block").is_null()).with_columns(trial_id=pl.lit(None, dtype=pl.String))]
+    for block, seg in segments.items():
+        inside = messages.filter(pl.col("block") == block).with_columns(pl.col("time_ms").fill_null(float("-inf")))
+        parts.append(assign_trials(inside, seg, "time_ms"))
+    return pl.concat(parts, how="vertical_relaxed").sort("line")

@@ -1,0 +1,177 @@
+"""Robust lazy CSV scanning for lab exports (Data Viewer reports, gaze-sample CSVs).
+
+Every report in ``readgaze.io`` is opened through :func:`scan_csv`, which fixes the traps that make
+``pl.read_csv`` fail or silently mistype real exports:
+
+* **separator**: comma, TAB or ``;``, detected from the header line (``.csv`` files are often TAB
+  separated, e.g. SB-SAT raw samples);
+* **missing values**: Data Viewer writes ``.``; pandas writes empty fields. Both become null;
+* **dtypes**: inferred from the *whole* file (``infer_schema_length=None``) or taken from an explicit
+  schema, never from the first 100 rows (a column whose first 120 values are empty is still Float64,
+  BR-11; a ``.`` past row 100 no longer aborts the read, BR-12);
+* ``inf`` parses as +inf (OneStop ``subtlex_frequency``); quoted labels keep their commas and quotes
+  (the field ``"\"\"Yes,\"\""`` reads as ``"Yes,"``);
+* **decimal commas** (``390,6`` in a ``;``-separated file, BR-19) raise :class:`ParseError` with a hint,
+  or parse with ``decimal_comma=True``.
+
+Row numbers in errors are editor line numbers (header = row 1). A quoted field with an embedded
+newline shifts later row numbers by one per extra line; Data Viewer never writes such fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import polars as pl
+
+from readgaze.errors import ParseError
+
+NULL_VALUES = (".",)
+"""Data Viewer's missing-value marker; empty fields are null anyway."""
+
+_SEPARATORS = (",", "\t", ";")
+_DECIMAL_COMMA = r"^\s*[-+]?\d+,\d+\s*$"
+_NUMBER_OR_DECIMAL_COMMA = r"^\s*[-+]?\d+(,\d+)?\s*$"
+
+
+def detect_separator(path: str | Path) -> str:
+    """Return the field separator of a delimited text file: ``','``, ``'\\t'`` or ``';'``.
+
+    Counts each candidate outside double quotes on the header line and takes the most frequent
+    (ties and a one-column header give ``','``).
+
+    Raises
+    ------
+    ParseError
+        The file does not exist or is empty.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ParseError("no such file", file=path)
+    with path.open("rb") as f:
+        head = f.readline(1 << 20).decode("utf-8", errors="replace").lstrip("\ufeff")
+    if not head.strip():
+        raise ParseError("file is empty; expected a header line", file=path, row=1)
+    counts = dict.fromkeys(_SEPARATORS, 0)
+    quoted = False
+    for ch in head:
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in counts:
+            counts[ch] += 1
+    best = max(_SEPARATORS, key=lambda s: counts[s])  # max keeps the first of ties: ','
+    return best if counts[best] else ","
+
+
+def scan_csv(path: str | Path, *, separator: str | None = None,
+             schema: Mapping[str, pl.DataType] | None = None,
+             schema_overrides: Mapping[str, pl.DataType] | None = None,
+             decimal_comma: bool = False, null_values: Iterable[str] = NULL_VALUES) -> pl.LazyFrame:
+    """Scan a delimited lab export lazily, with whole-file dtype inference.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file (UTF-8, optional BOM, LF or CRLF line ends).
+    separator : str, optional
+        Field separator; detected from the header (:func:`detect_separator`) when omitted.
+    schema : mapping of column -> polars dtype, optional
+        The full schema (every column, in file order). Skips inference entirely: use it for
+        very large files whose layout is known. A value that does not fit then fails at collect time.
+    schema_overrides : mapping of column -> polars dtype, optional
+        Dtypes for some columns; the others are inferred from the whole file.
+    decimal_comma : bool
+        Parse ``390,6`` as 390.6 (files written under a decimal-comma locale; needs a separator
+        other than ``,``).
+    null_values : iterable of str
+        Field values read as null, besides the empty field. Default ``(".",)`` (Data Viewer).
+
+    Returns
+    -------
+    polars.LazyFrame
+        Source column names unchanged; numeric columns Int64/Float64, ``True``/``False`` Boolean,
+        everything else String.
+
+    Raises
+    ------
+    ParseError
+        The file is missing, empty or not parseable as delimited text; or (unless
+        ``decimal_comma=True``) a ``;``/TAB-separated column holds decimal-comma numbers, naming the
+        file, the first row and the column.
+    """
+    path = Path(path)
+    sep = separator or detect_separator(path)
+    if decimal_comma and sep == ",":
+        raise ParseError("decimal_comma=True needs a separator other than ','", file=path)
+    common = {"separator": sep, "null_values": list(null_values), "decimal_comma": decimal_comma,
+              "quote_char": '"', "raise_if_empty": True, "encoding": "utf8"}
+    lf = (pl.scan_csv(path, schema=dict(schema), **common) if schema is not None else
+          pl.scan_csv(path, infer_schema_length=None, schema_overrides=dict(schema_overrides or {}) or None,
+                      **common))
+    try:
+        have = lf.collect_schema()
+    except pl.exceptions.PolarsError as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ParseError(f"cannot read as {sep!r}-separated text: {first}", file=path) from None
+    if schema is None:  # polars 2.1 re-infers at every collect: pin the inferred schema once
+        lf = pl.scan_csv(path, schema=dict(have), **common)
+    if sep != "," and not decimal_comma and schema is None:
+        _reject_decimal_commas(lf, path, sep, [c for c, t in have.items() if t == pl.String])
+    return lf
+
+
+def _reject_decimal_commas(lf: pl.LazyFrame, path: Path, sep: str, columns: list[str]) -> None:
+    """Raise ParseError on the first String column whose values are all numbers with a decimal comma."""
+    if not columns:
+        return
+    flags = lf.select(
+        [(pl.col(c).str.contains(_NUMBER_OR_DECIMAL_COMMA) | pl.col(c).is_null()).all().alias(f"all{i}")
+         for i, c in enumerate(columns)]
+        + [pl.col(c).str.contains(_DECIMAL_COMMA).any().alias(f"any{i}") for i, c in enumerate(columns)]
+    ).collect().row(0, named=True)
+    for i, c in enumerate(columns):
+        if flags[f"all{i}"] and flags[f"any{i}"]:
+            row, value = first_row_where(lf, pl.col(c).str.contains(_DECIMAL_COMMA), c)
+            raise ParseError(f"{value!r} is not a number (decimal comma? try separator {sep!r} and "
+                             f"decimal_comma=True)", file=path, row=row, column=c)
+
+
+def first_row_where(lf: pl.LazyFrame, predicate: pl.Expr, column: str) -> tuple[int, object]:
+    """Return ``(row, value)`` of the first row of a raw scan matching ``predicate``.
+
+    ``row`` is the editor line number (header = row 1). ``lf`` must be the unfiltered scan of the file.
+    Returns ``(0, None)`` when no row matches.
+    """
+    hit = (lf.with_row_index("__row", offset=2).filter(predicate).select("__row", column)
+           .head(1).collect())
+    return (0, None) if hit.is_empty() else (int(hit["__row"][0]), hit[column][0])
+
+
+def require_numeric(lf: pl.LazyFrame, path: str | Path, columns: Iterable[str],
+                    dtype: pl.DataType = pl.Float64) -> pl.LazyFrame:
+    """Check that the named columns of a raw scan hold numbers and cast them to ``dtype``.
+
+    A column that whole-file inference left as String is either entirely null (cast silently) or holds
+    a non-number, which is reported with its row and value.
+
+    Raises
+    ------
+    ParseError
+        Naming the file, the first offending row, the column, the value found and "a number".
+    """
+    have = lf.collect_schema()
+    casts = []
+    for c in columns:
+        if c not in have:
+            continue
+        if have[c] == pl.String:
+            bad = pl.col(c).is_not_null() & pl.col(c).str.strip_chars().cast(pl.Float64, strict=False).is_null()
+            row, value = first_row_where(lf, bad, c)
+            if row:
+                hint = " (decimal comma? pass decimal_comma=True)" if "," in str(value) else ""
+                raise ParseError(f"got {value!r}, expected a number{hint}", file=path, row=row, column=c)
+            casts.append(pl.col(c).str.strip_chars().cast(dtype, strict=False))
+        elif have[c] != dtype:
+            casts.append(pl.col(c).cast(dtype))
+    return lf.with_columns(casts) if casts else lf

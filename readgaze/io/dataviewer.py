@@ -1,0 +1,340 @@
+"""SR Research Data Viewer fixation and interest-area reports, read lazily into canonical frames.
+
+A fixation report has one row per fixation (``CURRENT_FIX_*``); an interest-area (IA) report one row per
+trial x interest area (``IA_*``). Each source's column names live in :mod:`readgaze.io.sources`; the
+readers here rename the mapped columns to canonical names, keep every other column under its source
+name, and never guess dtypes from the first 100 rows (:func:`readgaze.io.csv.scan_csv`).
+
+Interest-area ids: Data Viewer writes 1-based ids, but exports re-processed by other tools may be
+0-based (the OneStop sample's IA report, BR-27). ``ia_index`` is always 0-based; pass ``ia_id_base``,
+or let :func:`detect_ia_id_base` decide from label agreement between the two reports.
+Reference: SR Research (2021), *EyeLink Data Viewer User's Manual* 4.2, sections "Fixation Report" and
+"Interest Area Report".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from readgaze.errors import DataError, SchemaError
+from readgaze.io.csv import require_numeric, scan_csv
+from readgaze.io.sources import SOURCES, resolve
+from readgaze.qc import QCLog
+
+_FIX_FLOATS = ("start_ms", "duration_ms", "x_px", "y_px", "pupil")
+_BOX = ("left_px", "right_px", "top_px", "bottom_px")
+RESTART = "restart"
+"""``session_key`` value: a new session starts where the fixation index stops increasing in a trial."""
+
+
+def _trial_id(raw: pl.LazyFrame, cols: dict[str, str], source: str, path, session_key) -> pl.Expr:
+    spec = SOURCES[source]
+    have = raw.collect_schema().names()
+    if "trial_id" in cols:
+        base = pl.col(cols["trial_id"]).cast(pl.String)
+    elif spec.trial_id is not None:
+        missing = [c for c in ("participant_id",) if c not in cols]
+        missing += [c for c in spec.required_trial_columns if c not in have]
+        if missing:
+            raise SchemaError(f"{source} report: missing trial columns {missing}", file=path)
+        base = spec.trial_id(cols)
+    else:
+        missing = [r for r in ("participant_id", "trial") if r not in cols]
+        if missing:
+            raise SchemaError(f"cannot build trial ids: no column for {missing} (roles; pass "
+                              f"columns={{role: source column}})", file=path)
+        base = pl.concat_str([pl.col(cols["participant_id"]), pl.col(cols["trial"])], separator="_")
+    if session_key is None:
+        return base
+    if session_key == RESTART:
+        if "fixation_index" not in cols:
+            raise SchemaError("session_key='restart' needs a fixation index column", file=path)
+        fix = pl.col(cols["fixation_index"])
+        session = (fix <= fix.shift(1)).fill_null(False).cast(pl.Int32).cum_sum().over(base)
+    elif session_key in have:
+        session = pl.col(session_key).cast(pl.String)
+    else:
+        raise SchemaError(f"session_key {session_key!r} is neither 'restart' nor a column", file=path)
+    return pl.concat_str([base, pl.lit("s") + session.cast(pl.String)], separator="_")
+
+
+def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = None,
+                         source: str = "dataviewer", ia_id_base: int | None = None,
+                         session_key: str | None = None, check_keys: bool = True,
+                         separator: str | None = None, decimal_comma: bool = False,
+                         schema: dict | None = None, qc: QCLog | None = None) -> pl.LazyFrame:
+    """Read a Data Viewer fixation report as canonical ``fixations``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The report (comma or TAB separated; ``.`` and empty fields are null).
+    columns : dict, optional
+        ``{role: source column}`` overriding the source's map (roles in :mod:`readgaze.io.sources`).
+    source : {'dataviewer', 'onestop', 'sbsat'}
+        Column map and trial-id rule.
+    ia_id_base : {0, 1}, optional
+        Base of the report's interest-area id; default the source's (Data Viewer: 1).
+    session_key : str, optional
+        Split trials whose key repeats (two sessions in one export, BR-18): a column naming the
+        session, or ``'restart'`` (a new session wherever the fixation index stops increasing).
+        Adds ``_s{session}`` to ``trial_id``.
+    check_keys : bool
+        Raise :class:`DataError` on a repeated (trial, fixation index) key (one extra pass).
+    separator, decimal_comma, schema
+        Passed to :func:`readgaze.io.csv.scan_csv`.
+    qc : QCLog, optional
+        Receives the count of off-word fixations (one extra pass).
+
+    Returns
+    -------
+    polars.LazyFrame
+        ``trial_id`` (String), ``fixation_index`` (Int32, 0-based; from ``CURRENT_FIX_INDEX`` - 1, else
+        file order), ``start_ms``, ``duration_ms``, ``x_px``, ``y_px``, ``pupil`` (Float64; null when the
+        report lacks them, e.g. SB-SAT has no start time), ``ia_index`` and ``word_index`` (Int32, 0-based;
+        null off-word or when the id is below the base), ``ia_label`` (String, the fixated IA's label),
+        then every other source column unchanged. ``word_index`` equals ``ia_index`` here; loaders that
+        know of words split over two IAs (:func:`readgaze.io.onestop.load_onestop`) remap it.
+
+    Raises
+    ------
+    ParseError
+        A mapped numeric column holds a non-number (file, row, column, value).
+    SchemaError
+        x, y or duration, or the trial identity, is missing.
+    DataError
+        ``check_keys`` and a (trial, fixation index) key repeats: names the file, the rows and the key.
+    """
+    raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema)
+    cols = resolve(source, "fixations", raw.collect_schema().names(), columns, path)
+    missing = [r for r in ("duration_ms", "x_px", "y_px") if r not in cols]
+    if missing:
+        raise SchemaError(f"fixation report: no column for {missing}", file=path)
+    raw = require_numeric(raw, path, [cols[r] for r in _FIX_FLOATS if r in cols])
+    raw = require_numeric(raw, path, [cols[r] for r in ("fixation_index", "ia_id") if r in cols], pl.Int64)
+    trial_id = _trial_id(raw, cols, source, path, session_key).alias("trial_id")
+    if check_keys and "fixation_index" in cols:
+        names = [cols[r] for r in ("participant_id", "trial") if r in cols and "trial_id" not in cols]
+        _check_unique(raw, path, {"trial_id": trial_id, cols["fixation_index"]: pl.col(cols["fixation_index"])},
+                      shown=names + [cols["fixation_index"]], session_key=session_key)
+    base = SOURCES[source].fixation_ia_id_base if ia_id_base is None else ia_id_base
+    fix_index = (pl.col(cols["fixation_index"]) - 1 if "fixation_index" in cols
+                 else pl.int_range(pl.len()).over("trial_id"))
+    ia = _rebased(pl.col(cols["ia_id"]), base) if "ia_id" in cols else pl.lit(None, pl.Int32)
+    canonical = {
+        "trial_id": trial_id,
+        "fixation_index": fix_index.cast(pl.Int32),
+        **{r: (pl.col(cols[r]) if r in cols else pl.lit(None)).cast(pl.Float64) for r in _FIX_FLOATS},
+        "ia_index": ia, "word_index": ia,
+        "ia_label": (pl.col(cols["ia_label"]) if "ia_label" in cols else pl.lit(None)).cast(pl.String),
+    }
+    used = {cols[r] for r in ("fixation_index", "ia_id", "ia_label", *_FIX_FLOATS, "trial_id") if r in cols}
+    rest = [c for c in raw.collect_schema().names() if c not in used and c not in canonical]
+    out = raw.with_columns(trial_id).select([e.alias(n) if n != "trial_id" else pl.col("trial_id")
+                                             for n, e in canonical.items()] + rest)
+    out = _name_participant(out, cols)
+    if qc is not None:
+        n_off = out.select(pl.col("word_index").is_null().sum()).collect().item()
+        qc.add("read_fixation_report", "fixations", "off_word", n_off, action="flagged",
+               detail=f"{Path(path).name}: fixations outside every interest area keep word_index null")
+    return out
+
+
+def _rebased(ia_id: pl.Expr, base: int) -> pl.Expr:
+    """0-based index from an IA id of the given base; ids below the base (e.g. 0 = none) become null."""
+    idx = ia_id.cast(pl.Int64) - base
+    return pl.when(idx >= 0).then(idx).cast(pl.Int32)
+
+
+def rebase_fixations(fixations: pl.LazyFrame, shift: int) -> pl.LazyFrame:
+    """Subtract ``shift`` from ``ia_index`` and ``word_index`` (negative results become null)."""
+    return fixations.with_columns(_rebased(pl.col("ia_index"), shift).alias("ia_index"),
+                                  _rebased(pl.col("word_index"), shift).alias("word_index"))
+
+
+def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, source: str = "dataviewer",
+                   ia_id_base: int | None = None, check_keys: bool = True, separator: str | None = None,
+                   decimal_comma: bool = False, schema: dict | None = None) -> pl.LazyFrame:
+    """Read a Data Viewer interest-area report: one row per trial x interest area.
+
+    Parameters
+    ----------
+    path, columns, source, separator, decimal_comma, schema
+        As in :func:`read_fixation_report`.
+    ia_id_base : {0, 1}, optional
+        Base of ``IA_ID``. Default: detected from the file (0 if any id is 0, else 1), because an IA
+        report lists every interest area of each trial.
+    check_keys : bool
+        Raise :class:`DataError` on a repeated (trial, IA id) key.
+
+    Returns
+    -------
+    polars.LazyFrame
+        ``trial_id``, ``text_id`` (String; the source's text column, else the trial id), ``ia_index``
+        (Int32, 0-based), ``word`` (String, the IA label), ``left_px``, ``right_px``, ``top_px``,
+        ``bottom_px`` (Float64, px, half-open box), then every other column under its source name,
+        including the ``IA_*`` measures (``.`` read as null). :func:`word_measures_from_ia_report`
+        maps those measures onto canonical names.
+    """
+    raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema)
+    cols = resolve(source, "ia", raw.collect_schema().names(), columns, path)
+    missing = [r for r in ("ia_id", "word") if r not in cols]
+    if missing:
+        raise SchemaError(f"interest-area report: no column for {missing}", file=path)
+    raw = require_numeric(raw, path, [cols[r] for r in _BOX if r in cols])
+    raw = require_numeric(raw, path, [cols["ia_id"]], pl.Int64)
+    trial_id = _trial_id(raw, cols, source, path, None).alias("trial_id")
+    if check_keys:
+        names = [cols[r] for r in ("participant_id", "trial") if r in cols and "trial_id" not in cols]
+        _check_unique(raw, path, {"trial_id": trial_id, cols["ia_id"]: pl.col(cols["ia_id"])},
+                      shown=names + [cols["ia_id"]], session_key=None)
+    if ia_id_base is None:
+        ia_id_base = 0 if raw.select(pl.col(cols["ia_id"]).min()).collect().item() == 0 else 1
+    spec = SOURCES[source]
+    text_id = (spec.text_id(cols) if spec.text_id else
+               pl.col(cols["text_id"]).cast(pl.String) if "text_id" in cols else pl.col("trial_id"))
+    canonical = {
+        "trial_id": pl.col("trial_id"), "text_id": text_id,
+        "ia_index": _rebased(pl.col(cols["ia_id"]), ia_id_base),
+        "word": pl.col(cols["word"]).cast(pl.String),
+        **{r: (pl.col(cols[r]) if r in cols else pl.lit(None)).cast(pl.Float64) for r in _BOX},
+    }
+    used = {cols[r] for r in ("trial_id", "ia_id", "word", "text_id", *_BOX) if r in cols}
+    rest = [c for c in raw.collect_schema().names() if c not in used and c not in canonical]
+    out = raw.with_columns(trial_id.alias("trial_id")).select(
+        [e.alias(n) for n, e in canonical.items()] + rest)
+    return _name_participant(out, cols)
+
+
+def _name_participant(out: pl.LazyFrame, cols: dict[str, str]) -> pl.LazyFrame:
+    src = cols.get("participant_id")
+    if src is None or src == "participant_id" or "participant_id" in out.collect_schema().names():
+        return out
+    return out.rename({src: "participant_id"})
+
+
+def _check_unique(raw: pl.LazyFrame, path, key: dict[str, pl.Expr], shown: list[str], session_key) -> None:
+    """Raise DataError naming the rows that repeat a key (never merge them)."""
+    keyed = raw.select(*[e.alias(n) for n, e in key.items()])
+    if keyed.group_by(list(key)).agg(pl.len()).select((pl.col("len") > 1).any()).collect(
+            engine="streaming").item() is not True:
+        return
+    dups = (raw.with_row_index("__row", offset=2)
+            .select(pl.col("__row"), *[e.alias(n) for n, e in key.items()], *[pl.col(c).alias(f"__{c}") for c in shown])
+            .group_by(list(key)).agg(pl.col("__row").sort(), *[pl.col(f"__{c}").first() for c in shown])
+            .filter(pl.col("__row").list.len() > 1)
+            .sort(pl.col("__row").list.get(1)).collect())
+    if dups.is_empty():
+        return
+    repeated = sorted(r for rows in dups["__row"] for r in rows[1:])
+    examples = "; ".join(
+        "(" + ", ".join(str(rec[f"__{c}"]) for c in shown) + f") at rows {', '.join(map(str, rec['__row']))}"
+        for rec in dups.head(5).iter_rows(named=True))
+    span = _span(repeated)
+    data_span = _span([r - 1 for r in repeated])
+    hint = ("" if session_key is not None else
+            " (two sessions in one export, or TRIAL_INDEX restarting?) Pass session_key=<column> or "
+            "session_key='restart' to split them; rows are never merged.")
+    raise DataError(f"{len(dups)} key(s) ({', '.join(shown)}) repeat: rows {span} (data rows {data_span}) "
+                    f"repeat keys seen earlier: {examples}.{hint}", file=path, row=repeated[0],
+                    column=shown[-1] if shown else None)
+
+
+def _span(rows: list[int]) -> str:
+    if len(rows) > 1 and rows == list(range(rows[0], rows[-1] + 1)):
+        return f"{rows[0]}–{rows[-1]}"
+    return ", ".join(map(str, rows[:10])) + (", ..." if len(rows) > 10 else "")
+
+
+@dataclass(frozen=True)
+class IdBaseCheck:
+    """Outcome of :func:`detect_ia_id_base`: the base and the label agreement under each candidate."""
+
+    base: int | None
+    agreement: dict[int, float]
+    checked: int
+
+
+def detect_ia_id_base(fixations: pl.LazyFrame, ia: pl.LazyFrame, *, fixation_file, ia_file,
+                      threshold: float = 0.99) -> IdBaseCheck:
+    """Find the id base of a fixation report by label agreement with the IA report of the same trials.
+
+    ``fixations`` must be read with ``ia_id_base=0`` (so ``ia_index`` holds the raw id) and carry
+    ``ia_label``; ``ia`` is a read IA report (0-based ``ia_index``, ``word``). For each candidate base
+    b in (1, 0), a fixation agrees when the IA row (same trial, ``ia_index == raw id - b``) has the
+    same label. The base whose agreement is highest and at least ``threshold`` wins.
+
+    Returns
+    -------
+    IdBaseCheck
+        ``base`` is None when no fixation has both an id and a label in a trial of the IA report.
+
+    Raises
+    ------
+    DataError
+        Naming both files and the agreement under each base, when neither base reaches ``threshold``.
+    """
+    words = ia.select("trial_id", "ia_index", pl.col("word").alias("__word"))
+    fix = (fixations.filter(pl.col("ia_index").is_not_null() & pl.col("ia_label").is_not_null())
+           .select("trial_id", "ia_index", "ia_label")
+           .join(ia.select("trial_id").unique(), on="trial_id", how="semi"))
+    agree, checked = {}, 0
+    for b in (1, 0):
+        j = (fix.with_columns(pl.col("ia_index") - b)
+             .join(words, on=["trial_id", "ia_index"], how="left")
+             .select(pl.len().alias("n"), (pl.col("ia_label") == pl.col("__word")).sum().alias("ok"))
+             .collect())
+        checked = j["n"][0]
+        agree[b] = (j["ok"][0] or 0) / checked if checked else 0.0
+    if not checked:
+        return IdBaseCheck(None, agree, 0)
+    best = max(agree, key=agree.get)
+    if agree[best] < threshold or agree[0] == agree[1]:
+        rates = ", ".join(f"base {b}: {agree[b]:.1%}" for b in (1, 0))
+        raise DataError(f"interest-area labels of {Path(fixation_file).name} and {Path(ia_file).name} disagree "
+                        f"under both id bases ({rates} of {checked} fixations agree; need "
+                        f"{threshold:.0%}); pass ia_id_base= explicitly", file=fixation_file,
+                        column="CURRENT_FIX_INTEREST_AREA_ID")
+    return IdBaseCheck(best, agree, checked)
+
+
+_MEASURES = {  # canonical word_measures column <- Data Viewer IA report column
+    "first_fixation_duration_ms": "IA_FIRST_FIXATION_DURATION",
+    "gaze_duration_ms": "IA_FIRST_RUN_DWELL_TIME",
+    "total_fixation_duration_ms": "IA_DWELL_TIME",
+    "regression_path_duration_ms": "IA_REGRESSION_PATH_DURATION",
+    "fixation_count": "IA_FIXATION_COUNT",
+    "skipped": "IA_SKIP",
+    "regression_in": "IA_REGRESSION_IN",
+    "regression_out": "IA_REGRESSION_OUT",
+    "first_fixation_progressive": "IA_FIRST_FIX_PROGRESSIVE",
+}
+_FIRST_FIXATION_MEASURES = ("first_fixation_duration_ms", "gaze_duration_ms", "regression_path_duration_ms")
+
+
+def word_measures_from_ia_report(ia: pl.LazyFrame) -> pl.LazyFrame:
+    """Data Viewer's own reading measures from a read IA report, under canonical ``word_measures`` names.
+
+    Durations are Float64 ms, ``fixation_count`` Int32, flags Boolean with null kept (a flag that
+    Data Viewer writes as ``.`` stays null: three states). First-fixation, gaze and regression-path
+    durations are null for never-fixated words (``IA_FIXATION_COUNT == 0``) even where an export wrote
+    0 (the OneStop sample does). ``rereading_duration_ms`` = total - gaze duration. Measures the report
+    lacks come out null. ``word_index`` = ``ia_index`` (one row per interest area).
+    """
+    have = ia.collect_schema().names()
+
+    def col(name: str, dtype) -> pl.Expr:
+        src = _MEASURES[name]
+        return (pl.col(src) if src in have else pl.lit(None)).cast(dtype).alias(name)
+
+    flags = ("skipped", "regression_in", "regression_out", "first_fixation_progressive")
+    exprs = [col(n, pl.Int32 if n == "fixation_count" else pl.Boolean if n in flags else pl.Float64)
+             for n in _MEASURES]
+    fixated = pl.col("fixation_count") > 0
+    return (ia.select("trial_id", pl.col("ia_index").alias("word_index"), "word", *exprs)
+            .with_columns([pl.when(fixated).then(pl.col(n)).alias(n) for n in _FIRST_FIXATION_MEASURES])
+            .with_columns((pl.col("total_fixation_duration_ms") - pl.col("gaze_duration_ms").fill_null(0))
+                          .alias("rereading_duration_ms")))

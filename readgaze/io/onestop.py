@@ -1,0 +1,282 @@
+"""OneStop Eye Movements reports -> canonical trials, words, fixations and per-trial IA rows.
+
+OneStop (Berzak et al. 2025, *Scientific Data*, doi:10.1038/s41597-025-06272-2) ships Data Viewer
+fixation and IA reports with its design, answer and linguistic columns merged in. Mapping (one place):
+
+* ``trial_id`` = ``{participant}_{batch}_{article}_{level}_{paragraph}_r{0|1}`` (deterministic);
+  ``item_id`` = article (``{article_batch}_{article_id}``); ``text_id`` = paragraph x level
+  (``{batch}_{article}_{level}_{paragraph}``, EyeBench order, e.g. ``1_2_Adv_1``).
+* **Layout versions.** If trials of one text show different IA layouts (OneStop's 1-px screen-width bug
+  changes line breaks; a hyphenated word split over two lines adds an IA; first-line tops of 153 vs
+  154 px), every layout of that text gets ``_v`` + the first 6 hex digits of a SHA-1 of its boxes and
+  labels, e.g. ``2_1_Adv_5_v3f2a1c``. The suffix depends only on the layout, so it is stable across
+  loads; texts with one layout keep the plain id. Counted in the QC log (``layout_versions``).
+* ``reading_goal`` from ``question_preview`` (True -> ``information_seeking``, False -> ``ordinary``);
+  ``repeated_reading`` from ``repeated_reading_trial``; ``practice`` from ``practice_trial`` (else
+  ``article_id == 0``, OneStop's practice article).
+* ``critical_span_start_index`` / ``critical_span_end_index``: parallel ``List(Int32)`` parsed from
+  ``critical_span_indices`` (``"[(4,44)]"``; end exclusive; IA indices). Same for ``distractor_``.
+* **Interest-area id base** (BR-27): the IA report's base is 0 if any ``IA_ID`` is 0, else 1; the
+  fixation report's base is the one under which its labels agree with the IA report's
+  (:func:`readgaze.io.dataviewer.detect_ia_id_base`), else a :class:`DataError` names both files.
+* **Words split over a line break** (``51-year-`` / ``old``): two IA rows, one ``word_index``. Detected
+  where an IA label ends in a letter or digit followed by ``-`` and the next IA starts a new line.
+* **Participant aliases** (:data:`PARTICIPANT_ALIASES`): OneStop ``docs/source/known_issues.md`` says
+  ``l38_104`` is saved as ``l38_97``; such ids are renamed and counted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from readgaze.io.dataviewer import (detect_ia_id_base, read_fixation_report, read_ia_report,
+                                    rebase_fixations)
+from readgaze.qc import QCLog
+
+PARTICIPANT_ALIASES: dict[str, str] = {"l38_97": "l38_104"}
+"""Saved id -> true id (OneStop known_issues.md: "l38_104 is saved as l38_97")."""
+
+TRIAL_COLUMNS = (
+    "participant_id", "TRIAL_INDEX", "trial_index", "list_number", "article_batch", "article_id",
+    "article_index", "article_title", "paragraph_id", "paragraph", "difficulty_level", "question_preview",
+    "repeated_reading_trial", "practice_trial", "question", "onestopqa_question_id", "selected_answer",
+    "selected_answer_position", "correct_answer_position", "answers_order", "answer_1", "answer_2",
+    "answer_3", "answer_4", "is_correct", "critical_span_indices", "distractor_span_indices",
+    "same_critical_span", "aspan_ind_start", "aspan_ind_end", "dspan_ind_start", "dspan_ind_end",
+    "EYE_TRACKED", "NUM_RECALIBRATIONS", "TRIAL_DWELL_TIME", "TRIAL_FIXATION_COUNT", "TRIAL_IA_COUNT",
+    "PARAGRAPH_RT", "PREVIEW_QUESTION_RT", "QUESTION_RT", "ANSWER_RT", "unique_paragraph_id",
+    "unique_trial_id")
+"""OneStop columns that are constant within a trial: they go to ``trials`` only."""
+
+WORD_FEATURES = (
+    "word_length_no_punctuation", "wordfreq_frequency", "subtlex_frequency", "gpt2_surprisal",
+    "universal_pos", "ptb_pos", "Reduced_POS", "dependency_relation", "head_word_index",
+    "distance_to_head", "left_dependents_count", "right_dependents_count", "morphological_features",
+    "entity_type", "is_content_word")
+"""OneStop's shipped linguistic features: they go to ``words`` only, under their source names."""
+
+_SPLIT_WORD = r"[\p{L}\p{N}]-$"
+
+
+@dataclass
+class OneStopData:
+    """The four OneStop tables, all ``polars.LazyFrame``.
+
+    ``trials`` and ``words`` are small and built in memory (then ``.lazy()``); ``fixations`` and
+    ``ia_rows`` stay lazy scans of the report files joined with small in-memory maps.
+    ``id_bases`` maps each report path (as given) to its detected interest-area id base.
+    """
+
+    trials: pl.LazyFrame
+    words: pl.LazyFrame | None
+    fixations: pl.LazyFrame
+    ia_rows: pl.LazyFrame | None
+    qc: QCLog = field(default_factory=QCLog)
+    id_bases: dict[str, int] = field(default_factory=dict)
+
+
+def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = None, *,
+                 aliases: dict[str, str] | None = None) -> OneStopData:
+    """Load a OneStop fixation report and (optionally) its IA report into canonical tables.
+
+    Parameters
+    ----------
+    fixation_report : str or Path
+        OneStop ``fixations_*.csv`` (Data Viewer fixation report plus OneStop columns).
+    ia_report : str or Path, optional
+        OneStop ``ia_*.csv``. Without it there are no ``words`` / ``ia_rows``, ``word_index`` is the
+        fixation report's id minus 1 (Data Viewer's base, recorded as assumed), and text layouts are
+        not versioned.
+    aliases : dict, optional
+        Participant id aliases; default :data:`PARTICIPANT_ALIASES`.
+
+    Returns
+    -------
+    OneStopData
+        ``trials``: schema ``trials`` + ``practice``, ``critical_span_start_index`` /
+        ``critical_span_end_index`` (List(Int32)), ``fixation_count`` / ``ia_count`` (Int32, null when
+        that report lacks the trial) and the OneStop trial columns. ``words``: one row per
+        (``text_id``, ``ia_index``) with ``word_index``, ``word``, ``line_index``, boxes,
+        ``word_length`` (Int32), ``frequency_zipf`` (= 9 + log10 2^-wordfreq_frequency, floored at 0 like
+        wordfreq's unknown words), ``surprisal_bits`` (= gpt2_surprisal) and :data:`WORD_FEATURES`.
+        ``fixations``: canonical fixations (``word_index`` through the words map) + fixation-level
+        source columns. ``ia_rows``: trial x IA with ``text_id``, ``word_index`` and the ``IA_*`` columns.
+
+    Raises
+    ------
+    DataError
+        Repeated trial keys, or IA labels that agree under neither id base (naming both files).
+    ParseError, SchemaError
+        As :func:`readgaze.io.read_fixation_report`.
+    """
+    qc, aliases = QCLog(), PARTICIPANT_ALIASES if aliases is None else aliases
+    fix = _aliased(read_fixation_report(fixation_report, source="onestop", ia_id_base=0), aliases,
+                   qc, "fixations")
+    if ia_report is None:
+        fix = rebase_fixations(fix, 1)
+        qc.add("load_onestop", "fixations", "ia_id_base_assumed", 0, action="warning",
+               detail="no IA report: fixation report id base assumed 1 (Data Viewer)")
+        trials = _trials(None, fix)
+        _count_fixations(fix, qc)
+        return OneStopData(trials.lazy(), None, fix.drop(_present(fix, TRIAL_COLUMNS[1:])), None, qc,
+                           {str(fixation_report): 1})
+    ia = _aliased(read_ia_report(ia_report, source="onestop", ia_id_base=0), aliases, qc, "ia_rows")
+    ia_base = 0 if ia.select(pl.col("ia_index").min()).collect().item() == 0 else 1
+    ia = ia.with_columns(pl.col("ia_index") - ia_base)
+    check = detect_ia_id_base(fix, ia, fixation_file=fixation_report, ia_file=ia_report)
+    fix_base = 1 if check.base is None else check.base
+    fix = rebase_fixations(fix, fix_base)
+    versions = _text_versions(ia, qc)
+    ia = ia.join(versions.lazy(), on="trial_id", how="left", maintain_order="left").with_columns(
+        pl.coalesce("versioned_text_id", "text_id").alias("text_id")).drop("versioned_text_id")
+    words = _words(ia)
+    ia_rows = (ia.join(words.lazy().select("text_id", "ia_index", "word_index"), on=["text_id", "ia_index"],
+                       how="left", maintain_order="left")
+               .drop(_present(ia, TRIAL_COLUMNS[1:] + WORD_FEATURES + ("word_length",))))
+    ia_rows = ia_rows.select("trial_id", "text_id", "ia_index", "word_index",
+                             pl.exclude("trial_id", "text_id", "ia_index", "word_index"))
+    word_map = ia_rows.select("trial_id", "ia_index", pl.col("word_index").alias("__w"), pl.col("word").alias("__l"))
+    fix = (fix.join(word_map, on=["trial_id", "ia_index"], how="left", maintain_order="left")
+           .with_columns(pl.when(pl.col("__w").is_not_null()).then(pl.col("__w"))
+                         .otherwise(pl.col("word_index")).alias("word_index")))
+    _count_fixations(fix, qc)
+    fix = fix.drop("__w", "__l")
+    trials = _trials(ia, fix)
+    return OneStopData(trials.lazy(), words.lazy(), fix.drop(_present(fix, TRIAL_COLUMNS[1:])), ia_rows, qc,
+                       {str(fixation_report): fix_base, str(ia_report): ia_base})
+
+
+def _present(lf: pl.LazyFrame, names) -> list[str]:
+    have = set(lf.collect_schema().names())
+    return [n for n in names if n in have]
+
+
+def _aliased(lf: pl.LazyFrame, aliases: dict[str, str], qc: QCLog, table: str) -> pl.LazyFrame:
+    """Rename aliased participant ids (and the trial-id prefix), counting the rows changed."""
+    if not aliases:
+        return lf
+    hit = pl.col("participant_id").is_in(list(aliases))
+    n = lf.select(hit.sum()).collect().item()
+    qc.add("load_onestop", table, "participant_alias", n, action="changed",
+           detail=", ".join(f"{k} -> {v}" for k, v in aliases.items()))
+    if not n:
+        return lf
+    new = pl.col("participant_id").replace(aliases)
+    return lf.with_columns(
+        pl.when(hit).then(new + pl.col("trial_id").str.slice(pl.col("participant_id").str.len_chars()))
+        .otherwise(pl.col("trial_id")).alias("trial_id"), new.alias("participant_id"))
+
+
+def _count_fixations(fix: pl.LazyFrame, qc: QCLog) -> None:
+    have = fix.collect_schema().names()
+    exprs = [pl.len().alias("n"), pl.col("word_index").is_null().sum().alias("off")]
+    if "__w" in have:
+        exprs += [(pl.col("ia_index").is_not_null() & pl.col("__w").is_null()).sum().alias("no_ia"),
+                  (pl.col("__l").is_not_null() & (pl.col("__l") != pl.col("ia_label"))).sum().alias("mismatch")]
+    c = fix.select(exprs).collect().row(0, named=True)
+    qc.add("load_onestop", "fixations", "off_word", c["off"], action="flagged",
+           detail="no interest-area id in the report: word_index null")
+    if "__w" in have:
+        qc.add("load_onestop", "fixations", "no_ia_row", c["no_ia"], action="flagged",
+               detail="fixated IA id has no IA-report row: word_index = id - base, unchecked")
+        qc.add("load_onestop", "fixations", "ia_label_mismatch", c["mismatch"], action="flagged",
+               detail="fixation report label differs from the IA report's")
+
+
+def _text_versions(ia: pl.LazyFrame, qc: QCLog) -> pl.DataFrame:
+    """``trial_id -> versioned_text_id`` for texts shown with more than one IA layout."""
+    row = pl.concat_str([pl.col("ia_index"), pl.col("word"), *[pl.col(c).cast(pl.Int64, strict=False)
+                         for c in ("left_px", "top_px", "right_px", "bottom_px")]], separator=",",
+                        ignore_nulls=True)
+    sig = (ia.group_by("trial_id", "text_id")
+           .agg(row.sort_by(pl.col("ia_index")).str.join("|").hash(seed=0).alias("layout"))
+           .collect())
+    multi = sig.group_by("text_id").agg(pl.col("layout").n_unique().alias("n")).filter(pl.col("n") > 1)
+    qc.add("load_onestop", "words", "layout_versions", int(multi["n"].sum() or 0), action="flagged",
+           detail=f"{multi.height} texts shown with more than one IA layout get a _v<hash> suffix")
+    if multi.is_empty():
+        return pl.DataFrame(schema={"trial_id": pl.String, "versioned_text_id": pl.String})
+    sig = sig.join(multi.select("text_id"), on="text_id", how="semi")
+    reps = sig.sort("trial_id").group_by("text_id", "layout").agg(pl.col("trial_id").first().alias("rep"))
+    content = (ia.join(reps.lazy().select(pl.col("rep").alias("trial_id")), on="trial_id", how="semi")
+               .group_by("trial_id").agg(row.sort_by(pl.col("ia_index")).str.join("|").alias("s")).collect())
+    digest = {t: hashlib.sha1(s.encode()).hexdigest()[:6] for t, s in content.iter_rows()}
+    reps = reps.with_columns(pl.col("rep").replace_strict(digest, return_dtype=pl.String).alias("digest"))
+    return (sig.join(reps, on=["text_id", "layout"])
+            .select("trial_id", (pl.col("text_id") + "_v" + pl.col("digest")).alias("versioned_text_id")))
+
+
+def _words(ia: pl.LazyFrame) -> pl.DataFrame:
+    """One row per (text_id, ia_index) from the first trial (by trial_id) of each text layout."""
+    reps = ia.group_by("text_id").agg(pl.col("trial_id").min())
+    keep = _present(ia, ("word_length",) + WORD_FEATURES)
+    w = (ia.join(reps, on=["text_id", "trial_id"], how="semi")
+         .select("text_id", "ia_index", "word", "left_px", "right_px", "top_px", "bottom_px", *keep)
+         .sort("text_id", "ia_index").collect())
+    prev = {c: pl.col(c).shift(1).over("text_id") for c in ("word", "top_px", "bottom_px", "left_px")}
+    continued = (prev["word"].str.contains(_SPLIT_WORD) & (pl.col("top_px") > prev["top_px"])).fill_null(False)
+    new_line = ((pl.col("top_px") >= prev["bottom_px"]) | (pl.col("left_px") < prev["left_px"])).fill_null(False)
+    w = w.with_columns(
+        (pl.col("ia_index") - continued.cast(pl.Int32).cum_sum().over("text_id")).cast(pl.Int32).alias("word_index"),
+        new_line.cast(pl.Int32).cum_sum().over("text_id").cast(pl.Int32).alias("line_index"))
+    extra = []
+    if "word_length" in w.columns:
+        extra.append(pl.col("word_length").cast(pl.Int32))
+    else:
+        extra.append(pl.col("word").str.len_chars().cast(pl.Int32).alias("word_length"))
+    if "wordfreq_frequency" in w.columns:
+        zipf = 9 - pl.col("wordfreq_frequency").cast(pl.Float64) * math.log10(2)
+        extra.append(zipf.clip(lower_bound=0.0).alias("frequency_zipf"))
+    if "gpt2_surprisal" in w.columns:
+        extra.append(pl.col("gpt2_surprisal").cast(pl.Float64).alias("surprisal_bits"))
+    w = w.with_columns(extra)
+    first = ["text_id", "ia_index", "word_index", "word", "line_index", "left_px", "right_px", "top_px",
+             "bottom_px", "word_length"]
+    return w.select(first + [c for c in w.columns if c not in first])
+
+
+def _spans(column: str, prefix: str) -> list[pl.Expr]:
+    nums = pl.col(column).cast(pl.String).str.extract_all(r"\d+").list.eval(pl.element().cast(pl.Int32))
+    return [nums.list.gather_every(2).alias(f"{prefix}_start_index"),
+            nums.list.gather_every(2, offset=1).alias(f"{prefix}_end_index")]
+
+
+def _trials(ia: pl.LazyFrame | None, fix: pl.LazyFrame) -> pl.DataFrame:
+    """One row per trial from both reports (IA report values first), with canonical trial columns."""
+    parts = []
+    if ia is not None:
+        cols = _present(ia, TRIAL_COLUMNS)
+        parts.append(ia.group_by("trial_id").agg(pl.col("text_id").first(), *[pl.col(c).first() for c in cols],
+                                                 pl.len().cast(pl.Int32).alias("ia_count")).collect())
+    cols = _present(fix, TRIAL_COLUMNS)
+    text = pl.concat_str([pl.col(c) for c in ("article_batch", "article_id", "difficulty_level", "paragraph_id")],
+                         separator="_").first().alias("text_id")
+    parts.append(fix.group_by("trial_id").agg(text, *[pl.col(c).first() for c in cols],
+                                              pl.len().cast(pl.Int32).alias("fixation_count")).collect())
+    t = (pl.concat(parts, how="diagonal_relaxed").group_by("trial_id", maintain_order=True)
+         .agg(pl.all().drop_nulls().first()).sort("trial_id"))
+    have = t.columns
+    goal = pl.col("question_preview").cast(pl.Boolean)
+    practice = (pl.col("practice_trial").cast(pl.Boolean) if "practice_trial" in have
+                else pl.col("article_id").cast(pl.Int64) == 0)
+    derived = [
+        pl.concat_str([pl.col("article_batch"), pl.col("article_id")], separator="_").alias("item_id"),
+        pl.when(goal).then(pl.lit("information_seeking")).when(goal.not_()).then(pl.lit("ordinary"))
+        .alias("reading_goal"),
+        pl.col("repeated_reading_trial").cast(pl.Boolean).alias("repeated_reading"),
+        practice.alias("practice"),
+    ]
+    for c, prefix in (("critical_span_indices", "critical_span"), ("distractor_span_indices", "distractor_span")):
+        if c in have:
+            derived += _spans(c, prefix)
+    t = t.with_columns(derived)
+    for c, dtype in (("question", pl.String), ("selected_answer", pl.String), ("is_correct", pl.Boolean)):
+        t = t.with_columns((pl.col(c) if c in have else pl.lit(None)).cast(dtype).alias(c))
+    first = ["trial_id", "participant_id", "item_id", "text_id", "reading_goal", "question", "selected_answer",
+             "is_correct", "repeated_reading", "practice"]
+    return t.select(first + [c for c in t.columns if c not in first])

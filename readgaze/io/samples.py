@@ -1,0 +1,153 @@
+"""Gaze-sample CSVs (one row per tracker sample) to the canonical ``samples`` table.
+
+Formats seen in the field (shared/data/pymovements_examples, toy_reading_raw, bad_inputs):
+the pymovements toy dataset (tab separated, CRLF, ``-32768.00`` = missing), SB-SAT
+(``time, x_left, y_left, pupil_left``), PoTeC (``time, x, y, pupil_diameter``), EMTeC (2 kHz
+with every integer timestamp written twice), files whose first hundreds of rows have empty
+coordinates (BR-11) and decimal-comma exports (BR-19). Column names, the separator, the missing
+value and the screen geometry are explicit parameters; nothing is guessed from the file name.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from readgaze.errors import ConfigError, ParseError
+
+CHECK_ROWS = 10_000  # rows read eagerly to check that the numeric columns parse
+
+
+@dataclass(frozen=True)
+class ScreenGeometry:
+    """The stimulus screen: resolution (px), physical size (cm), eye-to-screen distance (cm).
+
+    ``origin`` is where the file's pixel (0, 0) lies: ``"upper left"`` (EyeLink, Data Viewer) or
+    ``"center"``; readgaze's canonical pixels are upper-left. Example: the pymovements toy
+    dataset is ``ScreenGeometry(1280, 1024, 38.0, 30.2, 68.0)``, about 40 px per degree.
+    """
+
+    width_px: int
+    height_px: int
+    width_cm: float
+    height_cm: float
+    distance_cm: float
+    origin: str = "upper left"
+
+    def __post_init__(self) -> None:
+        if self.origin not in ("upper left", "center"):
+            raise ConfigError(f"ScreenGeometry.origin: got {self.origin!r}, expected 'upper left' or 'center'")
+        if min(self.width_px, self.height_px, self.width_cm, self.height_cm, self.distance_cm) <= 0:
+            raise ConfigError(f"ScreenGeometry: every size must be positive, got {self}")
+
+    @property
+    def px_per_deg(self) -> float:
+        """Horizontal pixels per degree of visual angle at the screen centre."""
+        cm_per_deg = 2 * self.distance_cm * math.tan(math.radians(0.5))
+        return cm_per_deg * self.width_px / self.width_cm
+
+
+def _sniff_separator(path: Path) -> str:
+    with path.open("rb") as handle:
+        first = handle.readline().decode("utf-8", errors="replace")
+    counts = {sep: first.count(sep) for sep in ("\t", ";", ",")}
+    best = max(counts, key=counts.get)
+    if counts[best] == 0:
+        raise ParseError("cannot tell the separator from the header row; pass separator=", file=path, row=1)
+    return best
+
+
+def _check_numbers(path: Path, separator: str, columns: dict[str, str], decimal_comma: bool) -> None:
+    """Read the first rows as text and fail with a clear message where a number does not parse."""
+    head = pl.read_csv(path, separator=separator, n_rows=CHECK_ROWS, infer_schema=False, quote_char='"',
+                       null_values=[""])
+    missing = [f"{role} column {name!r}" for role, name in columns.items() if name not in head.columns]
+    if missing:
+        raise ParseError(f"missing {', '.join(missing)}; the header has {head.columns}", file=path, row=1)
+    for role, name in columns.items():
+        text = head[name].str.strip_chars()
+        if decimal_comma:
+            text = text.str.replace(",", ".", literal=True)
+        bad = head.with_row_index("_r").filter(text.is_not_null() & text.cast(pl.Float64, strict=False).is_null())
+        if bad.height:
+            value = bad[name][0]
+            hint = " (decimal comma? try separator=';' and decimal_comma=True)" if "," in value else ""
+            raise ParseError(f"{value!r} is not a number{hint}", file=path, row=int(bad["_r"][0]) + 2, column=name)
+
+
+def read_gaze_csv(path: str | Path, *, separator: str | None = None, missing_value: float | None = -32768.0,
+                  time_column: str = "timestamp", x_column: str = "x", y_column: str = "y",
+                  pupil_column: str | None = None, trial_column: str | None = None, trial_id: str | None = None,
+                  eye: str | None = None, screen: ScreenGeometry | None = None,
+                  sampling_rate_hz: float | None = None, decimal_comma: bool = False) -> pl.LazyFrame:
+    """Scan a gaze-sample CSV into canonical samples (lazily).
+
+    Parameters
+    ----------
+    path : str or Path
+        Text file with a header row. CRLF line ends are fine.
+    separator : str, optional
+        Field separator; sniffed from the header row (tab, ``;`` or ``,``) when None.
+    missing_value : float, optional
+        Coordinate value meaning "no gaze" (pymovements toy / EyeLink: ``-32768``); such x or y
+        become null. Empty fields are always null.
+    time_column, x_column, y_column, pupil_column : str
+        Source columns for ``time_ms`` (ms), ``x_px``, ``y_px`` (px) and ``pupil``.
+        SB-SAT: ``time``, ``x_left``, ``y_left``, ``pupil_left``; PoTeC: ``time``, ``x``, ``y``,
+        ``pupil_diameter``; toy dataset: the defaults.
+    trial_column : str, optional
+        Column holding the trial id (cast to String). Else ``trial_id``, else the file stem.
+    eye : {"left", "right"}, optional
+        Written to the ``eye`` column (null when unknown).
+    screen : ScreenGeometry, optional
+        When its origin is ``"center"``, pixels are shifted to the upper-left origin.
+    sampling_rate_hz : float, optional
+        Above 1000 Hz, repeated integer timestamps (EMTeC writes each 2 kHz timestamp twice) are
+        spread by the sample interval: 1002.0, 1002.5, ... within each trial.
+    decimal_comma : bool
+        Parse ``390,6`` as 390.6 (use with ``separator=";"``).
+
+    Returns
+    -------
+    polars.LazyFrame
+        ``trial_id`` (String), ``time_ms``, ``x_px``, ``y_px``, ``pupil`` (Float64, null when
+        missing), ``eye`` (String), plus the file's other columns unchanged.
+
+    Raises
+    ------
+    ParseError
+        A named column is absent, or a value in it is not a number (file, row and column named;
+        a decimal comma gets a hint).
+    """
+    path = Path(path)
+    if eye not in (None, "left", "right"):
+        raise ConfigError(f"eye: got {eye!r}, expected 'left', 'right' or None")
+    separator = separator or _sniff_separator(path)
+    numeric = {"time": time_column, "x": x_column, "y": y_column}
+    if pupil_column:
+        numeric["pupil"] = pupil_column
+    _check_numbers(path, separator, numeric, decimal_comma)
+    frame = pl.scan_csv(path, separator=separator, schema_overrides={c: pl.Float64 for c in numeric.values()},
+                        null_values=[""], decimal_comma=decimal_comma, infer_schema_length=CHECK_ROWS)
+    trial = (pl.col(trial_column).cast(pl.String) if trial_column else pl.lit(trial_id or path.stem, pl.String))
+    coordinate = (lambda c: pl.when(pl.col(c) == missing_value).then(None).otherwise(pl.col(c))) \
+        if missing_value is not None else pl.col
+    shift_x = screen.width_px / 2 if screen is not None and screen.origin == "center" else 0.0
+    shift_y = screen.height_px / 2 if screen is not None and screen.origin == "center" else 0.0
+    out = frame.with_columns(
+        trial_id=trial, time_ms=pl.col(time_column),
+        x_px=coordinate(x_column) + shift_x, y_px=coordinate(y_column) + shift_y,
+        pupil=pl.col(pupil_column) if pupil_column else pl.lit(None, pl.Float64),
+        eye=pl.lit(eye, pl.String),
+    )
+    if sampling_rate_hz and sampling_rate_hz > 1000:
+        new_time = (pl.col("time_ms") != pl.col("time_ms").shift(1)).fill_null(True)
+        out = out.with_columns(_run=new_time.cum_sum().over("trial_id"))
+        repeat = pl.int_range(pl.len()).over("trial_id", "_run")
+        out = out.with_columns(time_ms=pl.col("time_ms") + repeat * (1000.0 / sampling_rate_hz)).drop("_run")
+    first = ["trial_id", "time_ms", "x_px", "y_px", "pupil", "eye"]
+    drop = {c for c in (time_column, x_column, y_column, pupil_column) if c and c not in first}
+    return out.select(first + [c for c in frame.collect_schema().names() if c not in first and c not in drop])

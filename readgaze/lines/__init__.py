@@ -1,0 +1,160 @@
+"""Line assignment: which text line each fixation was aimed at, correcting vertical drift.
+
+One interface for every method. :func:`assign_trial` works on one trial's NumPy arrays;
+:func:`assign_lines` works on canonical ``fixations`` / ``words`` / ``trials`` frames and adds ``line_index``.
+``method=`` is looked up in :data:`METHODS` at the foot of this module, then among the plugins of the entry
+point group ``readgaze.line_assigners`` (e.g. ``dist`` from ``models.dist``; readgaze never imports models).
+
+The 11 classical algorithms follow Carr et al. (2022) and the definitions in their papers; readgaze's own
+code, validated against gold labels on Carr et al.'s 24-trial developer set (``readgaze eval-lines``).
+
+References
+----------
+Carr, J. W., Pescuma, V. N., Furlan, M., Ktori, M., & Crepaldi, D. (2022). Algorithms for the automated
+correction of vertical drift in eye-tracking data. Behavior Research Methods, 54(1), 287-310.
+doi:10.3758/s13428-021-01554-0
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from functools import lru_cache
+from importlib.metadata import entry_points
+
+import numpy as np
+
+from readgaze.errors import ConfigError
+from readgaze.lines._common import check_trial
+from readgaze.lines.attach import attach
+from readgaze.lines.chain import chain
+from readgaze.lines.cluster import cluster
+from readgaze.lines.compare import compare
+from readgaze.lines.merge import merge
+from readgaze.lines.regress import regress
+from readgaze.lines.segment import segment
+from readgaze.lines.slice import slice  # noqa: A004 (the method's published name)
+from readgaze.lines.split import split
+from readgaze.lines.stretch import stretch
+from readgaze.lines.vote import majority, vote
+from readgaze.lines.warp import warp
+
+ENTRY_POINT_GROUP = "readgaze.line_assigners"
+# Layout arrays that assign_lines offers to every method; a method receives them only if it takes them.
+LAYOUT_PARAMS = ("word_xy", "word_line")
+
+
+@lru_cache(maxsize=None)
+def plugins() -> dict[str, object]:
+    """Entry points of the ``readgaze.line_assigners`` group, by name (not yet imported)."""
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def get_method(method: str | Callable) -> Callable:
+    """Return the assigner function for a method name (or the callable itself).
+
+    Raises
+    ------
+    ConfigError
+        If the name is neither in :data:`METHODS` nor a ``readgaze.line_assigners`` plugin, or the plugin
+        fails to import.
+    """
+    if callable(method):
+        return method
+    if method in METHODS:
+        return METHODS[method]
+    if method in plugins():
+        try:
+            return plugins()[method].load()
+        except Exception as e:  # a plugin's import error is the user's configuration problem
+            raise ConfigError(f"line assigner {method!r}: its plugin failed to import ({type(e).__name__}: {e})") from e
+    raise ConfigError(f"line assignment method: got {method!r}, expected one of "
+                      f"{sorted(METHODS) + sorted(plugins())}")
+
+
+def accepted_params(method: str | Callable, params: dict, *, strict: bool = True) -> dict:
+    """The entries of ``params`` that ``method`` takes.
+
+    Layout arrays (``word_xy``, ``word_line``) are dropped silently for methods that do not use them; any
+    other parameter the method does not take raises :class:`ConfigError` when ``strict``.
+    """
+    fn = get_method(method)
+    sig = inspect.signature(fn).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in sig.values()):
+        return dict(params)
+    names = set(sig) - {"xy", "line_y_px"}
+    unknown = [k for k in params if k not in names and k not in LAYOUT_PARAMS]
+    if unknown and strict:
+        raise ConfigError(f"method {getattr(fn, '__name__', method)!r}: got parameter(s) {unknown}, "
+                          f"expected some of {sorted(names)}")
+    return {k: v for k, v in params.items() if k in names}
+
+
+def assign_trial(xy: np.ndarray, line_y_px: np.ndarray, method: str | Callable = "slice", **params) -> np.ndarray:
+    """Assign each fixation of one trial to the text line it was aimed at.
+
+    Parameters
+    ----------
+    xy : ndarray, float, shape (n_fixations, 2)
+        Fixation positions in px (screen origin top left), in temporal order.
+    line_y_px : ndarray, float, shape (n_lines,)
+        Midline of each text line in px, top to bottom (strictly increasing).
+    method : str or callable
+        A name in :data:`METHODS` (``attach``/``nearest``, ``chain``, ``cluster``, ``compare``, ``merge``,
+        ``regress``, ``segment``, ``slice``, ``split``, ``stretch``, ``warp``, ``vote``), a
+        ``readgaze.line_assigners`` plugin name (e.g. ``dist``), or a function with this signature minus
+        ``method``.
+    **params
+        Method parameters (see each method). ``word_xy`` ((n_words, 2) px word centres in reading order) and
+        ``word_line`` ((n_words,) 0-based) are needed by ``warp`` and ``compare`` and ignored by the others.
+
+    Returns
+    -------
+    ndarray, int64, shape (n_fixations,)
+        0-based line index per fixation (every fixation gets a line). A one-line text gives all zeros.
+
+    Raises
+    ------
+    ConfigError
+        Unknown method or parameter, malformed arrays, or ``warp``/``compare`` without ``word_xy``.
+
+    Examples
+    --------
+    >>> assign_trial(np.array([[10.0, 98.0], [50.0, 161.0]]), np.array([100.0, 150.0]), "nearest")
+    array([0, 1])
+    """
+    xy, line_y_px = check_trial(xy, line_y_px)
+    fn = get_method(method)
+    kwargs = accepted_params(fn, params)
+    if len(xy) == 0:
+        return np.zeros(0, dtype=np.int64)
+    if len(line_y_px) == 1:
+        return np.zeros(len(xy), dtype=np.int64)
+    out = np.asarray(fn(xy, line_y_px, **kwargs))
+    if out.shape != (len(xy),):
+        raise ConfigError(f"method {method!r} returned shape {out.shape}, expected ({len(xy)},)")
+    return out.astype(np.int64)
+
+
+from readgaze.lines.frame import assign_lines  # noqa: E402 (uses assign_trial above)
+
+# The method dict (one name per published method; "nearest" is readgaze's name for attach).
+METHODS: dict[str, Callable] = {
+    "attach": attach,
+    "nearest": attach,
+    "chain": chain,
+    "cluster": cluster,
+    "compare": compare,
+    "merge": merge,
+    "regress": regress,
+    "segment": segment,
+    "slice": slice,
+    "split": split,
+    "stretch": stretch,
+    "warp": warp,
+    "vote": vote,
+}
+CLASSICAL = ("attach", "chain", "cluster", "compare", "merge", "regress", "segment", "slice", "split",
+             "stretch", "warp")
+
+__all__ = ["assign_trial", "assign_lines", "get_method", "accepted_params", "majority", "METHODS", "CLASSICAL"]

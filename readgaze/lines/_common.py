@@ -1,0 +1,84 @@
+"""Small helpers shared by the line-assignment algorithms (one trial, NumPy arrays).
+
+Conventions for every algorithm in :mod:`readgaze.lines`: ``xy`` is an ``(n_fixations, 2)`` float array of
+fixation positions in px (screen origin top left, y grows downwards) in temporal order; ``line_y_px`` is the
+``(n_lines,)`` array of line midlines in px, top to bottom; the result is an ``(n_fixations,)`` int64 array
+of 0-based line indices. Nothing here mutates its input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from readgaze.errors import ConfigError
+
+
+def nearest_line(y: np.ndarray, line_y_px: np.ndarray) -> np.ndarray:
+    """Index of the midline nearest to each ``y`` (ties go to the upper line), int64, shape of ``y``."""
+    y = np.asarray(y, dtype=np.float64)
+    return np.abs(y[..., None] - line_y_px).argmin(axis=-1).astype(np.int64)
+
+
+def line_pitch(line_y_px: np.ndarray) -> float:
+    """Mean distance between successive midlines in px (1.0 for a one-line text)."""
+    return float(np.mean(np.diff(line_y_px))) if len(line_y_px) > 1 else 1.0
+
+
+def break_points(mask: np.ndarray) -> np.ndarray:
+    """Start index of every segment of a sequence cut before each saccade where ``mask`` is true.
+
+    ``mask`` has one entry per saccade (``n_fixations - 1``); a true entry at ``i`` starts a new segment at
+    fixation ``i + 1``. Returns the segment starts, int64, beginning with 0.
+    """
+    return np.concatenate([[0], np.flatnonzero(mask) + 1]).astype(np.int64)
+
+
+def segment_ids(starts: np.ndarray, n: int) -> np.ndarray:
+    """Segment number of each of ``n`` fixations given the segment starts (see :func:`break_points`)."""
+    ids = np.zeros(n, dtype=np.int64)
+    ids[starts[1:]] = 1
+    return np.cumsum(ids)
+
+
+def segment_means(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Mean of ``values`` within each segment id (ids 0..k-1, every id present)."""
+    return np.bincount(ids, weights=values) / np.bincount(ids)
+
+
+def chains_to_nearest_line(xy: np.ndarray, line_y_px: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Assign each segment (given by its starts) to the line nearest to the segment's mean y."""
+    ids = segment_ids(starts, len(xy))
+    return nearest_line(segment_means(xy[:, 1], ids), line_y_px)[ids]
+
+
+def check_trial(xy: np.ndarray, line_y_px: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``xy`` as ``(n, 2)`` float64 and ``line_y_px`` as ``(n_lines,)`` float64, or raise ConfigError."""
+    xy = np.asarray(xy, dtype=np.float64)
+    line_y_px = np.asarray(line_y_px, dtype=np.float64).reshape(-1)
+    if xy.ndim != 2 or xy.shape[1] != 2:
+        raise ConfigError(f"xy: got shape {xy.shape}, expected (n_fixations, 2)")
+    if len(line_y_px) == 0:
+        raise ConfigError("line_y_px: got no lines, expected at least one midline")
+    if not np.all(np.isfinite(xy)) or not np.all(np.isfinite(line_y_px)):
+        raise ConfigError("xy/line_y_px: got NaN or infinite values, expected finite pixel positions")
+    if np.any(np.diff(line_y_px) <= 0):
+        raise ConfigError(f"line_y_px: got {line_y_px.tolist()}, expected strictly increasing midlines (top to bottom)")
+    return xy, line_y_px
+
+
+def word_lines(word_xy: np.ndarray | None, word_line: np.ndarray | None, line_y_px: np.ndarray,
+               method: str) -> tuple[np.ndarray, np.ndarray]:
+    """Validate word centres for the methods that use the text (``warp``, ``compare``).
+
+    Returns ``word_xy`` as ``(n_words, 2)`` float64 and the 0-based line of each word (``word_line``, or the
+    line nearest to each word's y when it is not given).
+    """
+    if word_xy is None:
+        raise ConfigError(f"method {method!r} needs the word centres: pass word_xy=(n_words, 2) px in reading order "
+                          "(assign_lines passes them from the words frame)")
+    word_xy = np.asarray(word_xy, dtype=np.float64)
+    if word_xy.ndim != 2 or word_xy.shape[1] != 2 or len(word_xy) == 0:
+        raise ConfigError(f"word_xy: got shape {word_xy.shape}, expected (n_words, 2) with n_words >= 1")
+    if word_line is None:
+        word_line = nearest_line(word_xy[:, 1], line_y_px)
+    return word_xy, np.asarray(word_line, dtype=np.int64)

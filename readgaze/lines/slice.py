@@ -1,0 +1,122 @@
+"""``slice``: grow proto-lines outward from the widest run of fixations (Glandorf & Schroeder 2021).
+
+1. Cut the sequence into runs after every saccade with ``|dx| > x_thresh`` or ``|dy| > y_thresh``.
+2. The run with the widest x extent (last minus first x) seeds proto-line 0.
+3. Grow upward and downward in turn. A run's offset from an edge proto-line is the mean, over the run's
+   fixations, of its y minus the y of the proto-line fixation nearest in x. Offsets with ``|d| < w_thresh``
+   join the edge proto-line; offsets of ``w_thresh <= d < n_thresh`` in the outward direction join the next
+   proto-line out. When nothing joins the next proto-line, it becomes a phantom: one point at the edge
+   line's mean x and its mean y plus one line pitch outward. Stop when a round merges nothing.
+4. Leftover runs join the proto-line (or phantom) with the smallest absolute offset.
+5. While there are more proto-lines than text lines, fold the edge proto-line with fewer fixations into
+   its neighbour (the bottom one on ties).
+6. Proto-lines, top-down, go to lines 0, 1, ...
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from readgaze.lines._common import break_points, line_pitch, segment_ids
+
+
+def _offsets(xy: np.ndarray, ref: np.ndarray, runs: list[np.ndarray]) -> np.ndarray:
+    """Mean y offset of each run from the reference points (nearest reference point in x), shape (len(runs),)."""
+    fix = np.concatenate(runs)
+    run_of = np.repeat(np.arange(len(runs)), [len(r) for r in runs])
+    nearest = np.abs(ref[None, :, 0] - xy[fix, 0][:, None]).argmin(axis=1)
+    dy = xy[fix, 1] - ref[nearest, 1]
+    return np.bincount(run_of, weights=dy) / np.bincount(run_of)
+
+
+def _points(xy: np.ndarray, protos: dict, phantoms: dict, key: int) -> np.ndarray:
+    """Fixation positions of a proto-line, or its phantom point when it has no fixations."""
+    return xy[np.array(protos[key], dtype=np.int64)] if protos[key] else phantoms[key]
+
+
+def _grow(xy: np.ndarray, runs: list[np.ndarray], pitch: float, w_thresh: float, n_thresh: float):
+    """Steps 2-4: seed, grow up and down, place leftovers. Returns ``(protos, phantoms)``."""
+    width = [xy[r[-1], 0] - xy[r[0], 0] for r in runs]
+    protos: dict[int, list[int]] = {0: list(runs.pop(int(np.argmax(width))))}
+    phantoms: dict[int, np.ndarray] = {}
+    while runs:
+        merged = False
+        for edge, direction in ((min(protos), -1), (max(protos), 1)):
+            protos[edge + direction] = []
+            if not runs:
+                break
+            ref = _points(xy, protos, phantoms, edge)
+            d = _offsets(xy, ref, runs)
+            into_edge = np.flatnonzero(np.abs(d) < w_thresh)
+            into_next = np.flatnonzero((d * direction >= w_thresh) & (d * direction < n_thresh))
+            for r in into_edge:
+                protos[edge].extend(runs[r])
+            for r in into_next:
+                protos[edge + direction].extend(runs[r])
+            if len(into_next) == 0:
+                phantoms[edge + direction] = np.array([[ref[:, 0].mean(), ref[:, 1].mean() + pitch * direction]])
+            taken = set(into_edge.tolist()) | set(into_next.tolist())
+            runs = [r for i, r in enumerate(runs) if i not in taken]
+            merged = merged or bool(taken)
+        if not merged:
+            break
+    keys = sorted(protos)
+    for run in runs:
+        d = [abs(_offsets(xy, _points(xy, protos, phantoms, k), [run])[0]) for k in keys]
+        protos[keys[int(np.argmin(d))]].extend(run)
+    return protos
+
+
+def slice(xy: np.ndarray, line_y_px: np.ndarray, *, x_thresh: float = 192.0, y_thresh: float = 32.0,
+          w_thresh: float = 32.0, n_thresh: float = 90.0) -> np.ndarray:  # noqa: A001 (the method's name)
+    """Assign fixations by growing proto-lines of runs outward from the widest run.
+
+    Parameters
+    ----------
+    xy : ndarray, float64, shape (n_fixations, 2)
+        Fixation positions in px, temporal order.
+    line_y_px : ndarray, float64, shape (n_lines,)
+        Line midlines in px, top to bottom; their mean spacing is the pitch of phantom lines.
+    x_thresh, y_thresh : float
+        Saccade amplitudes in px that end a run (defaults 192, 32).
+    w_thresh : float
+        Largest |offset| in px of a run that joins the edge proto-line (default 32).
+    n_thresh : float
+        Offset in px below which an outward run joins the next proto-line (default 90).
+
+    Returns
+    -------
+    ndarray, int64, shape (n_fixations,)
+        0-based line index per fixation. With fewer proto-lines than text lines they take the top lines.
+
+    Notes
+    -----
+    The default thresholds are in px and suit a line pitch of about 64 px (Carr et al.'s data); scale them
+    with the pitch for other layouts.
+
+    References
+    ----------
+    Glandorf, D., & Schroeder, S. (2021). Slice: An algorithm to assign fixations in multi-line texts.
+    Procedia Computer Science, 192, 2971-2979. doi:10.1016/j.procs.2021.09.069.
+
+    Examples
+    --------
+    >>> xy = np.array([[0, 100], [80, 103], [200, 108], [0, 160], [90, 165], [200, 170]], dtype=float)
+    >>> slice(xy, np.array([100.0, 164.0]))
+    array([0, 0, 0, 1, 1, 1])
+    """
+    d = np.abs(np.diff(xy, axis=0))
+    starts = break_points((d[:, 0] > x_thresh) | (d[:, 1] > y_thresh))
+    ids = segment_ids(starts, len(xy))
+    runs = [np.flatnonzero(ids == k) for k in range(len(starts))]
+    protos = _grow(xy, runs, line_pitch(line_y_px), w_thresh, n_thresh)
+    while len(protos) > len(line_y_px):
+        top, bottom = min(protos), max(protos)
+        if len(protos[top]) < len(protos[bottom]):
+            protos[top + 1].extend(protos.pop(top))
+        else:
+            protos[bottom - 1].extend(protos.pop(bottom))
+    out = np.zeros(len(xy), dtype=np.int64)
+    for line, key in enumerate(sorted(protos)):
+        out[np.array(protos[key], dtype=np.int64)] = line
+    return out

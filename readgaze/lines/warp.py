@@ -1,0 +1,110 @@
+"""``warp``: dynamic time warping between the fixation sequence and the words in reading order (Carr et al. 2022).
+
+Each fixation goes to the line that most of the words it is warped onto lie on. The DTW helpers here are
+also used by ``compare``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from readgaze.lines._common import word_lines
+
+
+def dtw_cost_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Accumulated dynamic-time-warping cost between two point sequences, with Euclidean local cost.
+
+    Parameters
+    ----------
+    a : ndarray, float64, shape (n, d)
+    b : ndarray, float64, shape (m, d)
+
+    Returns
+    -------
+    ndarray, float64, shape (n + 1, m + 1)
+        ``D[i, j]`` = cost of the best alignment of ``a[:i]`` with ``b[:j]``; row and column 0 are the
+        boundary (``D[0, 0] = 0``, the rest infinite). ``D[n, m]`` is the DTW distance.
+
+    Notes
+    -----
+    Filled one anti-diagonal at a time (all cells of a diagonal are independent), so the loop runs
+    ``n + m`` times over NumPy vectors; each cell is ``cost + min(up, left, diagonal)`` exactly as in the
+    textbook recursion, so ties are the same as a cell-by-cell loop.
+    """
+    n, m = len(a), len(b)
+    local = np.sqrt(((a[:, None, :] - b[None, :, :]) ** 2).sum(axis=2))
+    acc = np.full((n + 1, m + 1), np.inf)
+    acc[0, 0] = 0.0
+    for s in range(2, n + m + 1):
+        i = np.arange(max(1, s - m), min(n, s - 1) + 1)
+        j = s - i
+        best = np.minimum(np.minimum(acc[i - 1, j], acc[i, j - 1]), acc[i - 1, j - 1])
+        acc[i, j] = local[i - 1, j - 1] + best
+    return acc
+
+
+def dtw_path(acc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Optimal warping path through an accumulated cost matrix from :func:`dtw_cost_matrix`.
+
+    Walks back from the last cell; at each step it moves diagonally, up (previous element of ``a``) or left
+    (previous element of ``b``), whichever cell is cheapest, preferring that order on ties.
+    Returns ``(i, j)``: 0-based index pairs of the path, int64 arrays, from the end back to ``(0, 0)``.
+    """
+    i, j = acc.shape[0] - 1, acc.shape[1] - 1
+    path_i, path_j = [i - 1], [j - 1]
+    while i > 1 or j > 1:
+        moves = (acc[i - 1, j - 1], acc[i - 1, j], acc[i, j - 1])
+        step = int(np.argmin(moves))
+        if step == 0:
+            i, j = i - 1, j - 1
+        elif step == 1:
+            i -= 1
+        else:
+            j -= 1
+        path_i.append(i - 1)
+        path_j.append(j - 1)
+    return np.array(path_i, dtype=np.int64), np.array(path_j, dtype=np.int64)
+
+
+def warp(xy: np.ndarray, line_y_px: np.ndarray, *, word_xy: np.ndarray | None = None,
+         word_line: np.ndarray | None = None) -> np.ndarray:
+    """Assign fixations by warping the fixation sequence onto the sequence of word centres.
+
+    Parameters
+    ----------
+    xy : ndarray, float64, shape (n_fixations, 2)
+        Fixation positions in px, temporal order.
+    line_y_px : ndarray, float64, shape (n_lines,)
+        Line midlines in px, top to bottom.
+    word_xy : ndarray, float64, shape (n_words, 2)
+        Word centres in px, in reading order (required).
+    word_line : ndarray, int, shape (n_words,), optional
+        0-based line of each word (default: the line nearest to the word's y).
+
+    Returns
+    -------
+    ndarray, int64, shape (n_fixations,)
+        0-based line index: the most frequent line among the words mapped to the fixation (the upper line
+        on ties).
+
+    Raises
+    ------
+    ConfigError
+        If ``word_xy`` is missing or malformed.
+
+    References
+    ----------
+    Carr et al. (2022), Behavior Research Methods 54(1), doi:10.3758/s13428-021-01554-0.
+
+    Examples
+    --------
+    >>> words = np.array([[10, 100], [60, 100], [10, 150], [60, 150]], dtype=float)
+    >>> xy = np.array([[12, 130], [55, 131], [8, 133], [62, 134]], dtype=float)
+    >>> warp(xy, np.array([100.0, 150.0]), word_xy=words)
+    array([0, 0, 1, 1])
+    """
+    word_xy, word_line = word_lines(word_xy, word_line, line_y_px, "warp")
+    fix_i, word_j = dtw_path(dtw_cost_matrix(xy, word_xy))
+    votes = np.zeros((len(xy), len(line_y_px)), dtype=np.int64)
+    np.add.at(votes, (fix_i, word_line[word_j]), 1)
+    return votes.argmax(axis=1)

@@ -1,0 +1,279 @@
+"""Per-regime scores of trial-level predictions, aggregated over cross-validation folds.
+
+Protocol (EyeBench, REFERENCE.md §3.3): a metric is computed per (model, regime, fold) on that fold's
+test trials; the table reports its mean ± SEM (standard error, ``std(ddof=1) / sqrt(n_folds)``) over
+folds. The "all" row pools a fold's test trials over the three regimes *before* computing the metric,
+then averages over folds; it is not the mean of the regime rows. Balanced accuracy uses a fixed
+threshold: positive when ``prediction_prob > 0.5`` (a tie counts as negative, as ``argmax`` over two
+classes does). AUROC is undefined on a fold whose regime holds one class only: that cell is skipped,
+counted in ``auroc_folds_skipped`` and left out of the mean.
+
+Multiclass (``goal_question``): ``prediction_prob`` is a ``List(Float64)`` of class probabilities and
+``label`` the class index. Predictions are the argmax; balanced accuracy is the macro recall over the
+classes present; AUROC is the macro one-vs-rest AUROC (sklearn ``multi_class="ovr"``), computed only
+when every class occurs in the fold's trials.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+
+from readgaze.errors import DataError, SchemaError
+from readgaze.splits.assign import REGIMES
+
+ALL = "all"
+REGIME_ORDER = (*REGIMES, ALL)
+METRICS = ("accuracy", "balanced_accuracy", "auroc")
+AGGREGATION = "per-fold metric, mean ± SEM over folds; 'all' pools each fold's test trials over regimes"
+NEEDED = ("label", "prediction_prob", "regime", "fold_index", "trial_id")
+
+
+def evaluate_folds(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | None = "test") -> pl.DataFrame:
+    """Score every (model, regime, fold) cell, plus the pooled regime ``"all"`` per (model, fold).
+
+    Parameters
+    ----------
+    predictions : polars.DataFrame or LazyFrame
+        One row per (model, fold, trial): ``label`` (0/1 Int or Boolean; class index when multiclass),
+        ``prediction_prob`` (Float64 P(positive), or List(Float64) class probabilities), ``regime``
+        (one of ``new_item``, ``new_participant``, ``new_item_participant``), ``fold_index``, ``trial_id``,
+        optional ``model`` (default ``"model"``) and ``split``.
+    split : str or None, default "test"
+        When a ``split`` column exists, only rows of this split are scored.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``model``, ``regime``, ``fold_index``, ``n_trials``, ``n_positive`` (binary; null when
+        multiclass), ``accuracy``, ``balanced_accuracy``, ``auroc`` (Float64, fractions; ``auroc`` null when
+        undefined), ``auroc_skipped`` (Boolean).
+
+    Raises
+    ------
+    SchemaError
+        A needed column is missing or ``prediction_prob`` has another dtype.
+    DataError
+        Null or out-of-range labels or probabilities, an unknown regime, or a trial predicted twice by
+        one model in one fold.
+    """
+    frame = check_predictions(predictions, split)
+    multiclass = isinstance(frame.schema["prediction_prob"], pl.List)
+    pooled = frame.with_columns(pl.lit(ALL).alias("regime"))
+    rows = []
+    for part in pl.concat([frame, pooled]).partition_by("model", "regime", "fold_index", maintain_order=True):
+        labels = part["label"].to_numpy()
+        scores = np.stack(part["prediction_prob"].to_list()) if multiclass else part["prediction_prob"].to_numpy()
+        rows.append({"model": part["model"][0], "regime": part["regime"][0], "fold_index": part["fold_index"][0],
+                     "n_trials": part.height, **_scores(labels, scores, multiclass)})
+    schema = {"model": pl.String, "regime": pl.String, "fold_index": pl.Int32, "n_trials": pl.Int64,
+              "n_positive": pl.Int64, "accuracy": pl.Float64, "balanced_accuracy": pl.Float64,
+              "auroc": pl.Float64, "auroc_skipped": pl.Boolean}
+    order = pl.col("regime").replace_strict({r: i for i, r in enumerate(REGIME_ORDER)}, return_dtype=pl.Int32)
+    return pl.DataFrame(rows, schema=schema).sort("model", order, "fold_index")
+
+
+def evaluate(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | None = "test") -> pl.DataFrame:
+    """Balanced accuracy, accuracy and AUROC per model and regime: mean ± SEM over folds.
+
+    See the module docstring for the protocol and :func:`evaluate_folds` for the input.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per (``model``, ``regime``) with ``regime`` in ``new_item``, ``new_participant``,
+        ``new_item_participant``, ``all``: ``n_folds``, ``n_trials`` (summed over folds), then for each
+        metric ``<metric>_mean`` and ``<metric>_sem`` (Float64 fractions; SEM null with one fold),
+        ``auroc_n_folds`` (folds with an AUROC), ``auroc_folds_skipped`` (folds with one class), and
+        ``aggregation`` (the sentence above, for the record).
+
+    Raises
+    ------
+    SchemaError, DataError
+        As :func:`evaluate_folds`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> predictions = pl.DataFrame({"label": [1, 0, 1, 0], "prediction_prob": [0.9, 0.2, 0.4, 0.3],
+    ...                             "regime": ["new_item"] * 2 + ["new_participant"] * 2,
+    ...                             "fold_index": [0] * 4, "trial_id": ["a", "b", "c", "d"]})
+    >>> evaluate(predictions).select("regime", "balanced_accuracy_mean", "auroc_mean").rows()
+    [('new_item', 1.0, 1.0), ('new_participant', 0.5, 1.0), ('all', 0.75, 1.0)]
+    """
+    per_fold = evaluate_folds(predictions, split=split)
+    aggregates = []
+    for metric in METRICS:
+        values = pl.col(metric).drop_nulls()
+        sem = values.std(ddof=1) / values.count().cast(pl.Float64).sqrt()
+        aggregates += [values.mean().alias(f"{metric}_mean"),
+                       pl.when(values.count() > 1).then(sem).otherwise(None).alias(f"{metric}_sem")]
+    order = pl.col("regime").replace_strict({r: i for i, r in enumerate(REGIME_ORDER)}, return_dtype=pl.Int32)
+    return (per_fold.group_by("model", "regime", maintain_order=True)
+            .agg(pl.len().cast(pl.Int64).alias("n_folds"), pl.col("n_trials").sum().alias("n_trials"), *aggregates,
+                 pl.col("auroc").is_not_null().sum().cast(pl.Int64).alias("auroc_n_folds"),
+                 pl.col("auroc_skipped").sum().cast(pl.Int64).alias("auroc_folds_skipped"))
+            .with_columns(pl.lit(AGGREGATION).alias("aggregation"))
+            .sort("model", order))
+
+
+def check_predictions(predictions: pl.DataFrame | pl.LazyFrame, split: str | None = "test") -> pl.DataFrame:
+    """Validate a predictions frame and return ``model, regime, fold_index, trial_id, label, prediction_prob``.
+
+    Rows of other splits are dropped when a ``split`` column exists; ``model`` defaults to ``"model"``;
+    ``label`` becomes Int64. Raises :class:`SchemaError` / :class:`DataError` as :func:`evaluate_folds`,
+    listing every problem at once (rows are 0-based rows of the frame as given).
+    """
+    frame = predictions.collect() if isinstance(predictions, pl.LazyFrame) else predictions
+    frame = frame.with_row_index("row")  # 0-based row of the frame as given, for messages
+    missing = [c for c in NEEDED if c not in frame.columns]
+    if missing:
+        raise SchemaError(f"predictions lack column(s) {missing}; evaluate needs {list(NEEDED)}")
+    if split is not None and "split" in frame.columns:
+        frame = frame.filter(pl.col("split") == split)
+    if "model" not in frame.columns:
+        frame = frame.with_columns(pl.lit("model").alias("model"))
+    frame = frame.select("model", "regime", pl.col("fold_index").cast(pl.Int32), "trial_id",
+                         pl.col("label").cast(pl.Int64), "prediction_prob", "row")
+    dtype = frame.schema["prediction_prob"]
+    multiclass = isinstance(dtype, pl.List)
+    if not (dtype.is_float() or multiclass and dtype.inner.is_numeric()):
+        raise SchemaError(f"got dtype {dtype}, expected Float64 or List(Float64)", column="prediction_prob")
+    problems = []
+    if frame.height == 0:
+        problems.append("no rows to score" + (f" (split == {split!r})" if "split" in frame.columns else ""))
+    bad = frame.filter(~pl.col("regime").is_in(list(REGIMES)) | pl.col("regime").is_null())
+    if bad.height:
+        problems.append(f"row {bad['row'][0]}: regime {bad['regime'][0]!r}, expected one of {list(REGIMES)}"
+                        f" ({bad.height} rows)")
+    problems += _probability_problems(frame, multiclass)
+    twice = frame.filter(pl.struct("model", "fold_index", "trial_id").is_duplicated())
+    if twice.height:
+        problems.append(f"trial {twice['trial_id'][0]!r} is predicted more than once by model "
+                        f"{twice['model'][0]!r} in fold {twice['fold_index'][0]} ({twice.height} rows)")
+    if problems:
+        raise DataError("predictions: " + "; ".join(problems))
+    return frame.drop("row")
+
+
+def _probability_problems(frame: pl.DataFrame, multiclass: bool) -> list[str]:
+    """Label and probability checks; rows are 0-based frame rows."""
+    problems = []
+    if multiclass:
+        width = frame["prediction_prob"].list.len()
+        n_classes = int(width.max() or 0)
+        total = frame["prediction_prob"].list.sum()
+        bad_label = frame.filter(pl.col("label").is_null() | ~pl.col("label").is_between(0, n_classes - 1))
+        negative_or_nan = pl.col("prediction_prob").list.eval(pl.element().is_nan() | (pl.element() < 0)).list.any()
+        bad_prob = frame.filter((width != n_classes) | ((total - 1.0).abs() > 1e-3) | total.is_null() | negative_or_nan)
+        expected = f"{n_classes} probabilities summing to 1"
+    else:
+        bad_label = frame.filter(pl.col("label").is_null() | ~pl.col("label").is_in([0, 1]))
+        bad_prob = frame.filter(pl.col("prediction_prob").is_null() | pl.col("prediction_prob").is_nan()
+                                | ~pl.col("prediction_prob").is_between(0.0, 1.0))
+        expected = "a probability in [0, 1]"
+    if bad_label.height:
+        problems.append(f"row {bad_label['row'][0]}: label {bad_label['label'][0]!r}, expected a class index "
+                        f"({bad_label.height} rows)")
+    if bad_prob.height:
+        problems.append(f"row {bad_prob['row'][0]}: prediction_prob {bad_prob['prediction_prob'][0]!r}, "
+                        f"expected {expected} ({bad_prob.height} rows)")
+    return problems
+
+
+def _scores(labels: np.ndarray, scores: np.ndarray, multiclass: bool) -> dict:
+    """Accuracy, balanced accuracy and AUROC of one cell (see the module docstring)."""
+    if multiclass:
+        n_classes = scores.shape[1]
+        predicted = scores.argmax(axis=1)
+        defined = np.unique(labels).size == n_classes
+        auroc = (roc_auc_score(labels, scores / scores.sum(axis=1, keepdims=True), multi_class="ovr",
+                               average="macro", labels=np.arange(n_classes)) if defined else None)
+        n_positive = None
+    else:
+        predicted = (scores > 0.5).astype(np.int64)
+        defined = np.unique(labels).size == 2
+        auroc = roc_auc_score(labels, scores) if defined else None
+        n_positive = int(labels.sum())
+    with warnings.catch_warnings():
+        # one class in a cell: sklearn warns "y_pred contains classes not in y_true" and averages the recall
+        # of the classes present, which is what we report
+        warnings.filterwarnings("ignore", message="y_pred contains classes not in y_true")
+        balanced = balanced_accuracy_score(labels, predicted)
+    return {"n_positive": n_positive, "accuracy": float((predicted == labels).mean()),
+            "balanced_accuracy": float(balanced), "auroc": None if auroc is None else float(auroc),
+            "auroc_skipped": not defined}
+
+
+def results_table(evaluation: pl.DataFrame, *, description=None,
+                  metrics: tuple[str, ...] = ("balanced_accuracy", "auroc")) -> str:
+    """Markdown table: one row per (model, metric), one column per regime, cells ``mean ± SEM`` in %.
+
+    Parameters
+    ----------
+    evaluation : polars.DataFrame
+        Output of :func:`evaluate`.
+    description : readgaze.splits.SplitDescription, optional
+        Its ``headline_regimes`` come first (marked "headline") and its notes follow the table.
+    metrics : tuple of str, default ("balanced_accuracy", "auroc")
+        Any of ``accuracy``, ``balanced_accuracy``, ``auroc``.
+
+    Returns
+    -------
+    str
+        The table, a ``trials (folds)`` row per model, and notes on aggregation and skipped AUROC cells.
+    """
+    headline = tuple(description.headline_regimes) if description is not None else ()
+    regimes = [*headline, *[r for r in REGIME_ORDER if r not in headline]]
+    titles = {"new_item": "New item", "new_participant": "New participant",
+              "new_item_participant": "New item & participant", ALL: "All (pooled per fold)"}
+    names = {"accuracy": "Accuracy", "balanced_accuracy": "Balanced accuracy", "auroc": "AUROC"}
+    header = [titles[r] + (" (headline)" if r in headline and len(headline) < len(REGIMES) else "") for r in regimes]
+    lines = ["| Model | Metric | " + " | ".join(header) + " |", "|---|---|" + "---|" * len(regimes)]
+    cells = {(r["model"], r["regime"]): r for r in evaluation.iter_rows(named=True)}
+    for model in evaluation["model"].unique(maintain_order=True):
+        for metric in metrics:
+            values = [_cell(cells.get((model, r)), metric) for r in regimes]
+            lines.append(f"| {model} | {names[metric]} | " + " | ".join(values) + " |")
+        counts = [_count(cells.get((model, r))) for r in regimes]
+        lines.append(f"| {model} | trials (folds) | " + " | ".join(counts) + " |")
+    notes = ["Values are % (mean ± SEM over folds). Each metric is computed per fold and regime; the "
+             "'All' column pools a fold's test trials over the three regimes, then averages over folds "
+             "(it is not the mean of the regime columns). Balanced accuracy uses the fixed threshold 0.5."]
+    skipped = int(evaluation["auroc_folds_skipped"].sum()) if "auroc" in metrics else 0
+    if skipped:
+        notes.append(f"AUROC was undefined (one class) and skipped in {skipped} fold cells; those cells "
+                     f"average fewer folds.")
+    if description is not None:
+        notes += list(description.notes)
+    return "\n".join(lines) + "\n\n" + "\n".join(f"- {note}" for note in notes) + "\n"
+
+
+def _cell(row: dict | None, metric: str) -> str:
+    if row is None or row[f"{metric}_mean"] is None or math.isnan(row[f"{metric}_mean"]):
+        return "–"
+    sem = row[f"{metric}_sem"]
+    return f"{100 * row[f'{metric}_mean']:.1f}" + ("" if sem is None else f" ± {100 * sem:.1f}")
+
+
+def _count(row: dict | None) -> str:
+    return "–" if row is None else f"{row['n_trials']:,} ({row['n_folds']})"
+
+
+def write_results(evaluation: pl.DataFrame, directory: str | Path, *, description=None,
+                  metrics: tuple[str, ...] = ("balanced_accuracy", "auroc"), stem: str = "results") -> dict[str, Path]:
+    """Write ``<stem>.csv`` (the evaluation frame, fractions) and ``<stem>.md`` (:func:`results_table`).
+
+    Returns ``{"csv": path, "markdown": path}``. The directory is created if needed.
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = {"csv": directory / f"{stem}.csv", "markdown": directory / f"{stem}.md"}
+    evaluation.write_csv(paths["csv"])
+    paths["markdown"].write_text(results_table(evaluation, description=description, metrics=metrics), encoding="utf-8")
+    return paths

@@ -1,0 +1,15 @@
+"""Cross-validation splits with the three generalisation regimes of the reading-decoding literature.
+
+Items and participants are each partitioned into K folds (:func:`make_splits`, or the published files
+through :func:`read_fold_files`); :func:`assign_fold` turns fold i into train / validation / test trials
+with the regimes *new item*, *new participant* and *new item & participant* (REFERENCE.md §3.2) and
+checks that nothing leaks; :func:`describe` states what a report must say about them.
+"""
+
+from readgaze.splits.assign import REGIMES, SPLITS, assign_fold, check_leakage
+from readgaze.splits.describe import SplitDescription, describe
+from readgaze.splits.folds import Splits, make_splits, read_fold_files
+from readgaze.splits.published import PUBLISHED_REGIMES, read_fold_trial_ids
+
+__all__ = ["PUBLISHED_REGIMES", "REGIMES", "SPLITS", "SplitDescription", "Splits", "assign_fold",
+           "check_leakage", "describe", "make_splits", "read_fold_files", "read_fold_trial_ids"]

@@ -1,0 +1,99 @@
+"""The robust CSV scanner: separators, nulls, whole-file inference, quoting, decimal commas (BR-11, BR-19)."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+
+from readgaze.errors import ParseError, ReadgazeError
+from readgaze.io.csv import detect_separator, require_numeric, scan_csv
+
+
+def test_br11_empty_first_120_rows_still_float(shared_data):
+    """BR-11: the first 120 rows have empty x/y; default 100-row inference would make them String."""
+    path = shared_data / "bad_inputs" / "BR-11.csv"
+    df = scan_csv(path).collect()
+    assert df.schema["x"] == pl.Float64 and df.schema["y"] == pl.Float64
+    assert df.height == 130
+    assert df["x"].null_count() == 120 and df["y"].null_count() == 120
+    assert df["x"][-1] == 409.5 and df["y"][-1] == 210.0
+    assert df["x"][:120].is_null().all() and df["x"][120:].is_not_null().all()
+
+
+def test_br19_decimal_comma_is_a_clear_error(shared_data):
+    path = shared_data / "bad_inputs" / "BR-19.csv"
+    assert detect_separator(path) == ";"
+    with pytest.raises(ParseError) as e:
+        scan_csv(path)
+    msg = str(e.value)
+    assert msg.startswith("BR-19.csv, row 2, column x: '390,6' is not a number")
+    assert "decimal comma" in msg and "decimal_comma=True" in msg and "';'" in msg
+    assert e.value.row == 2 and e.value.column == "x"
+
+
+def test_br19_decimal_comma_option_parses(shared_data):
+    df = scan_csv(shared_data / "bad_inputs" / "BR-19.csv", decimal_comma=True).collect()
+    assert df.schema["x"] == pl.Float64 and df.schema["y"] == pl.Float64
+    assert df["x"].to_list() == [390.6, 391.1, 397.3]
+    assert df["y"].to_list() == [210.0, 207.5, 212.6]
+    assert df["timestamp_ms"].to_list() == [7742, 7744, 7746]
+
+
+def test_decimal_comma_needs_another_separator(tmp_path):
+    p = tmp_path / "a.csv"
+    p.write_text("x,y\n1,2\n")
+    with pytest.raises(ParseError, match="separator other than"):
+        scan_csv(p, decimal_comma=True)
+
+
+def test_tab_separated_dot_nulls_inf_quotes_bom(tmp_path):
+    p = tmp_path / "report.csv"  # TAB despite .csv, as SB-SAT/EMTeC samples
+    p.write_bytes("\ufeffid\tlabel\tfreq\tskip\n1\t\"however,\"\tinf\tTrue\n2\t\"\"\"Yes,\"\"\"\t.\tFalse\n3\t--\t2.5\t\n"
+                  .encode())
+    assert detect_separator(p) == "\t"
+    df = scan_csv(p).collect()
+    assert df.columns == ["id", "label", "freq", "skip"]
+    assert df["label"].to_list() == ["however,", '"Yes,"', "--"]
+    assert df.schema["freq"] == pl.Float64 and math.isinf(df["freq"][0]) and df["freq"][1] is None
+    assert df["skip"].to_list() == [True, False, None]
+
+
+def test_dot_after_row_100_does_not_break_inference(tmp_path):
+    """OneStop's first '.' sits past the 100-row window (pl.read_csv raises there)."""
+    p = tmp_path / "fix.csv"
+    p.write_text("a,b\n" + "".join(f"{i},{i}\n" for i in range(150)) + "150,.\n")
+    df = scan_csv(p).collect()
+    assert df.schema["b"] == pl.Int64 and df["b"].null_count() == 1 and df.height == 151
+
+
+def test_require_numeric_names_row_column_value(tmp_path):
+    p = tmp_path / "fix.csv"
+    p.write_text("x,y\n1.5,2\n2.5,oops\n")
+    with pytest.raises(ParseError) as e:
+        require_numeric(scan_csv(p), p, ["x", "y"])
+    assert str(e.value) == "fix.csv, row 3, column y: got 'oops', expected a number"
+
+
+def test_all_empty_column_casts_to_number(tmp_path):
+    p = tmp_path / "a.csv"
+    p.write_text("x,y\n1,\n2,\n")
+    df = require_numeric(scan_csv(p), p, ["y"]).collect()
+    assert df.schema["y"] == pl.Float64 and df["y"].null_count() == 2
+
+
+def test_missing_and_empty_files(tmp_path):
+    with pytest.raises(ReadgazeError, match="no such file"):
+        scan_csv(tmp_path / "nope.csv")
+    (tmp_path / "empty.csv").write_text("")
+    with pytest.raises(ParseError, match="empty"):
+        scan_csv(tmp_path / "empty.csv")
+
+
+def test_explicit_schema_skips_inference(tmp_path):
+    p = tmp_path / "a.csv"
+    p.write_text("a,b\n1,x\n2,.\n")
+    df = scan_csv(p, schema={"a": pl.Float64, "b": pl.String}).collect()
+    assert df.schema == pl.Schema({"a": pl.Float64, "b": pl.String})
+    assert df["b"].to_list() == ["x", None]

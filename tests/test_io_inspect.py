@@ -1,0 +1,49 @@
+"""``readgaze inspect`` on the OneStop sample, bad inputs and a dataset folder."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+
+from readgaze.cli import main
+
+
+def _block(out: str, name: str) -> str:
+    return next(b for b in out.split("\n\n") if b.split(":", 1)[0].endswith(name))
+
+
+def test_inspect_onestop_pair(shared_data, capsys):
+    d = shared_data / "onestop_sample"
+    assert main(["inspect", str(d / "fixations.csv"), str(d / "ia.csv")]) == 0
+    out = capsys.readouterr().out
+    fix, ia = _block(out, "fixations.csv"), _block(out, "ia.csv")
+    assert "source onestop" in fix and "participants: 2\n" in fix and "trials: 24\n" in fix
+    assert "fixations: 3,209\n" in fix
+    assert "interest-area id base: 1 (label agreement with ia.csv: base 1 100.0%, base 0 0.0% of 3,208" in fix
+    assert "off-word fixations (word_index null): 1" in fix
+    assert "duplicate keys (trial_id, fixation_index): 0" in fix
+    assert ("nulls per canonical column: trial_id 0, fixation_index 0, start_ms 0, duration_ms 0, x_px 0, "
+            "y_px 0, pupil 3,209, word_index 1") in fix
+    assert "participants: 3\n" in ia and "trials: 36\n" in ia and "words (IA rows): 3,922\n" in ia
+    assert "interest-area id base: 0" in ia and "texts: 12" in ia
+    assert "IA_REGRESSION_IN 1,191" in ia and "IA_SECOND_RUN_DWELL_TIME 2,904" in ia
+
+
+def test_inspect_reports_duplicates_and_errors(shared_data, capsys):
+    b = shared_data / "bad_inputs"
+    assert main(["inspect", str(b / "BR-18.csv"), str(b / "BR-19.csv")]) == 2
+    out = capsys.readouterr().out
+    assert "duplicate keys (trial_id, fixation_index): 2" in _block(out, "BR-18.csv")
+    assert "error: BR-19.csv, row 2, column x: '390,6' is not a number" in out
+    assert "assumed: Data Viewer convention" in _block(out, "BR-18.csv")
+
+
+def test_inspect_plain_table_and_dataset_folder(shared_data, tmp_path, capsys):
+    pl.DataFrame({"trial_id": ["a", "b"]}).write_parquet(tmp_path / "trials.parquet")
+    pl.DataFrame({"trial_id": ["a"] * 3}).write_parquet(tmp_path / "fixations.parquet")
+    (tmp_path / "manifest.json").write_text(json.dumps({"counts": {"trials": 2}}))
+    assert main(["inspect", str(shared_data / "bad_inputs" / "BR-11.csv"), str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "130 rows" in out and "x (Float64)" in out and "x 120, y 120" in out
+    assert "  trials: 2 rows" in out and "  fixations: 3 rows" in out and '"trials": 2' in out

@@ -1,0 +1,86 @@
+"""Line assignment scored against the gold labels of Carr et al.'s 24-trial developer set."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from readgaze.cli import main
+from readgaze.lines import CLASSICAL, assign_trial
+from readgaze.lines.evaluate import score_method
+from readgaze.lines.gold import load_gold
+
+# Pooled accuracy (%) of eyekit 0.7.1 on exactly this folder (its README; attach = nearest midline).
+EYEKIT_DEV = {"attach": 83.70, "chain": 86.70, "cluster": 88.63, "merge": 90.74, "regress": 91.88,
+              "segment": 84.91, "slice": 99.07, "split": 84.82, "stretch": 91.71, "warp": 90.48}
+# compare is not in eyekit: Carr et al.'s own outputs, pooled over all 48 trials (REFERENCE.md (c)); this
+# folder holds 24 of them, so the figure is a looser reference (the other 24 are not available to check).
+CARR_48_COMPARE = 60.74
+
+
+@pytest.fixture(scope="module")
+def gold(shared_data):
+    return load_gold(shared_data / "line_assignment")
+
+
+def test_gold_folder_matches_its_manifest(gold):
+    assert len(gold) == 24
+    assert sum(len(t.xy) for t in gold) == 4743
+    assert sum(int(t.scored.sum()) for t in gold) == 4645
+    assert {t.group for t in gold} == {"adult", "child"}
+
+
+@pytest.mark.parametrize("method", [m for m in CLASSICAL if m != "compare"])
+def test_pooled_accuracy_reproduces_eyekit(gold, method):
+    got = score_method(gold, method)["pooled"]
+    assert got == pytest.approx(EYEKIT_DEV[method], abs=1.0)
+    if method not in ("split", "merge"):       # eyekit's split is randomly started; merge differs on 2 ties
+        assert got == pytest.approx(EYEKIT_DEV[method], abs=0.01)
+
+
+def test_compare_is_near_carrs_figure(gold):
+    got = score_method(gold, "compare")["pooled"]
+    assert got == pytest.approx(59.66, abs=0.01)
+    assert got == pytest.approx(CARR_48_COMPARE, abs=1.5)
+
+
+def test_slice_is_the_best_classical_method_and_vote_matches_eyekits_crowd(gold):
+    slice_score = score_method(gold, "slice")
+    assert slice_score["worst_trial"] > 92.0
+    trio = score_method(gold, "vote", methods=["slice", "cluster", "warp"])["pooled"]
+    assert trio == pytest.approx(93.65, abs=0.01)          # eyekit README: wisdom of crowd (slice, cluster, warp)
+
+
+def test_eval_lines_command_prints_and_writes_json(shared_data, tmp_path, capsys):
+    out = tmp_path / "scores.json"
+    rc = main(["eval-lines", "--data", str(shared_data / "line_assignment"), "--method", "slice,nearest",
+               "--json", str(out)])
+    assert rc == 0
+    table = json.loads(out.read_text())
+    assert list(table) == ["slice", "nearest"]
+    assert set(table["slice"]) == {"pooled", "worst_trial", "median_trial", "ms_per_trial"}
+    assert table["slice"]["pooled"] == pytest.approx(99.07, abs=0.01)
+    assert table["nearest"]["pooled"] == pytest.approx(83.70, abs=0.01)
+    assert "slice" in capsys.readouterr().out
+
+
+@pytest.mark.filterwarnings("ignore:One of the clusters is empty")
+def test_same_lines_as_eyekit_fixation_by_fixation(gold):
+    """Where eyekit is installed, the deterministic methods agree with it on every fixation."""
+    snap = pytest.importorskip("eyekit._snap")
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+    from bench_lines import _Layout
+
+    for method in ("chain", "cluster", "slice", "segment"):
+        for t in gold[:12]:
+            y = np.asarray(getattr(snap, method)(t.xy.copy(), _Layout(t)), dtype=float)
+            theirs = np.abs(y[:, None] - t.line_y_px).argmin(axis=1)
+            ours = assign_trial(t.xy, t.line_y_px, method)
+            if method == "segment":   # eyekit's unstable argsort may order equal saccades differently
+                assert (ours == theirs).mean() > 0.9, (method, t.trial_id)
+            else:
+                np.testing.assert_array_equal(ours, theirs, err_msg=f"{method} {t.trial_id}")

@@ -1,0 +1,44 @@
+"""`readgaze prep dataviewer` and `readgaze prep asc` on small real/bad inputs."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+
+from readgaze.cli import main
+
+
+def test_dataviewer_pair_with_mixed_id_bases(shared_data, tmp_path):
+    d = shared_data / "bad_inputs"
+    out = tmp_path / "dv"
+    assert main(["prep", "dataviewer", "--fixation-report", str(d / "BR-27_fix.csv"), "--ia-report",
+                 str(d / "BR-27_ia.csv"), "--out", str(out), "--screen-px", "1280x1024", "--quiet"]) == 0
+    words = pl.read_parquet(out / "words.parquet")
+    fx = pl.read_parquet(out / "fixations.parquet")
+    # fixation 2 lies on howl,'s left edge (x = 230); the en-dash IA keeps 0 fixations
+    assert [words["word"][i] for i in fx["word_index"]] == ["Wolves", "howl,", "loudly."]
+    wm = pl.read_parquet(out / "word_measures.parquet")
+    assert wm["fixation_count"].to_list() == [1, 1, 0, 1]
+    assert wm["first_fixation_duration_ms"].to_list() == [200.0, 180.0, None, 210.0]
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["config"]["screen_px"] == [1280.0, 1024.0]
+    assert m["word_features"]["frequency_zipf"].startswith("computed")
+    assert words.filter(pl.col("word") == "Wolves")["frequency_zipf"][0] > 2.0
+
+
+def test_asc_recordings_with_an_aoi_layout(shared_data, tmp_path):
+    a = shared_data / "eyelink_asc"
+    out = tmp_path / "asc"
+    assert main(["prep", "asc", str(a / "eyelink_monocular_example.asc"), str(a / "eyelink_binocular_example.asc"),
+                 "--layout", str(shared_data / "pymovements_examples" / "potec_word_aoi_b0.tsv"),
+                 "--language", "de", "--out", str(out), "--quiet"]) == 0
+    trials = pl.read_parquet(out / "trials.parquet")
+    assert trials["trial_id"].is_unique().all()
+    assert set(trials["participant_id"]) == {"eyelink_monocular_example", "eyelink_binocular_example"}
+    wm = pl.read_parquet(out / "word_measures.parquet")
+    assert wm.height == trials.height * 149  # every word of the PoTeC text, per trial
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["skipped_features"] == {"surprisal_bits": "skipped: no --surprisal-model given"}
+    assert m["rows_in"]["fixations"] == m["rows_out"]["fixations"] + sum(
+        r["count"] for r in m["qc"] if r["table"] == "fixations" and r["action"] == "dropped" and r["step"] == "clean")
