@@ -58,6 +58,11 @@ def _layouts(rng, n_words: np.ndarray):
     return out
 
 
+def _masked(values: np.ndarray, keep: np.ndarray) -> pl.Series:
+    """values where keep, else null (written as `.`)."""
+    return pl.select(pl.when(pl.Series(keep)).then(pl.Series(values))).to_series()
+
+
 def write_reports(folder: Path, scale: float, seed: int = 0) -> tuple[Path, Path]:
     rng = np.random.default_rng(seed)
     sample = pl.read_csv(SAMPLE, null_values=".", infer_schema_length=None)
@@ -113,7 +118,7 @@ def write_reports(folder: Path, scale: float, seed: int = 0) -> tuple[Path, Path
     fx = pl.DataFrame({"_t": trial_of, "CURRENT_FIX_DURATION": dur, "CURRENT_FIX_END": start + dur - 1,
                        "CURRENT_FIX_INDEX": fix_idx,
                        "CURRENT_FIX_INTEREST_AREA_ID": pl.Series(np.where(off, 0, word + 1)).replace(0, None),
-                       "CURRENT_FIX_INTEREST_AREA_LABEL": pl.Series(lab[g]).zip_with(pl.Series(~off), pl.lit(None, pl.String)),
+                       "CURRENT_FIX_INTEREST_AREA_LABEL": _masked(lab[g], ~off),
                        "CURRENT_FIX_START": start, "CURRENT_FIX_X": x, "CURRENT_FIX_Y": y,
                        "NEXT_SAC_AMPLITUDE": np.round(rng.uniform(0.5, 6, total), 2),
                        "NEXT_SAC_DIRECTION": rng.choice(["RIGHT", "LEFT", "UP", "DOWN"], total)})
@@ -125,12 +130,11 @@ def write_reports(folder: Path, scale: float, seed: int = 0) -> tuple[Path, Path
     ia_id = np.arange(len(ia_trial)) - np.repeat(offs, n_words[t_par])
     cnt = np.bincount(g[~off], minlength=len(ia_trial))
     dwell = np.bincount(g[~off], weights=dur[~off], minlength=len(ia_trial)).astype(int)
-    fixated = pl.Series(cnt > 0)
     ling = sample.select(LING)
     ling = ling[np.arange(len(ia_trial)) % ling.height]
 
     def measure(v):
-        return pl.Series(v).zip_with(fixated, pl.lit(None, pl.Int64))
+        return _masked(v, cnt > 0)
 
     ia = pl.DataFrame({"_t": ia_trial, "IA_BOTTOM": box[3], "IA_DWELL_TIME": dwell,
                        "IA_FIRST_FIXATION_DURATION": measure(np.minimum(dwell, 250)),

@@ -5,6 +5,7 @@ quoted labels with commas, empty saccade amplitudes) to ``/tmp/readgaze_bench/fi
 runs each phase in a fresh subprocess and reports wall time and peak RSS (``resource.getrusage``,
 ``ru_maxrss``; includes file pages the process mapped):
 
+* ``baseline`` -- imports only (Python + polars + readgaze), the floor under the other phases;
 * ``infer``  -- :func:`readgaze.io.scan_csv` with whole-file dtype inference (``collect_schema``);
 * ``read``   -- :func:`readgaze.io.read_fixation_report` (inference + numeric checks + duplicate-key
   check), then a streaming group-by per trial (fixation count, total and mean duration, mean x);
@@ -26,15 +27,15 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-import polars as pl
-
 OUT = Path("/tmp/readgaze_bench")
 CSV = OUT / "fixations_1gb.csv"
 WORDS = ["The", "wolf,", '"Yes,"', "howl", "–", "Myslajek", "paw", "prints.", "between", "sees"]
 
 
-def _chunk(rng: np.random.Generator, start_trial: int, n_trials: int, per_trial: int) -> pl.DataFrame:
+def _chunk(rng, start_trial: int, n_trials: int, per_trial: int):
+    import numpy as np
+    import polars as pl
+
     n = n_trials * per_trial
     trial = np.repeat(np.arange(start_trial, start_trial + n_trials), per_trial)
     fix = np.tile(np.arange(1, per_trial + 1), n_trials)
@@ -67,6 +68,8 @@ def _chunk(rng: np.random.Generator, start_trial: int, n_trials: int, per_trial:
 
 def write_csv(gb: float) -> tuple[int, int]:
     """Write the synthetic report in chunks; returns (bytes, rows)."""
+    import numpy as np
+
     OUT.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)
     target, rows, trial = gb * 1e9, 0, 0
@@ -79,7 +82,9 @@ def write_csv(gb: float) -> tuple[int, int]:
     return CSV.stat().st_size, rows
 
 
-def _aggregate(lf: pl.LazyFrame) -> pl.DataFrame:
+def _aggregate(lf):
+    import polars as pl
+
     return (lf.group_by("trial_id")
             .agg(pl.len().alias("fixation_count"), pl.col("duration_ms").sum().alias("total_ms"),
                  pl.col("duration_ms").mean().alias("mean_ms"), pl.col("x_px").mean().alias("mean_x_px"),
@@ -88,10 +93,15 @@ def _aggregate(lf: pl.LazyFrame) -> pl.DataFrame:
 
 
 def phase(name: str) -> dict:
+    import numpy as np
+    import polars as pl
+
     from readgaze.io import read_fixation_report, scan_csv
 
     t0 = time.perf_counter()
-    if name == "infer":
+    if name == "baseline":  # imports only: the floor under every other phase
+        result = {}
+    elif name == "infer":
         schema = scan_csv(CSV).collect_schema()
         result = {"columns": len(schema), "ia_id_dtype": str(schema["CURRENT_FIX_INTEREST_AREA_ID"])}
     elif name == "read":
@@ -115,15 +125,21 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the CSV for a rerun")
     ap.add_argument("--phase", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.phase:
-        print(json.dumps(phase(args.phase)))
-        return
-    if not (args.keep and CSV.exists()):
+    if args.phase == "write":
         t0 = time.perf_counter()
         size, rows = write_csv(args.gb)
         print(f"wrote {CSV}: {size / 1e9:.2f} GB, {rows:,} rows in {time.perf_counter() - t0:.0f} s")
-    print(f"file: {CSV.stat().st_size / 1e9:.2f} GB; polars {pl.__version__}; {os.cpu_count()} CPUs")
-    for name in ("infer", "read", "schema"):
+        return
+    if args.phase:
+        print(json.dumps(phase(args.phase)))
+        return
+    # every phase runs in a fresh process started from this lean parent: Linux keeps ru_maxrss across
+    # exec, so a parent that had built the CSV would inflate the children's peaks
+    if not (args.keep and CSV.exists()):
+        print(subprocess.run([sys.executable, __file__, "--phase", "write", "--gb", str(args.gb)],
+                             capture_output=True, text=True, check=True).stdout.strip())
+    print(f"file: {CSV.stat().st_size / 1e9:.2f} GB; {os.cpu_count()} CPUs")
+    for name in ("baseline", "infer", "read", "schema"):
         out = subprocess.run([sys.executable, __file__, "--phase", name], capture_output=True, text=True,
                              check=True).stdout
         print(out.strip())

@@ -17,13 +17,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from models.dist import DEFAULT_VOTERS, DISTAssigner, collate, prepare
+from models.dist import DEFAULT_VOTERS, DISTAssigner, collate, crop, prepare
 from readgaze.simulate import simulate_line_trials
 
 
 def make_set(n_trials: int, seed: int, voters) -> list:
     trials = simulate_line_trials(n_trials, seed=seed)
-    return [prepare(t.xy, t.line_y_px, voters, t.true_line) for t in trials]
+    return [prepare(t.xy, t.line_y_px, voters, t.true_line, t.word_xy, t.word_line) for t in trials]
 
 
 def accuracy(model: nn.Module, data: list, batch_size: int = 32) -> float:
@@ -40,7 +40,8 @@ def accuracy(model: nn.Module, data: list, batch_size: int = 32) -> float:
     return hit / max(total, 1)
 
 
-def train_member(train: list, val: list, seed: int, steps: int, batch_size: int, lr: float, config: dict):
+def train_member(train: list, val: list, seed: int, steps: int, batch_size: int, lr: float, config: dict,
+                 window: int):
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     model = DISTAssigner(**config)
@@ -49,7 +50,7 @@ def train_member(train: list, val: list, seed: int, steps: int, batch_size: int,
     loss_fn = nn.CrossEntropyLoss(ignore_index=-100)
     t0 = time.time()
     for step in range(steps):
-        batch = collate([train[i] for i in rng.choice(len(train), batch_size, replace=False)])
+        batch = collate([crop(train[i], window, rng) for i in rng.choice(len(train), batch_size, replace=False)])
         logits = model(batch)
         loss = loss_fn(logits.reshape(-1, logits.shape[-1]).clamp_min(-1e4), batch.target.reshape(-1))
         opt.zero_grad()
@@ -74,16 +75,24 @@ def main(argv=None) -> None:
     p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--d-model", type=int, default=64)
     p.add_argument("--layers", type=int, default=3)
+    p.add_argument("--window", type=int, default=192, help="training crops windows of this many fixations")
+    p.add_argument("--dropout", type=float, default=0.0)
+    p.add_argument("--cache", type=Path, default=None, help="reuse the prepared simulated trials from this file")
     p.add_argument("--no-votes", action="store_true", help="train without the classical votes input")
     args = p.parse_args(argv)
     torch.set_num_threads(max(torch.get_num_threads(), 1))
     voters = () if args.no_votes else DEFAULT_VOTERS
     t0 = time.time()
-    train = make_set(args.n_train, seed=1, voters=voters)
-    val = make_set(args.n_val, seed=2, voters=voters)
+    if args.cache is not None and args.cache.exists():
+        train, val = torch.load(args.cache, weights_only=False)
+    else:
+        train = make_set(args.n_train, seed=1, voters=voters)
+        val = make_set(args.n_val, seed=2, voters=voters)
+        if args.cache is not None:
+            torch.save((train, val), args.cache)
     print(f"simulated + prepared {len(train)} train / {len(val)} val trials in {time.time() - t0:.0f}s")
-    config = dict(d_model=args.d_model, n_heads=4, n_layers=args.layers, n_voters=len(voters), dropout=0.1)
-    members = [train_member(train, val, seed, args.steps, args.batch_size, args.lr, config)
+    config = dict(d_model=args.d_model, n_heads=4, n_layers=args.layers, n_voters=len(voters), dropout=args.dropout)
+    members = [train_member(train, val, seed, args.steps, args.batch_size, args.lr, config, args.window)
                for seed in range(args.members)]
     for i, m in enumerate(members):
         print(f"member {i}: simulated val accuracy {100 * accuracy(m, val):.2f}%")

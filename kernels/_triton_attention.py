@@ -7,6 +7,8 @@ skipped wholesale. It stores the output and the log-sum-exp of each row (base 2;
 Backward recomputes the probabilities from the log-sum-exp (FlashAttention-2): one kernel for dQ (a loop over the
 query block's key tiles) and one for dK, dV (a loop over query blocks, skipping blocks whose band misses the key
 tile). No ``n_fix x n_tok`` tensor exists anywhere. Softmax statistics and accumulators are float32.
+Dropout multiplies the probabilities by a keep mask drawn with ``tl.rand`` (Philox) from one seed and the element's
+(batch*head, query, token) index, so the two backward kernels regenerate the forward's mask instead of storing it.
 
 Reference: Dao, T. (2023). FlashAttention-2. arXiv:2307.08691. The band bounds per query block are computed once in
 PyTorch (:func:`_band_bounds`) and shared by the three kernels.
@@ -23,6 +25,8 @@ import triton.language as tl
 from kernels._dispatch import interpreter_enabled
 
 LOG2_E = 1.4426950408889634
+# Fused multiply-add on, stated rather than left to Triton 3.9's default (which warns that it will flip in 3.10)
+LAUNCH = {"enable_fp_fusion": True}
 
 
 @triton.jit
@@ -47,11 +51,20 @@ def _scores(q, k, cols, row_start, row_end, KPM_ROW, N, qk_scale, HAS_KPM: tl.co
 
 
 @triton.jit
+def _dropout_scale(x, seed, pid_bh, rows, cols, M, N, dropout_p):
+    """``x`` times the dropout mask over ``1 - p``: Philox numbers keyed by (batch*head, query, token), so the
+    backward regenerates exactly the mask of the forward."""
+    offsets = (pid_bh * M + rows[:, None]) * N + cols[None, :]
+    keep = tl.rand(seed, offsets) >= dropout_p
+    return tl.where(keep, x / (1.0 - dropout_p), 0.0)
+
+
+@triton.jit
 def _forward_kernel(
     Q, K, V, O, LSE, START, END, BLOCK_LO, BLOCK_HI, KPM,
     sqb, sqh, sqm, sqd, skb, skh, skn, skd, svb, svh, svn, svd, sob, soh, som, sod,
-    H, M, N, D, n_query_blocks, qk_scale,
-    HAS_KPM: tl.constexpr, PRECISION: tl.constexpr,
+    H, M, N, D, n_query_blocks, qk_scale, dropout_p, seed,
+    HAS_KPM: tl.constexpr, HAS_DROPOUT: tl.constexpr, PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
 ):
     pid_m = tl.program_id(0)
@@ -87,6 +100,8 @@ def _forward_kernel(
         p = tl.exp2(s - m_safe[:, None])
         l_i = l_i * alpha + tl.sum(p, 1)
         v = tl.load(v_base + cols[:, None] * svn + offs_d[None, :] * svd, mask=tile_ok, other=0.0)
+        if HAS_DROPOUT:  # the normaliser l_i sums the probabilities before dropout, as softmax-then-dropout does
+            p = _dropout_scale(p, seed, pid_bh, rows, cols, M, N, dropout_p)
         acc = acc * alpha[:, None] + _dot(p.to(v.dtype), v, PRECISION)
         m_i = m_new
     empty = l_i == 0.0
@@ -102,8 +117,8 @@ def _backward_query_kernel(
     Q, K, V, DO, DQ, LSE, DELTA, START, END, BLOCK_LO, BLOCK_HI, KPM,
     sqb, sqh, sqm, sqd, skb, skh, skn, skd, svb, svh, svn, svd,
     sdob, sdoh, sdom, sdod, sdqb, sdqh, sdqm, sdqd,
-    H, M, N, D, n_query_blocks, qk_scale, scale,
-    HAS_KPM: tl.constexpr, PRECISION: tl.constexpr,
+    H, M, N, D, n_query_blocks, qk_scale, scale, dropout_p, seed,
+    HAS_KPM: tl.constexpr, HAS_DROPOUT: tl.constexpr, PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
 ):
     pid_m = tl.program_id(0)
@@ -136,6 +151,8 @@ def _backward_query_kernel(
         s, allowed = _scores(q, k, cols, row_start, row_end, KPM + b * N, N, qk_scale, HAS_KPM, PRECISION)
         p = tl.where(allowed, tl.exp2(s - lse[:, None]), 0.0)
         dp = _dot(do, tl.trans(v), PRECISION)
+        if HAS_DROPOUT:
+            dp = _dropout_scale(dp, seed, pid_bh, rows, cols, M, N, dropout_p)
         ds = p * (dp - delta[:, None])
         dq += _dot(ds.to(k.dtype), k, PRECISION)
     tl.store(DQ + b * sdqb + h * sdqh + rows[:, None] * sdqm + offs_d[None, :] * sdqd,
@@ -146,8 +163,8 @@ def _backward_query_kernel(
 def _backward_key_kernel(
     Q, K, V, DO, DK, DV, LSE, DELTA, START, END, BLOCK_LO, BLOCK_HI, KPM,
     sqb, sqh, sqm, sqd, skb, skh, skn, skd, svb, svh, svn, svd, sdob, sdoh, sdom, sdod,
-    H, M, N, D, n_query_blocks, qk_scale, scale,
-    HAS_KPM: tl.constexpr, PRECISION: tl.constexpr,
+    H, M, N, D, n_query_blocks, qk_scale, scale, dropout_p, seed,
+    HAS_KPM: tl.constexpr, HAS_DROPOUT: tl.constexpr, PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
 ):
     pid_n = tl.program_id(0)
@@ -167,7 +184,7 @@ def _backward_key_kernel(
     for block in range(0, n_query_blocks):
         lo = tl.load(BLOCK_LO + b * n_query_blocks + block)
         hi = tl.load(BLOCK_HI + b * n_query_blocks + block)
-        if (lo < tile_start + BLOCK_N) & (hi > tile_start + 1):  # else no query of the block may see this tile
+        if (lo < tile_start + BLOCK_N) & (hi > tile_start):  # else no query of the block may see this tile
             rows = block * BLOCK_M + offs_m
             row_ok = rows < M
             qd_ok = row_ok[:, None] & d_ok[None, :]
@@ -180,8 +197,14 @@ def _backward_key_kernel(
             row_end = tl.load(END + b * M + rows, mask=row_ok, other=0)
             s, allowed = _scores(q, k, cols, row_start, row_end, KPM + b * N, N, qk_scale, HAS_KPM, PRECISION)
             p = tl.where(allowed, tl.exp2(s - lse[:, None]), 0.0)
-            dv += _dot(tl.trans(p.to(do.dtype)), do, PRECISION)
+            if HAS_DROPOUT:
+                dv += _dot(tl.trans(_dropout_scale(p, seed, pid_bh, rows, cols, M, N, dropout_p).to(do.dtype)), do,
+                           PRECISION)
+            else:
+                dv += _dot(tl.trans(p.to(do.dtype)), do, PRECISION)
             dp = _dot(do, tl.trans(v), PRECISION)
+            if HAS_DROPOUT:
+                dp = _dropout_scale(dp, seed, pid_bh, rows, cols, M, N, dropout_p)
             ds = p * (dp - delta[:, None])
             dk += _dot(tl.trans(ds.to(q.dtype)), q, PRECISION)
     # dK and dV are allocated contiguous (batch, heads, n_tok, d)
@@ -241,7 +264,7 @@ def _precision(dtype: torch.dtype) -> str:
 
 class _CrossAttention(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, k, v, kpm, start, end, lo, hi, n_blocks, scale, blocks):
+    def forward(ctx, q, k, v, kpm, start, end, lo, hi, n_blocks, scale, dropout_p, seed, blocks):
         batch, heads, n_fix, d = q.shape
         n_tok = k.shape[2]
         block_m, block_n, block_d = blocks
@@ -252,11 +275,13 @@ class _CrossAttention(torch.autograd.Function):
         _forward_kernel[(n_blocks, batch * heads)](
             q, k, v, out, lse, start, end, lo, hi, kpm_arg,
             *q.stride(), *k.stride(), *v.stride(), *out.stride(),
-            heads, n_fix, n_tok, d, n_blocks, scale * LOG2_E,
-            HAS_KPM=has_kpm, PRECISION=_precision(q.dtype), BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_D=block_d,
+            heads, n_fix, n_tok, d, n_blocks, scale * LOG2_E, dropout_p, seed,
+            HAS_KPM=has_kpm, HAS_DROPOUT=dropout_p > 0, PRECISION=_precision(q.dtype), BLOCK_M=block_m,
+            BLOCK_N=block_n, BLOCK_D=block_d, **LAUNCH,
         )
         ctx.save_for_backward(q, k, v, out, lse, kpm, start, end, lo, hi)
         ctx.n_blocks, ctx.scale, ctx.blocks = n_blocks, scale, blocks
+        ctx.dropout_p, ctx.seed = dropout_p, seed
         return out
 
     @staticmethod
@@ -270,28 +295,31 @@ class _CrossAttention(torch.autograd.Function):
         grad_k = torch.empty(batch, heads, n_tok, d, dtype=k.dtype, device=k.device)
         grad_v = torch.empty(batch, heads, n_tok, d, dtype=v.dtype, device=v.device)
         has_kpm = kpm is not None
-        common = dict(HAS_KPM=has_kpm, PRECISION=_precision(q.dtype), BLOCK_M=block_m, BLOCK_N=block_n,
-                      BLOCK_D=block_d)
+        common = dict(HAS_KPM=has_kpm, HAS_DROPOUT=ctx.dropout_p > 0, PRECISION=_precision(q.dtype), BLOCK_M=block_m,
+                      BLOCK_N=block_n, BLOCK_D=block_d)
         kpm_arg = kpm if has_kpm else start
         qk_scale = ctx.scale * LOG2_E
         _backward_query_kernel[(ctx.n_blocks, batch * heads)](
             q, k, v, grad_out, grad_q, lse, delta, start, end, lo, hi, kpm_arg,
             *q.stride(), *k.stride(), *v.stride(), *grad_out.stride(), *grad_q.stride(),
-            heads, n_fix, n_tok, d, ctx.n_blocks, qk_scale, ctx.scale, **common,
+            heads, n_fix, n_tok, d, ctx.n_blocks, qk_scale, ctx.scale, ctx.dropout_p, ctx.seed, **common, **LAUNCH,
         )
         _backward_key_kernel[(triton.cdiv(n_tok, block_n), batch * heads)](
             q, k, v, grad_out, grad_k, grad_v, lse, delta, start, end, lo, hi, kpm_arg,
             *q.stride(), *k.stride(), *v.stride(), *grad_out.stride(),
-            heads, n_fix, n_tok, d, ctx.n_blocks, qk_scale, ctx.scale, **common,
+            heads, n_fix, n_tok, d, ctx.n_blocks, qk_scale, ctx.scale, ctx.dropout_p, ctx.seed, **common, **LAUNCH,
         )
-        return grad_q, grad_k, grad_v, None, None, None, None, None, None, None, None
+        return grad_q, grad_k, grad_v, None, None, None, None, None, None, None, None, None, None
 
 
-def triton_cross_attention(q, k, v, key_padding_mask, allowed, scale, blocks=None):
+def triton_cross_attention(q, k, v, key_padding_mask, allowed, scale, dropout_p=0.0, seed=None, blocks=None):
     """Run the Triton kernels; same contract as :func:`kernels.cross_attention` (inputs already checked).
 
+    ``seed``: the dropout seed; default drawn from torch's CPU generator (so ``torch.manual_seed`` reproduces a run).
     ``blocks``: optional ``(BLOCK_M, BLOCK_N, BLOCK_D)`` override, for tests.
     """
+    if dropout_p > 0 and seed is None:
+        seed = int(torch.randint(0, 2**31 - 1, ()).item())
     batch, _, n_fix, d = q.shape
     n_tok = k.shape[2]
     if n_fix == 0 or n_tok == 0 or batch == 0 or q.shape[1] == 0:
@@ -299,4 +327,24 @@ def triton_cross_attention(q, k, v, key_padding_mask, allowed, scale, blocks=Non
     blocks = blocks or _block_sizes(d, q.device)
     start, end, lo, hi, n_blocks = _band_bounds(key_padding_mask, allowed, batch, n_fix, n_tok, blocks[0], q.device)
     kpm = key_padding_mask.to(torch.int8).contiguous() if key_padding_mask is not None else None
-    return _CrossAttention.apply(q, k, v, kpm, start, end, lo, hi, n_blocks, float(scale), blocks)
+    return _CrossAttention.apply(q, k, v, kpm, start, end, lo, hi, n_blocks, float(scale), float(dropout_p),
+                                 seed or 0, blocks)
+
+
+@triton.jit
+def _keep_mask_kernel(OUT, seed, M, N, dropout_p, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    pid_bh = tl.program_id(2)
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    kept = _dropout_scale(tl.full([BLOCK_M, BLOCK_N], 1.0 - dropout_p, tl.float32), seed, pid_bh, rows, cols, M, N,
+                          dropout_p)
+    inside = (rows < M)[:, None] & (cols < N)[None, :]
+    tl.store(OUT + (pid_bh * M + rows[:, None]) * N + cols[None, :], kept, mask=inside)
+
+
+def dropout_keep_mask(batch, heads, n_fix, n_tok, dropout_p, seed, device):
+    """The dropout mask the kernels draw for ``seed``: dense float ``(batch, heads, n_fix, n_tok)`` of 0/1 (tests)."""
+    out = torch.empty(batch, heads, n_fix, n_tok, dtype=torch.float32, device=device)
+    grid = (triton.cdiv(n_fix, 16), triton.cdiv(n_tok, 16), batch * heads)
+    _keep_mask_kernel[grid](out, seed, n_fix, n_tok, float(dropout_p), BLOCK_M=16, BLOCK_N=16, **LAUNCH)
+    return out

@@ -15,6 +15,7 @@ import triton
 import triton.language as tl
 
 from kernels._dispatch import interpreter_enabled
+from kernels._triton_attention import LAUNCH
 
 _REDUCE_CODE = {"sum": 0, "mean": 1, "max": 2}
 
@@ -121,7 +122,7 @@ class _SegmentPool(torch.autograd.Function):
         grid = (triton.cdiv(n_segments, block_s), batch, triton.cdiv(d, block_d))
         _pool_forward_kernel[grid](
             values, ids, out, count, ties, n, n_segments, d, *values.stride(),
-            REDUCE=_REDUCE_CODE[reduce], BLOCK_S=block_s, BLOCK_N=block_n, BLOCK_D=block_d,
+            REDUCE=_REDUCE_CODE[reduce], BLOCK_S=block_s, BLOCK_N=block_n, BLOCK_D=block_d, **LAUNCH,
         )
         ctx.save_for_backward(values, ids, out, count, ties)
         ctx.reduce = reduce
@@ -138,7 +139,7 @@ class _SegmentPool(torch.autograd.Function):
         _pool_backward_kernel[grid](
             grad_out, values, ids, out, count, ties, grad_values, n, n_segments, d,
             *values.stride(), *grad_out.stride(),
-            REDUCE=_REDUCE_CODE[ctx.reduce], BLOCK_N=block_n, BLOCK_D=block_d,
+            REDUCE=_REDUCE_CODE[ctx.reduce], BLOCK_N=block_n, BLOCK_D=block_d, **LAUNCH,
         )
         return grad_values, None, None, None
 

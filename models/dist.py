@@ -43,7 +43,10 @@ from kernels import cross_attention
 
 N_FIXATION_FEATURES = 10
 N_LINE_FEATURES = 5
-DEFAULT_VOTERS = ("slice", "warp", "cluster", "merge", "chain", "segment")
+DEFAULT_VOTERS = ("slice", "warp", "stretch", "regress", "cluster", "chain", "segment", "attach")
+# Carr et al.'s pixel thresholds were set for a 64-px line pitch; the votes scale them to the trial's pitch.
+_PITCH_SCALED = {"slice": {"x_thresh": 3.0, "y_thresh": 0.5, "w_thresh": 0.5, "n_thresh": 90 / 64},
+                 "chain": {"x_thresh": 3.0, "y_thresh": 0.5}}
 WEIGHTS = Path(__file__).with_name("weights") / "dist.pt"
 
 
@@ -58,6 +61,7 @@ class LineBatch:
     line_features     : float32 (B, L, 5), padding 0
     line_mask         : bool (B, L), True = real line
     votes             : float32 (B, F, L, M) one-hot line chosen by each method, padding 0
+    position          : int64 (B, F) index of the fixation in its whole trial (training crops windows)
     target            : int64 (B, F) gold line, -100 = padding / unknown
     """
 
@@ -66,6 +70,7 @@ class LineBatch:
     line_features: Tensor
     line_mask: Tensor
     votes: Tensor
+    position: Tensor
     target: Tensor = field(default=None)
 
 
@@ -100,18 +105,43 @@ def trial_features(xy: np.ndarray, line_y_px: np.ndarray) -> tuple[np.ndarray, n
     return fix.astype(np.float32), lines.astype(np.float32)
 
 
-def classical_votes(xy: np.ndarray, line_y_px: np.ndarray, methods=DEFAULT_VOTERS) -> np.ndarray:
-    """Line chosen by each classical method, shape (n, len(methods)), int64 (``readgaze.lines.assign_trial``)."""
+def classical_votes(xy: np.ndarray, line_y_px: np.ndarray, methods=DEFAULT_VOTERS, word_xy=None,
+                    word_line=None) -> np.ndarray:
+    """Line chosen by each classical method, shape (n, len(methods)), int64 (``readgaze.lines.assign_trial``).
+
+    ``slice`` and ``chain`` get Carr et al.'s thresholds scaled from a 64-px pitch to the trial's pitch (so they
+    are the published defaults on Carr's layout). ``warp`` needs ``word_xy``/``word_line`` (word centres in
+    reading order); without them it votes like ``attach``.
+    """
     from readgaze.lines import assign_trial
 
+    xy = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
+    line_y = np.asarray(line_y_px, dtype=np.float64)
     if len(methods) == 0 or len(xy) == 0:
         return np.zeros((len(xy), len(methods)), dtype=np.int64)
-    return np.stack([np.asarray(assign_trial(np.asarray(xy, float), np.asarray(line_y_px, float), method=m))
-                     for m in methods], axis=1).astype(np.int64)
+    pitch = float(np.median(np.diff(line_y))) if len(line_y) > 1 else 64.0
+    votes = []
+    for m in methods:
+        params = {k: v * pitch for k, v in _PITCH_SCALED.get(m, {}).items()}
+        if m in ("warp", "compare"):
+            if word_xy is None:
+                m = "attach"
+            else:
+                params.update(word_xy=np.asarray(word_xy, float), word_line=np.asarray(word_line))
+        votes.append(np.asarray(assign_trial(xy, line_y, method=m, **params)))
+    return np.stack(votes, axis=1).astype(np.int64)
 
 
-def collate(trials: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]]) -> LineBatch:
-    """Pad ``[(fixation_features, line_features, votes, target or None), ...]`` into a :class:`LineBatch`."""
+def crop(trial: tuple, max_len: int, rng: np.random.Generator) -> tuple:
+    """A random window of at most ``max_len`` consecutive fixations of a prepared trial (for training)."""
+    fix, lines, votes, target = trial[:4]
+    start = int(rng.integers(0, max(len(fix) - max_len, 0) + 1))
+    window = slice(start, start + max_len)
+    return fix[window], lines, votes[window], None if target is None else target[window], start
+
+
+def collate(trials: list[tuple]) -> LineBatch:
+    """Pad ``[(fixation_features, line_features, votes, target or None[, start]), ...]`` into a LineBatch."""
     b = len(trials)
     f_max = max(max(len(t[0]) for t in trials), 1)
     l_max = max(len(t[1]) for t in trials)
@@ -122,8 +152,10 @@ def collate(trials: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | 
     lm = torch.zeros(b, l_max, dtype=torch.bool)
     votes = torch.zeros(b, f_max, l_max, m)
     target = torch.full((b, f_max), -100, dtype=torch.long)
-    for i, (f, lin, v, y) in enumerate(trials):
+    position = torch.zeros(b, f_max, dtype=torch.long)
+    for i, (f, lin, v, y, *start) in enumerate(trials):
         n, k = len(f), len(lin)
+        position[i, :n] = torch.arange(n) + (start[0] if start else 0)
         fx[i, :n] = torch.from_numpy(f)
         fm[i, :n] = True
         lf[i, :k] = torch.from_numpy(lin)
@@ -133,7 +165,7 @@ def collate(trials: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | 
             votes[i, torch.arange(n)[:, None], vv, torch.arange(m)[None, :]] = 1.0
         if y is not None:
             target[i, :n] = torch.from_numpy(np.asarray(y, dtype=np.int64))
-    return LineBatch(fx, fm, lf, lm, votes, target)
+    return LineBatch(fx, fm, lf, lm, votes, position, target)
 
 
 class FusionLayer(nn.Module):
@@ -206,8 +238,7 @@ class DISTAssigner(nn.Module):
 
     def forward(self, batch: LineBatch) -> Tensor:
         """Return line logits (B, F, L), float32; padded lines get -inf."""
-        f = batch.fixation_features.shape[1]
-        h = self.fix_in(batch.fixation_features) + _sinusoid(f, self.d_model, batch.fixation_features.device)
+        h = self.fix_in(batch.fixation_features) + _sinusoid(batch.position, self.d_model)          # B F D
         lines = self.line_in(batch.line_features)                                       # B L D
         for layer in self.layers:
             h = layer(h, batch.fixation_mask, lines, batch.line_mask)                    # B F D
@@ -218,19 +249,20 @@ class DISTAssigner(nn.Module):
         return logits.masked_fill(~batch.line_mask[:, None, :], float("-inf"))
 
 
-def _sinusoid(n: int, d: int, device) -> Tensor:
-    pos = torch.arange(n, device=device, dtype=torch.float32)[:, None]
-    freq = torch.exp(torch.arange(0, d, 2, device=device, dtype=torch.float32) * (-math.log(10000.0) / d))
-    pe = torch.zeros(n, d, device=device)
-    pe[:, 0::2] = torch.sin(pos * freq)
-    pe[:, 1::2] = torch.cos(pos * freq)
-    return pe
+def _sinusoid(position: Tensor, d: int) -> Tensor:
+    """Sinusoidal encoding (Vaswani et al. 2017) of integer positions (B, F) -> (B, F, d)."""
+    freq = torch.exp(torch.arange(0, d, 2, device=position.device, dtype=torch.float32) * (-math.log(10000.0) / d))
+    angle = position.float()[..., None] * freq                                                   # B F d/2
+    return torch.stack([angle.sin(), angle.cos()], dim=-1).flatten(-2)
 
 
-def prepare(xy: np.ndarray, line_y_px: np.ndarray, voters=DEFAULT_VOTERS, target=None):
-    """Features, votes and target of one trial, ready for :func:`collate`."""
+def prepare(xy: np.ndarray, line_y_px: np.ndarray, voters=DEFAULT_VOTERS, target=None, word_xy=None,
+            word_line=None):
+    """Features, votes and target (-100 where unknown) of one trial, ready for :func:`collate`."""
     fix, lines = trial_features(xy, line_y_px)
-    votes = classical_votes(xy, line_y_px, voters)
+    votes = classical_votes(xy, line_y_px, voters, word_xy, word_line)
+    if target is not None:
+        target = np.where(np.asarray(target) < 0, -100, np.asarray(target)).astype(np.int64)
     return fix, lines, votes, target
 
 
@@ -259,7 +291,8 @@ def predict_lines(members: list[DISTAssigner], trials: list, batch_size: int = 1
     return out
 
 
-def assign_trial(xy: np.ndarray, line_y_px: np.ndarray, *, weights: str | None = None, **_ignored) -> np.ndarray:
+def assign_trial(xy: np.ndarray, line_y_px: np.ndarray, *, word_xy: np.ndarray | None = None,
+                 word_line: np.ndarray | None = None, weights: str | None = None) -> np.ndarray:
     """Assign each fixation of one trial to a line with the shipped DIST-style ensemble.
 
     The ``readgaze.line_assigners`` entry point ``dist``: same signature as ``readgaze.lines.assign_trial``
@@ -271,6 +304,8 @@ def assign_trial(xy: np.ndarray, line_y_px: np.ndarray, *, weights: str | None =
         Fixation positions in px, in temporal order.
     line_y_px : ndarray, float, shape (n_lines,)
         Midline of each text line in px, top to bottom.
+    word_xy, word_line : ndarray, optional
+        Word centres (n_words, 2) px in reading order and their 0-based lines, for the ``warp`` vote.
     weights : str, optional
         Path of an ensemble file (default: the one shipped in the package).
 
@@ -281,4 +316,4 @@ def assign_trial(xy: np.ndarray, line_y_px: np.ndarray, *, weights: str | None =
     """
     members, voters = load_ensemble(weights)
     with torch.inference_mode():
-        return predict_lines(members, [prepare(xy, line_y_px, voters)])[0].astype(np.int64)
+        return predict_lines(members, [prepare(xy, line_y_px, voters, None, word_xy, word_line)])[0].astype(np.int64)

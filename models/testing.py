@@ -117,9 +117,10 @@ def _layout(text_id: str, rng: np.random.Generator, n_words: int) -> pl.DataFram
 
 
 def _question_spans(rng: np.random.Generator, n_words: int) -> list[tuple[int, int]]:
-    """Three half-open critical spans of 5 words, in three thirds of the paragraph."""
+    """Three half-open critical spans of up to 5 words, one in each third of the paragraph (needs 6+ words)."""
     third = n_words // 3
-    return [(s, s + 5) for s in (int(rng.integers(k * third, (k + 1) * third - 5)) for k in range(3))]
+    length = max(1, min(5, third - 1))
+    return [(s, s + length) for s in (int(rng.integers(k * third, (k + 1) * third - length + 1)) for k in range(3))]
 
 
 def _simulate_trial(rng, text: pl.DataFrame, span, goal, speed, reg_or, reg_is, off_rate) -> dict:

@@ -16,6 +16,7 @@ Rules (verified against Data Viewer on the OneStop sample, REFERENCE.md):
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from readgaze.errors import SchemaError
@@ -38,6 +39,22 @@ def _lines(words: pl.LazyFrame) -> pl.LazyFrame:
             .with_columns(((pl.col("top_px") + pl.col("bottom_px")) / 2).alias("line_y_px")))
 
 
+_OFF = float(1 << 20)  # coordinates are clipped into [-2^20, 2^20) px for the search keys
+_STRIDE = float(1 << 22)
+
+
+def _key(group: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """One sortable float key per (group, coordinate): exact for group ids below 2^31."""
+    return group * _STRIDE + np.clip(value, -_OFF, _OFF - 1) + _OFF
+
+
+def _codes(text_id: pl.Series, texts: pl.Series) -> np.ndarray:
+    """Integer code of each text id in ``texts`` (sorted, unique); -1 when absent or null."""
+    code = text_id.replace_strict(texts, pl.int_range(len(texts), eager=True), default=-1,
+                                  return_dtype=pl.Int64)
+    return code.fill_null(-1).to_numpy()
+
+
 def nearest_line(fixations: pl.LazyFrame, words: pl.LazyFrame, *, margin_lines: float = 0.5) -> pl.LazyFrame:
     """Assign each fixation to the line whose box holds it, else to the nearest line midline.
 
@@ -56,20 +73,31 @@ def nearest_line(fixations: pl.LazyFrame, words: pl.LazyFrame, *, margin_lines: 
     polars.LazyFrame
         ``fixations`` plus ``line_index`` (Int32), row order kept.
     """
-    lines = _lines(words).sort("text_id", "line_y_px").collect()
-    extent = lines.group_by("text_id").agg(
-        pl.col("top_px").min().alias("_text_top"), pl.col("bottom_px").max().alias("_text_bottom"),
-        (pl.col("bottom_px") - pl.col("top_px")).median().alias("_line_h"))
-    fx = fixations.drop("line_index", strict=False).with_row_index("_line_row")
-    fx_sorted = fx.sort("text_id", "y_px").collect()
-    near = fx_sorted.join_asof(lines.select("text_id", "line_y_px", "line_index"), left_on="y_px",
-                               right_on="line_y_px", by="text_id", strategy="nearest",
-                               check_sortedness=False)
-    near = near.join(extent, on="text_id", how="left")
-    inside = ((pl.col("y_px") >= pl.col("_text_top") - margin_lines * pl.col("_line_h"))
-              & (pl.col("y_px") < pl.col("_text_bottom") + margin_lines * pl.col("_line_h")))
-    near = near.with_columns(pl.when(inside).then(pl.col("line_index")).cast(pl.Int32).alias("line_index"))
-    return near.lazy().sort("_line_row").drop("_line_row", "line_y_px", "_text_top", "_text_bottom", "_line_h")
+    lines = _lines(words).collect()
+    texts = lines["text_id"].unique().sort()
+    lines = lines.with_columns(pl.Series("_code", _codes(lines["text_id"], texts))).sort("_code", "top_px")
+    lc, top, bottom = (lines[c].to_numpy().astype(float) for c in ("_code", "top_px", "bottom_px"))
+    mid, line_no = (top + bottom) / 2, lines["line_index"].to_numpy()
+    ext = (lines.group_by("_code").agg(pl.col("top_px").min(), pl.col("bottom_px").max(),
+                                       (pl.col("bottom_px") - pl.col("top_px")).median().alias("h")).sort("_code"))
+    fx = fixations.drop("line_index", strict=False).collect()
+    c = _codes(fx["text_id"], texts).astype(float)
+    y = fx["y_px"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    ok = (c >= 0) & ~np.isnan(y)
+    above = np.searchsorted(_key(lc, top), _key(c, np.nan_to_num(y)), side="right") - 1  # last top <= y
+    below = above + 1
+    a_ok = ok & (above >= 0) & (lc[above.clip(0)] == c)
+    b_ok = ok & (below < len(lc)) & (lc[below.clip(max=len(lc) - 1)] == c)
+    a, b = above.clip(0), below.clip(max=len(lc) - 1)
+    inside = a_ok & (y < bottom[a])
+    pick_b = ~inside & b_ok & (~a_ok | (np.abs(y - mid[b]) < np.abs(y - mid[a])))
+    chosen = np.where(pick_b, b, a)
+    has = inside | pick_b | a_ok
+    ci = c.clip(0).astype(int)
+    e_top, e_bot, e_h = (ext[k].to_numpy().astype(float) for k in ("top_px", "bottom_px", "h"))
+    has &= (y >= e_top[ci] - margin_lines * e_h[ci]) & (y < e_bot[ci] + margin_lines * e_h[ci])
+    line = pl.Series("line_index", np.where(has, line_no[chosen], -1), pl.Int32)
+    return fx.with_columns(pl.when(line >= 0).then(line).alias("line_index")).lazy()
 
 
 def count_overlaps(words: pl.LazyFrame) -> int:
@@ -79,22 +107,28 @@ def count_overlaps(words: pl.LazyFrame) -> int:
 
 
 def _word_on_line(fixations: pl.DataFrame, words: pl.DataFrame) -> pl.DataFrame:
-    """Attach the box on the fixation's line that starts last at or before ``x``, if it holds ``x``."""
-    boxes = (words.select("text_id", "line_index", "left_px", pl.col("right_px").alias("_right"),
-                          pl.col("ia_index").alias("_ia"), pl.col("word_index").alias("_word"))
-             .sort("text_id", "line_index", "left_px", "_ia"))
-    fx = fixations.sort("text_id", "line_index", "x_px")
-    has_line = fx.filter(pl.col("line_index").is_not_null() & pl.col("x_px").is_not_null())
-    no_line = fx.filter(pl.col("line_index").is_null() | pl.col("x_px").is_null())
-    hit = has_line.join_asof(boxes, left_on="x_px", right_on="left_px", by=["text_id", "line_index"],
-                             strategy="backward", check_sortedness=False)
-    inside = pl.col("x_px") < pl.col("_right")
-    hit = hit.with_columns(pl.when(inside).then(pl.col("_word")).alias("word_index"),
-                           pl.when(inside).then(pl.col("_ia")).alias("ia_index"))
-    hit = hit.drop("left_px", "_right", "_ia", "_word")
-    no_line = no_line.with_columns(pl.lit(None, pl.Int32).alias("word_index"),
-                                   pl.lit(None, pl.Int32).alias("ia_index"))
-    return pl.concat([hit, no_line], how="vertical_relaxed")
+    """Attach the box on the fixation's line that starts last at or before ``x``, if it holds ``x``.
+
+    Among boxes starting at the same ``left_px`` the one with the higher ``ia_index`` is taken.
+    """
+    texts = words["text_id"].unique().sort()
+    n_lines = float(words["line_index"].max() + 1)
+    boxes = words.with_columns(pl.Series("_code", _codes(words["text_id"], texts))).sort(
+        "_code", "line_index", "left_px", "ia_index")
+    bg = boxes["_code"].to_numpy() * n_lines + boxes["line_index"].to_numpy()
+    left, right = boxes["left_px"].to_numpy(), boxes["right_px"].to_numpy()
+    c = _codes(fixations["text_id"], texts)
+    line = fixations["line_index"].fill_null(-1).to_numpy()
+    x = fixations["x_px"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    ok = (c >= 0) & (line >= 0) & ~np.isnan(x)
+    fg = c * n_lines + line
+    j = np.searchsorted(_key(bg, left), _key(fg, np.nan_to_num(x)), side="right") - 1
+    jj = j.clip(0)
+    hit = ok & (j >= 0) & (bg[jj] == fg) & (x < right[jj])
+    word = pl.Series("word_index", np.where(hit, boxes["word_index"].to_numpy()[jj], -1), pl.Int32)
+    ia = pl.Series("ia_index", np.where(hit, boxes["ia_index"].to_numpy()[jj], -1), pl.Int32)
+    return fixations.with_columns(pl.when(word >= 0).then(word).alias("word_index"),
+                                  pl.when(ia >= 0).then(ia).alias("ia_index"))
 
 
 def align_words(fixations, words, trials, *, line_assigner: str = "nearest",
@@ -163,7 +197,9 @@ def align_words(fixations, words, trials, *, line_assigner: str = "nearest",
         qc.extend(line_qc)
         lined = lined.lazy()
     df = lined.collect()
-    out = _word_on_line(df, words.collect()).sort("_align_row")
+    out = _word_on_line(df, words.collect())
+    if "_align_row" in out.columns and not out["_align_row"].is_sorted():
+        out = out.sort("_align_row")
     off_text = pl.col("word_index").is_null()
     x, y = pl.col("x_px"), pl.col("y_px")
     off_screen = (x < 0) | (y < 0)

@@ -43,30 +43,48 @@ def _next_greater(values: np.ndarray, end: np.ndarray) -> np.ndarray:
     return np.minimum(cur, end)
 
 
-def scanpath(fixations: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
+def scanpath(fixations: pl.LazyFrame | pl.DataFrame, *, trial_key: str = "trial_id") -> pl.DataFrame:
     """In-word fixations in time order with the helper columns the measures aggregate.
 
     Adds ``prev_word``/``next_word`` (neighbouring scanpath words, null at the trial edges),
-    ``run_start`` (Boolean), ``run_id`` (Int32, per trial), ``prior_max_word`` (highest word fixated
-    before, null for the first), ``max_word`` (highest word so far, this one included),
+    ``run_start`` (Boolean), ``run_id`` (Int64, unique over the frame), ``prior_max_word`` (highest
+    word fixated before, null for the first), ``max_word`` (highest word so far, this one included),
     ``position`` (Int64, global row), ``path_end`` (first later position on a word to the right, or
-    the trial's end) and ``path_duration_ms`` (sum of durations from here to ``path_end``).
+    the trial's end), ``path_duration_ms`` (sum of durations from here to ``path_end``), and per
+    word: ``in_first_run`` (the fixation belongs to the word's first run) and ``in_path`` (it lies
+    in the regression path that starts at the word's first fixation).
+
+    All steps are whole-column operations on the trial-sorted frame (no per-trial windows);
+    ``trial_key`` names the column that identifies a trial (an integer code sorts fastest).
     """
     sp = (fixations.lazy().filter(pl.col("word_index").is_not_null())
-          .with_columns(pl.col("duration_ms").cast(pl.Float64))
-          .sort("trial_id", "fixation_index").collect())
-    w, t = pl.col("word_index"), "trial_id"
-    sp = sp.with_columns(w.shift(1).over(t).alias("prev_word"), w.shift(-1).over(t).alias("next_word"),
-                         w.cum_max().over(t).alias("max_word"),
-                         w.cum_max().shift(1).over(t).alias("prior_max_word"))
-    sp = sp.with_columns((pl.col("prev_word") != w).fill_null(True).alias("run_start"))
-    sp = sp.with_columns(pl.col("run_start").cast(pl.Int32).cum_sum().over(t).alias("run_id"),
-                         pl.int_range(pl.len(), dtype=pl.Int64).alias("position"))
-    trial_end = sp.select(pl.col("position").max().over(t) + 1).to_series().to_numpy()
+          .with_columns(pl.col("duration_ms").cast(pl.Float64), pl.col("word_index").cast(pl.Int64))
+          .sort(trial_key, "fixation_index").collect())
+    w, t = pl.col("word_index"), pl.col(trial_key)
+    sp = sp.with_columns((t != t.shift(1)).fill_null(True).alias("_new_trial"),
+                         (t == t.shift(-1)).fill_null(False).alias("_same_next"))
+    big = 1 << 32  # trial ordinal * big + word: one global cum_max gives the per-trial running max
+    sp = sp.with_columns(pl.col("_new_trial").cum_sum().cast(pl.Int64).alias("_trial_ord"))
+    sp = sp.with_columns(
+        pl.when(~pl.col("_new_trial")).then(w.shift(1)).alias("prev_word"),
+        pl.when(pl.col("_same_next")).then(w.shift(-1)).alias("next_word"),
+        ((pl.col("_trial_ord") * big + w).cum_max() - pl.col("_trial_ord") * big).alias("max_word"))
+    sp = sp.with_columns(
+        pl.when(~pl.col("_new_trial")).then(pl.col("max_word").shift(1)).alias("prior_max_word"),
+        (pl.col("_new_trial") | (pl.col("prev_word") != w)).fill_null(True).alias("run_start"),
+        pl.int_range(pl.len(), dtype=pl.Int64).alias("position"))
+    sp = sp.with_columns(pl.col("run_start").cum_sum().cast(pl.Int64).alias("run_id"))
+    new_trial = sp["_new_trial"].to_numpy()
+    starts = np.flatnonzero(new_trial)
+    trial_end = np.repeat(np.r_[starts[1:], len(sp)], np.diff(np.r_[starts, len(sp)]))
     end = _next_greater(sp["word_index"].to_numpy(), trial_end)
     cum = np.concatenate([[0.0], np.cumsum(sp["duration_ms"].to_numpy())])
-    return sp.with_columns(pl.Series("path_end", end, pl.Int64),
-                           pl.Series("path_duration_ms", cum[end] - cum[:-1], pl.Float64))
+    sp = sp.with_columns(pl.Series("path_end", end, pl.Int64),
+                         pl.Series("path_duration_ms", cum[end] - cum[:-1], pl.Float64))
+    word = ["_trial_ord", "word_index"]
+    sp = sp.with_columns((pl.col("run_id") == pl.col("run_id").min().over(word)).alias("in_first_run"),
+                         (pl.col("position") < pl.col("path_end").min().over(word)).alias("in_path"))
+    return sp.drop("_new_trial", "_same_next", "_trial_ord").with_columns(pl.col("word_index").cast(pl.Int32))
 
 
 # --- one expression per column (aggregations over one word's scanpath fixations) ------------------
@@ -88,8 +106,7 @@ def first_fixation_duration_ms() -> pl.Expr:
 
 def gaze_duration_ms() -> pl.Expr:
     """Sum over the word's first run (``IA_FIRST_RUN_DWELL_TIME``), skipped-then-fixated words too."""
-    return (pl.col("duration_ms").filter(pl.col("run_id") == pl.col("run_id").first()).sum()
-            .alias("gaze_duration_ms"))
+    return (pl.col("duration_ms") * pl.col("in_first_run")).sum().alias("gaze_duration_ms")
 
 
 def skipped() -> pl.Expr:
@@ -104,7 +121,7 @@ def first_fixation_progressive() -> pl.Expr:
 
 def single_fixation_duration_ms() -> pl.Expr:
     """Duration of the first-pass fixation when first pass holds exactly one fixation, else null."""
-    one = (pl.col("run_id") == pl.col("run_id").first()).sum() == 1
+    one = pl.col("in_first_run").sum() == 1
     return (pl.when(one & ~skipped()).then(pl.col("duration_ms").first())
             .alias("single_fixation_duration_ms"))
 
@@ -118,8 +135,7 @@ def regression_path_duration_ms() -> pl.Expr:
 def selective_regression_path_duration_ms() -> pl.Expr:
     """Fixations on the word itself inside its regression path
     (``IA_SELECTIVE_REGRESSION_PATH_DURATION``)."""
-    inside = pl.col("position") < pl.col("path_end").first()
-    return pl.col("duration_ms").filter(inside).sum().alias("selective_regression_path_duration_ms")
+    return (pl.col("duration_ms") * pl.col("in_path")).sum().alias("selective_regression_path_duration_ms")
 
 
 def run_count() -> pl.Expr:
@@ -153,18 +169,30 @@ MEASURES = (first_fixation_duration_ms, single_fixation_duration_ms, gaze_durati
             regression_out_count)
 
 
-def _critical_span(grid: pl.LazyFrame, trials: pl.LazyFrame) -> pl.LazyFrame:
-    """``in_critical_span``: word_index in any ``[start, end)`` of the trial's critical-span lists."""
-    names = trials.collect_schema().names()
-    if not {"critical_span_start_index", "critical_span_end_index"} <= set(names):
-        return grid.with_columns(pl.lit(None, pl.Boolean).alias("in_critical_span"))
-    spans = (trials.select("trial_id", "critical_span_start_index", "critical_span_end_index")
-             .explode("critical_span_start_index", "critical_span_end_index"))
-    hit = (grid.select("trial_id", "word_index").join(spans, on="trial_id", how="inner")
-           .group_by("trial_id", "word_index")
-           .agg(((pl.col("word_index") >= pl.col("critical_span_start_index"))
-                 & (pl.col("word_index") < pl.col("critical_span_end_index"))).any().alias("in_critical_span")))
-    return grid.join(hit, on=["trial_id", "word_index"], how="left")
+def trial_codes(trial_id: pl.Series, trials: pl.Series) -> np.ndarray:
+    """Integer code of each trial id: its row in ``trials`` (sorted, unique); -1 when absent."""
+    code = trial_id.replace_strict(trials, pl.int_range(len(trials), eager=True), default=-1,
+                                   return_dtype=pl.Int64)
+    return code.fill_null(-1).to_numpy()
+
+
+def _in_critical_span(grid: pl.DataFrame, trials: pl.DataFrame) -> pl.Series:
+    """``in_critical_span`` for a grid sorted by (``_trial``, ``word_index``): word in any
+    ``[start, end)`` of the trial's ``critical_span_start_index`` / ``critical_span_end_index``."""
+    if not {"critical_span_start_index", "critical_span_end_index"} <= set(trials.columns):
+        return pl.Series("in_critical_span", [None] * grid.height, pl.Boolean)
+    spans = (trials.select(pl.int_range(pl.len()).alias("_trial"), "critical_span_start_index",
+                           "critical_span_end_index")
+             .explode("critical_span_start_index", "critical_span_end_index").drop_nulls())
+    big = float(1 << 32)
+    keys = grid["_trial"].to_numpy() * big + grid["word_index"].to_numpy()
+    t = spans["_trial"].to_numpy() * big
+    lo = np.searchsorted(keys, t + spans["critical_span_start_index"].to_numpy())
+    hi = np.searchsorted(keys, t + spans["critical_span_end_index"].to_numpy())
+    marks = np.zeros(len(keys) + 1, np.int64)  # +1 where a span starts, -1 where it ends
+    np.add.at(marks, lo, 1)
+    np.add.at(marks, np.maximum(hi, lo), -1)
+    return pl.Series("in_critical_span", np.cumsum(marks)[:-1] > 0, pl.Boolean)
 
 
 def compute_word_measures(fixations, words, trials) -> pl.LazyFrame:
@@ -213,35 +241,43 @@ def compute_word_measures(fixations, words, trials) -> pl.LazyFrame:
     missing = [c for c in ("trial_id", "fixation_index", "duration_ms", "word_index") if c not in have]
     if missing:
         raise SchemaError(f"fixations table: missing column(s) {', '.join(missing)} (run align_words first)")
-    words = words.with_columns(pl.col("word_index", "ia_index").cast(pl.Int32))
-    sp = scanpath(fixations.with_columns(pl.col("word_index").cast(pl.Int32)))
+    tr = trials.unique("trial_id", keep="first").collect().sort("trial_id")
+    words = words.with_columns(pl.col("word_index", "ia_index").cast(pl.Int32)).collect()
+    texts = words["text_id"].unique().sort()
+    tr_text = trial_codes(tr["text_id"], texts)  # text code of each trial (same helper, other table)
+    fx = fixations.filter(pl.col("word_index").is_not_null()).collect()
+    fx = fx.with_columns(pl.Series("_trial", trial_codes(fx["trial_id"], tr["trial_id"])),
+                         pl.col("word_index").cast(pl.Int32)).filter(pl.col("_trial") >= 0)
+    sp = scanpath(fx, trial_key="_trial")
     aggs = [m() for m in MEASURES]
     if "x_px" in have:
         key = "ia_index" if "ia_index" in have else "word_index"
-        boxes = (trials.select("trial_id", "text_id")
-                 .join(words.group_by("text_id", key).agg(pl.col("left_px").first().alias("_box_left"),
-                                                          pl.col("right_px").first().alias("_box_right")),
-                       on="text_id").drop("text_id").collect())
-        sp = sp.with_columns(pl.col(key).cast(pl.Int32)).join(boxes, on=["trial_id", key], how="left",
-                                                              maintain_order="left")
+        boxes = words.group_by("text_id", key, maintain_order=True).agg(
+            pl.col("left_px").first().alias("_box_left"), pl.col("right_px").first().alias("_box_right"))
+        boxes = boxes.with_columns(pl.Series("_text", trial_codes(boxes["text_id"], texts))).drop("text_id")
+        sp = sp.with_columns(pl.Series("_text", tr_text[sp["_trial"].to_numpy()]), pl.col(key).cast(pl.Int32))
+        sp = sp.join(boxes, on=["_text", key], how="left", maintain_order="left")
         aggs.append(landing_position())
-    per_word = (sp.lazy().group_by("trial_id", "word_index").agg(aggs)
+    per_word = (sp.lazy().group_by("_trial", "word_index").agg(aggs)
                 .with_columns((pl.col("regression_in_count") > 0).alias("regression_in"),
                               (pl.col("regression_out_count") > 0).alias("regression_out")))
-    grid = trials.select("trial_id", "text_id").join(
-        words.select("text_id", "word_index").unique(), on="text_id", how="inner")
-    out = grid.join(per_word, on=["trial_id", "word_index"], how="left")
+    text_words = words.select("text_id", "word_index").unique()
+    text_words = text_words.with_columns(pl.Series("_text", trial_codes(text_words["text_id"], texts))).drop("text_id")
+    grid = pl.DataFrame({"_trial": np.arange(tr.height, dtype=np.int64), "_text": tr_text})
+    grid = grid.join(text_words, on="_text", how="inner").drop("_text").sort("_trial", "word_index")
+    out = grid.lazy().join(per_word, on=["_trial", "word_index"], how="left", maintain_order="left").collect()
     out = out.with_columns(pl.col("total_fixation_duration_ms").fill_null(0.0),
                            pl.col("fixation_count", "run_count").fill_null(0),
-                           pl.col("skipped").fill_null(True))
-    out = out.with_columns((pl.col("total_fixation_duration_ms") - pl.col("gaze_duration_ms"))
-                           .alias("rereading_duration_ms"))
-    if "landing_position" not in out.collect_schema().names():
+                           pl.col("skipped").fill_null(True),
+                           (pl.col("total_fixation_duration_ms") - pl.col("gaze_duration_ms"))
+                           .alias("rereading_duration_ms"),
+                           _in_critical_span(grid, tr),
+                           pl.Series("trial_id", tr["trial_id"].gather(grid["_trial"])))
+    if "landing_position" not in out.columns:
         out = out.with_columns(pl.lit(None, pl.Float64).alias("landing_position"))
-    out = _critical_span(out, trials)
     order = ["trial_id", "word_index", "first_fixation_duration_ms", "gaze_duration_ms",
              "total_fixation_duration_ms", "regression_path_duration_ms", "fixation_count", "skipped",
              "regression_in", "regression_out", "rereading_duration_ms", "single_fixation_duration_ms",
              "selective_regression_path_duration_ms", "run_count", "regression_in_count",
              "regression_out_count", "first_fixation_progressive", "landing_position", "in_critical_span"]
-    return out.select(order).sort("trial_id", "word_index")
+    return out.select(order).lazy()  # grid order: sorted by (trial_id, word_index)

@@ -14,9 +14,11 @@ import os
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kernels import cross_attention, segment_pool
-from kernels.cross_attention import reference_cross_attention
+from kernels.cross_attention import dense_mask, reference_cross_attention
 from kernels.segment_pool import reference_segment_pool
 
 pytest.importorskip("triton")
@@ -24,6 +26,8 @@ INTERPRET = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 if not INTERPRET and not torch.cuda.is_available():
     pytest.skip("needs TRITON_INTERPRET=1 or a CUDA device", allow_module_level=True)
 DEVICE = "cpu" if INTERPRET else "cuda"
+
+from kernels._triton_attention import dropout_keep_mask, triton_cross_attention  # noqa: E402  (after the skip)
 
 # float32: the kernel sums in another order (tiles, online softmax rescaling) -> ~1e-6 absolute on O(1) values
 FP32 = dict(atol=1e-5, rtol=1e-5)
@@ -60,7 +64,7 @@ def _grads(out, inputs, seed=1):
 
 @pytest.mark.parametrize("kind", ["none", "padding", "band", "band+padding"])
 def test_attention_matches_reference_float32(kind):
-    q, k, v = _inputs(3, 2, 37, 45, 24)  # d = 24 is not a power of two: the kernel pads it to 32
+    q, k, v = _inputs(3, 1, 37, 45, 24)  # d = 24 is not a power of two: the kernel pads it to 32
     padding, band = _masks(kind, 3, 37, 45)
     expected = cross_attention(q, k, v, padding, band, backend="reference")
     got = cross_attention(q, k, v, padding, band, backend="triton")
@@ -126,6 +130,22 @@ def test_attention_band_edges_on_tile_boundaries():
         torch.testing.assert_close(got_grad, expected_grad, **FP32)
 
 
+@settings(max_examples=6, deadline=None, derandomize=True)  # few: each example is a second under the interpreter
+@given(st.integers(1, 2), st.integers(1, 2), st.integers(1, 40), st.integers(1, 40), st.sampled_from([8, 24, 40]),
+       st.integers(0, 2**16))
+def test_attention_matches_reference_on_random_shapes(batch, heads, n_fix, n_tok, d, seed):
+    q, k, v = _inputs(batch, heads, n_fix, n_tok, d, seed=seed)
+    gen = torch.Generator().manual_seed(seed)
+    padding = (torch.rand(batch, n_tok, generator=gen) < 0.8).to(DEVICE)
+    start = torch.randint(-2, n_tok + 1, (batch, n_fix), generator=gen)
+    band = (start.to(DEVICE), (start + torch.randint(-1, 10, (batch, n_fix), generator=gen)).to(DEVICE))
+    expected = cross_attention(q, k, v, padding, band, backend="reference")
+    got = cross_attention(q, k, v, padding, band, backend="triton")
+    torch.testing.assert_close(got, expected, **FP32)
+    for got_grad, expected_grad in zip(_grads(got, (q, k, v)), _grads(expected, (q, k, v))):
+        torch.testing.assert_close(got_grad, expected_grad, **FP32)
+
+
 def test_attention_accepts_strided_heads():
     # the models split heads with .view(b, n, h, d).transpose(1, 2): the kernel reads strides, no copy needed
     q, k, v = (t.detach().transpose(1, 2).contiguous().transpose(1, 2).requires_grad_()
@@ -144,9 +164,26 @@ def test_attention_dispatch():
     auto = cross_attention(q, k, v)  # CPU tensors -> reference even with the interpreter on; CUDA -> the kernel
     torch.testing.assert_close(auto, cross_attention(q, k, v, backend="reference"), **FP32)
     torch.manual_seed(0)
-    dropped = cross_attention(q, k, v, dropout_p=0.5, backend="triton")  # dropout: runs the reference instead
+    dropped = cross_attention(q, k, v, dropout_p=0.5, backend="triton")
     torch.manual_seed(0)
-    torch.testing.assert_close(dropped, cross_attention(q, k, v, dropout_p=0.5, backend="reference"))
+    assert torch.equal(cross_attention(q, k, v, dropout_p=0.5, backend="triton"), dropped)  # seeded by torch
+    assert not torch.allclose(dropped, auto)
+
+
+def test_attention_dropout_matches_dense_attention_with_the_kernel_mask():
+    q, k, v = _inputs(2, 2, 37, 45, 16)
+    padding, band = _masks("band+padding", 2, 37, 45)
+    keep = dropout_keep_mask(2, 2, 37, 45, 0.3, seed=1234, device=DEVICE)
+    # 6660 Bernoulli(0.7) draws: the kept share is 0.7 +- 0.0056 (one standard deviation); allow 5 of them
+    assert abs(keep.mean().item() - 0.7) < 0.028
+    got = triton_cross_attention(q, k, v, padding, band, 0.25, dropout_p=0.3, seed=1234)
+    # oracle: softmax over the allowed tokens, then the same mask and 1 / (1 - p) rescaling, then P @ V
+    mask = dense_mask(padding, band, 2, 37, 45, DEVICE)[:, None]
+    weights = (q @ k.transpose(-1, -2) * 0.25).masked_fill(~mask, float("-inf")).softmax(-1).nan_to_num(0.0)
+    expected = (weights * keep / 0.7) @ v
+    torch.testing.assert_close(got, expected, **FP32)
+    for got_grad, expected_grad in zip(_grads(got, (q, k, v)), _grads(expected, (q, k, v))):
+        torch.testing.assert_close(got_grad, expected_grad, **FP32)
 
 
 # ---------------------------------------------------------------- segment_pool
@@ -166,7 +203,7 @@ def _pool_inputs(batch, n, d, n_segments, dtype=torch.float32, integer_values=Fa
 @pytest.mark.parametrize("reduce", ["sum", "mean", "max"])
 @pytest.mark.parametrize("d", [20, 70])  # 70: several feature blocks
 def test_segment_pool_matches_reference_float32(reduce, d):
-    values, ids = _pool_inputs(3, 37, d, 40, integer_values=reduce == "max")  # 40 segments: several blocks, some empty
+    values, ids = _pool_inputs(3, 29, d, 40, integer_values=reduce == "max")  # 40 segments: several blocks, some empty
     expected = segment_pool(values, ids, 40, reduce, backend="reference")
     got = segment_pool(values, ids, 40, reduce, backend="triton")
     torch.testing.assert_close(got, expected, **FP32)  # max: exact in practice; sum/mean: summation order

@@ -151,3 +151,14 @@ def test_bad_options_are_config_errors(shared_data):
         read_asc(shared_data / BAD / "BR-07.asc", drop_fixations=("short",))
     with pytest.raises(ReadgazeError, match="eye"):
         read_asc(shared_data / BAD / "BR-07.asc", eye="both")
+
+
+def test_rate_change_between_blocks(tmp_path, shared_data):
+    """mne raises RuntimeError when the rate changes between blocks; readgaze reads block by block."""
+    a = (shared_data / BAD / "BR-17a.asc").read_text().splitlines()
+    b = (shared_data / BAD / "BR-17b.asc").read_text().splitlines()
+    path = tmp_path / "rates.asc"
+    path.write_text("\n".join(a + [line.replace("TRIALID 1", "TRIALID 2") for line in b[11:]]) + "\n")
+    rec = read_asc(path)
+    assert rec.trials.select("trial_id", "sampling_rate_hz", "n_samples").rows() == [("1", 500.0, 50), ("2", 250.0, 25)]
+    assert _fix(rec, "trial_id", "duration_ms") == [("1", 100.0), ("2", 100.0)]

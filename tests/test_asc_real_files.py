@@ -44,6 +44,8 @@ def test_binocular_keeps_both_eyes_and_uses_right(recordings):
     # every missing right-eye sample lies in the right-eye blink 1408793 + 80 ms
     assert rec.qc_report.select("missing_samples", "missing_in_blink", "missing_track_loss").row(0) == (80, 80, 0)
     # SSACC L 1409026 has no ESACC: closed at the block end and flagged
+    assert "eyelink_binocular_example.asc line 532: END time 1408901 is not after 127 sample(s) (first on line 401)" \
+        in rec.warnings[0]
     open_sacc = rec.events.filter(pl.col("truncated_end"))
     assert open_sacc.select("kind", "eye", "start_ms").rows() == [("saccade", "left", 1409026.0)]
 
@@ -102,3 +104,11 @@ def test_inspect_lists_trials_and_warnings(shared_data):
     assert "1 trial(s), 297 samples" in text
     assert "trial TEXT: block 0 (line 77), 500 Hz, eyes left (using left), 297 samples, 2 fixations" in text
     assert "warning: eyelink_monocular_no_dummy_example.asc line 77" in text
+
+
+def test_repeated_trial_messages_get_unique_ids(shared_data):
+    rec = read_asc(shared_data / ASC / "eyelink_monocular_example.asc", trial_message=r"^SYNCTIME\.P\d")
+    assert rec.trials["trial_id"].is_unique().all()
+    assert rec.trials["n_samples"].sum() == 16 and rec.samples.height == 16
+    assert rec.trials["n_fixations"].sum() == 2
+    assert sum("repeats" in w for w in rec.warnings) == rec.trials.height - 5  # P0..P3 + P0_pre are new

@@ -9,6 +9,7 @@ from readgaze.errors import ConfigError, DataError, ParseError, SchemaError
 from readgaze.io import read_fixation_report, read_ia_report, word_measures_from_ia_report
 from readgaze.io.dataviewer import detect_ia_id_base
 from readgaze.io.sbsat import read_sbsat_fixations, read_sbsat_trials
+from readgaze.qc import QCLog
 from readgaze.schema import validate
 
 
@@ -84,7 +85,9 @@ def test_br27_labels_disagreeing_under_both_bases_name_both_files(shared_data, t
 
 
 def test_sbsat_fixations_and_trials(shared_data):
-    fix = read_sbsat_fixations(shared_data / "pymovements_examples" / "18sat_fixfinal.csv")
+    qc = QCLog()
+    fix = read_sbsat_fixations(shared_data / "pymovements_examples" / "18sat_fixfinal.csv", qc=qc)
+    assert qc.total(reason="off_word", action="flagged") == 2
     validate(fix, "fixations")
     f = fix.collect()
     assert f.height == 112 and f["trial_id"].unique().to_list() == ["msd001_1"]
@@ -120,6 +123,9 @@ def test_column_map_override_and_errors(tmp_path):
         read_fixation_report(p, columns={"GX": "x_px"})
     with pytest.raises(SchemaError, match=r"no column for \['duration_ms', 'x_px', 'y_px'\]"):
         read_fixation_report(p)
+    with pytest.raises(ConfigError, match="ia_id_base: got 2, expected 0 or 1"):
+        read_fixation_report(p, columns={"participant_id": "subj", "trial": "trial", "x_px": "GX",
+                                         "y_px": "GY", "duration_ms": "DUR"}, ia_id_base=2)
 
 
 def test_non_number_in_a_coordinate_names_row_and_column(tmp_path):

@@ -42,3 +42,13 @@ def test_forcing_triton_on_cpu_without_interpreter_is_refused():
         cross_attention(x, x, x, backend="triton")
     with pytest.raises(ValueError, match="TRITON_INTERPRET=1"):
         segment_pool(torch.zeros(1, 2, 3), torch.zeros(1, 2, dtype=torch.int64), 1, backend="triton")
+
+
+def test_dtypes_and_sizes_the_kernel_does_not_take_go_to_the_reference():
+    x = torch.ones(1, 1, 2, 4, dtype=torch.float64)
+    torch.testing.assert_close(cross_attention(x, x, x), x)  # auto: float64 runs the reference on any device
+    with pytest.raises(ValueError, match="float64"):
+        cross_attention(x, x, x, backend="triton")
+    wide = torch.zeros(1, 1, 2, 256)
+    with pytest.raises(ValueError, match="last size 256"):
+        cross_attention(wide, wide, wide, backend="triton")

@@ -181,3 +181,24 @@ def test_bad_input_and_edge_cases():
         assign_trial(np.zeros(4), LINE_Y)
     with pytest.raises(ConfigError, match="increasing"):
         assign_trial(np.zeros((1, 2)), LINE_Y[::-1])
+
+
+def test_vote_passes_each_parameter_to_the_methods_that_take_it():
+    xy = np.array([[100, 100.0], [120, 140.0], [140, 141.0]])
+    # y_thresh goes to chain and slice (not to attach); with 55 px the jump no longer splits the chain
+    assert run("vote", xy, methods=["chain", "attach"], y_thresh=55).tolist() == [0, 0, 0]
+    assert run("vote", xy, methods=["chain", "attach"]).tolist() == [0, 1, 1]
+    with pytest.raises(ConfigError, match="none of the methods"):
+        run("vote", xy, methods=["attach", "segment"], y_thresh=55)
+
+
+def test_batched_dtw_equals_one_pair_at_a_time():
+    from readgaze.lines.compare import batched_dtw_costs
+
+    rng = np.random.default_rng(5)
+    a = [rng.integers(0, 500, n).astype(float) for n in (1, 4, 9, 0)]
+    b = [rng.integers(0, 500, m).astype(float) for m in (3, 7, 2, 5)]
+    got = batched_dtw_costs(a, b)
+    want = [dtw_cost_matrix(x[:, None], y[:, None])[-1, -1] for x, y in zip(a[:3], b[:3])]
+    np.testing.assert_array_equal(got[:3], want)
+    assert got[3] == np.inf

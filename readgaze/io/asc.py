@@ -29,7 +29,7 @@ from readgaze.qc import QCLog
 
 STEP = "read_asc"
 EYE_PREFERENCE = "right"  # used when both eyes are recorded in every block and eye=None
-MESSAGE_RE = r"^MSG\s+(\S+)\s+(?:(-?\d+)\s+(\S.*))?(.*)$"
+MESSAGE_RE = r"^MSG\s+(\S+)\s*(?:(-?\d+)\s+(\S.*))?(.*)$"  # time, optional offset, text
 
 
 @dataclass
@@ -211,6 +211,10 @@ def _report_time_repairs(scan, block, times, warnings, qc) -> None:
     if changed.height:
         qc.add(STEP, "samples", f"repeated timestamp at {block.sampling_rate_hz:g} Hz spread by the sample interval",
                changed.height, action="changed", detail=f"block at line {block.start_line}")
+    late = times.filter(pl.col("time_ms_repaired") >= (block.end_ms if block.end_ms is not None else float("inf")))
+    if late.height:
+        warnings.append(f"{scan.path.name} line {block.last_line}: END time {block.end_ms:.10g} is not after "
+                        f"{late.height} sample(s) (first on line {late['line'][0]}); the block ends after its last sample")
     back = times.filter(pl.col("time_ms_repaired").diff() <= 0)
     if back.height:
         warnings.append(f"{scan.path.name} line {back['line'][0]}: {back.height} sample timestamp(s) not after "
@@ -222,7 +226,7 @@ def _report_time_repairs(scan, block, times, warnings, qc) -> None:
 def _with_open_events(scan: AscScan, block: Block, events: pl.DataFrame, end_ms: float) -> pl.DataFrame:
     """Flag events begun before START; close S-lines without an end line at the block end."""
     interval = 1000.0 / block.sampling_rate_hz
-    opened = scan.lines.filter(pl.col("block") == block.index, pl.col("kind").is_in(["SFIX", "SSACC", "SBLINK"]))
+    opened = scan.block_lines(block.index).filter(pl.col("kind").is_in(["SFIX", "SSACC", "SBLINK"]))
     opened = opened.select(pl.col("text").str.extract_groups(r"^S(\w+)\s+([LR])\s+(\S+)")).unnest("text")
     opened = opened.select(kind=pl.col("1").replace({"FIX": "fixation", "SACC": "saccade", "BLINK": "blink"}),
                            eye=pl.col("2").replace({"L": "left", "R": "right"}),

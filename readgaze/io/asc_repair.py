@@ -60,6 +60,14 @@ class AscScan:
     blocks: list[Block]
     warnings: list[str]
     qc: QCLog
+    _by_block: dict[int, pl.DataFrame] | None = None
+
+    def block_lines(self, index: int) -> pl.DataFrame:
+        """The lines of one block (split once, so reading n blocks does not scan the file n times)."""
+        if self._by_block is None:
+            parts = self.lines.filter(pl.col("block").is_not_null()).partition_by("block", as_dict=True)
+            self._by_block = {key[0]: frame for key, frame in parts.items()}
+        return self._by_block.get(index, self.lines.clear())
 
 
 def _read_lines(path: Path) -> pl.DataFrame:
@@ -177,10 +185,11 @@ def scan_asc(path: str | Path) -> AscScan:
     per_block: dict[int, dict[str, int]] = {}
     for b, kind, n in counts:
         per_block.setdefault(b, {})[kind] = n
+    spec_lines = lines.filter(pl.col("kind") == "SAMPLES")
     for block in blocks:
         block.event_counts = per_block.get(block.index, {})
         block.n_samples = block.event_counts.get("sample", 0)
-        _block_header(block, lines.filter(pl.col("block") == block.index, pl.col("kind") == "SAMPLES"), name)
+        _block_header(block, spec_lines.filter(pl.col("block") == block.index), name)
     _count_stray_lines(lines, name, warnings, qc)
     return AscScan(path, lines, blocks, warnings, qc)
 
@@ -204,7 +213,7 @@ def sample_times(scan: AscScan, block: Block) -> pl.DataFrame:
     timestamp (BR-10, EMTeC). The k-th repeat of a timestamp gets ``+ k * 1000 / rate`` ms, giving
     1002.0, 1002.5, 1003.0, ... Other repeats are left as written (and reported by the caller).
     """
-    rows = scan.lines.filter(pl.col("block") == block.index, pl.col("kind") == "sample")
+    rows = scan.block_lines(block.index).filter(pl.col("kind") == "sample")
     rows = rows.with_columns(time_ms=pl.col("text").str.extract(r"^(\S+)").cast(pl.Float64, strict=False))
     bad = rows.filter(pl.col("time_ms").is_null())
     if bad.height:
@@ -219,9 +228,9 @@ def sample_times(scan: AscScan, block: Block) -> pl.DataFrame:
 
 def write_block_for_mne(scan: AscScan, block: Block, times: pl.DataFrame, target: Path) -> None:
     """Write the lines mne needs for one block into ``target`` (header, block, END if missing)."""
-    lines = scan.lines
-    header = lines.filter(pl.col("kind") == "header").select("line", "text")
-    body = lines.filter(pl.col("block") == block.index, pl.col("kind").is_in(FOR_MNE), pl.col("kind") != "sample")
+    before_first = scan.lines.slice(0, scan.blocks[0].start_line)  # the "**" header (mne reads its DATE)
+    header = before_first.filter(pl.col("kind") == "header").select("line", "text")
+    body = scan.block_lines(block.index).filter(pl.col("kind").is_in(FOR_MNE), pl.col("kind") != "sample")
     fixed = times.filter(pl.col("time_ms") != pl.col("time_ms_repaired")).select(
         "line", text=pl.concat_str([pl.col("time_ms_repaired").round(3).cast(pl.String),
                                     pl.col("text").str.replace(r"^\S+", "")]))

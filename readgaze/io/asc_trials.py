@@ -46,7 +46,9 @@ def _unique_ids(frame: pl.DataFrame, block: Block, seen: dict, name: str, warnin
     ids = []
     for tid in frame["trial_id"].to_list():
         if tid in seen:
-            new = f"{tid}_block{block.index}"
+            new, n = f"{tid}_block{block.index}", 2
+            while new in seen:
+                new, n = f"{tid}_block{block.index}_{n}", n + 1
             warnings.append(f"{name} line {block.start_line}: trial id {tid!r} repeats (first in block "
                             f"{seen[tid]}); renamed {new!r}")
             tid = new
@@ -66,6 +68,7 @@ def assign_trials(frame: pl.DataFrame, segments: pl.DataFrame, time_column: str)
 
 
 def trials_table(scan, segments, eyes, samples, fixations) -> pl.DataFrame:
+    """One row per trial with its block, lines, rate, eyes, eye used and sample/fixation counts."""
     rows = []
     for block in scan.blocks:
         for seg_start, tid, line in segments[block.index].iter_rows():
@@ -83,6 +86,7 @@ def trials_table(scan, segments, eyes, samples, fixations) -> pl.DataFrame:
 
 
 def assign_messages(messages: pl.DataFrame, segments: dict[int, pl.DataFrame]) -> pl.DataFrame:
+    """Messages inside a block get its trial by time; messages between blocks keep a null trial."""
     parts = [messages.filter(pl.col("block").is_null()).with_columns(trial_id=pl.lit(None, dtype=pl.String))]
     for block, seg in segments.items():
         inside = messages.filter(pl.col("block") == block).with_columns(pl.col("time_ms").fill_null(float("-inf")))

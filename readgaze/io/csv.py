@@ -6,11 +6,11 @@ Every report in ``readgaze.io`` is opened through :func:`scan_csv`, which fixes 
 * **separator**: comma, TAB or ``;``, detected from the header line (``.csv`` files are often TAB
   separated, e.g. SB-SAT raw samples);
 * **missing values**: Data Viewer writes ``.``; pandas writes empty fields. Both become null;
-* **dtypes**: inferred from the *whole* file (``infer_schema_length=None``) or taken from an explicit
-  schema, never from the first 100 rows (a column whose first 120 values are empty is still Float64,
-  BR-11; a ``.`` past row 100 no longer aborts the read, BR-12);
-* ``inf`` parses as +inf (OneStop ``subtlex_frequency``); quoted labels keep their commas and quotes
-  (the field ``"\"\"Yes,\"\""`` reads as ``"Yes,"``);
+* **dtypes**: inferred from the *whole* file in one streaming pass (:func:`infer_schema`) or taken
+  from an explicit schema, never from the first 100 rows (a column whose first 120 values are empty
+  is still Float64, BR-11; a ``.`` past row 100 no longer aborts the read, BR-12);
+* ``inf`` parses as +inf (OneStop ``subtlex_frequency``); quoted labels keep their commas, and doubled
+  quotes inside a quoted field are unescaped (BR-12's label reads as ``"Yes,"`` with its quotes);
 * **decimal commas** (``390,6`` in a ``;``-separated file, BR-19) raise :class:`ParseError` with a hint,
   or parse with ``decimal_comma=True``.
 
@@ -106,35 +106,66 @@ def scan_csv(path: str | Path, *, separator: str | None = None,
         raise ParseError("decimal_comma=True needs a separator other than ','", file=path)
     common = {"separator": sep, "null_values": list(null_values), "decimal_comma": decimal_comma,
               "quote_char": '"', "raise_if_empty": True, "encoding": "utf8"}
-    lf = (pl.scan_csv(path, schema=dict(schema), **common) if schema is not None else
-          pl.scan_csv(path, infer_schema_length=None, schema_overrides=dict(schema_overrides or {}) or None,
-                      **common))
     try:
-        have = lf.collect_schema()
+        if schema is None:
+            schema = infer_schema(path, separator=sep, decimal_comma=decimal_comma, null_values=null_values)
+            schema.update(schema_overrides or {})
+        lf = pl.scan_csv(path, schema=dict(schema), **common)
+        lf.collect_schema()
     except pl.exceptions.PolarsError as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ParseError(f"cannot read as {sep!r}-separated text: {first}", file=path) from None
-    if schema is None:  # polars 2.1 re-infers at every collect: pin the inferred schema once
-        lf = pl.scan_csv(path, schema=dict(have), **common)
-    if sep != "," and not decimal_comma and schema is None:
-        _reject_decimal_commas(lf, path, sep, [c for c, t in have.items() if t == pl.String])
     return lf
 
 
-def _reject_decimal_commas(lf: pl.LazyFrame, path: Path, sep: str, columns: list[str]) -> None:
-    """Raise ParseError on the first String column whose values are all numbers with a decimal comma."""
-    if not columns:
-        return
-    flags = lf.select(
-        [(pl.col(c).str.contains(_NUMBER_OR_DECIMAL_COMMA) | pl.col(c).is_null()).all().alias(f"all{i}")
-         for i, c in enumerate(columns)]
-        + [pl.col(c).str.contains(_DECIMAL_COMMA).any().alias(f"any{i}") for i, c in enumerate(columns)]
-    ).collect().row(0, named=True)
-    for i, c in enumerate(columns):
-        if flags[f"all{i}"] and flags[f"any{i}"]:
-            row, value = first_row_where(lf, pl.col(c).str.contains(_DECIMAL_COMMA), c)
-            raise ParseError(f"{value!r} is not a number (decimal comma? try separator {sep!r} and "
-                             f"decimal_comma=True)", file=path, row=row, column=c)
+def infer_schema(path: str | Path, *, separator: str, decimal_comma: bool = False,
+                 null_values: Iterable[str] = NULL_VALUES) -> dict[str, pl.DataType]:
+    """Infer every column's dtype from the whole file in one streaming pass (bounded memory).
+
+    Polars' own ``infer_schema_length=None`` holds the whole file in memory (1.25 GB peak RSS for a
+    1 GB report); here the file is read as text in streaming batches and each column is tested: all
+    ``true``/``false`` (any case) -> Boolean, all integers -> Int64, all numbers (``inf`` and ``NaN``
+    included) -> Float64, else String. A column that is null everywhere is String, as in polars.
+
+    Raises
+    ------
+    ParseError
+        (unless ``decimal_comma``) a column of a ``;``/TAB-separated file holds only numbers, some with a
+        decimal comma; names the file, the first such row and the column.
+    """
+    path = Path(path)
+    text = pl.scan_csv(path, separator=separator, infer_schema=False, null_values=list(null_values),
+                       quote_char='"', raise_if_empty=True, encoding="utf8")
+    names = text.collect_schema().names()
+    exprs = []
+    for i, c in enumerate(names):
+        col = pl.col(c)  # unstripped, as the CSV parser sees it
+        num = col.str.replace(",", ".", literal=True) if decimal_comma else col
+        nulls = pl.col(c).null_count()
+        exprs += [(nulls == pl.len()).alias(f"n{i}"),
+                  (col.str.to_lowercase().is_in(["true", "false"]) | col.is_null()).all().alias(f"b{i}"),
+                  (num.cast(pl.Int64, strict=False).null_count() == nulls).alias(f"i{i}"),
+                  (num.cast(pl.Float64, strict=False).null_count() == nulls).alias(f"f{i}"),
+                  (col.str.contains(_NUMBER_OR_DECIMAL_COMMA) | col.is_null()).all().alias(f"d{i}"),
+                  col.str.contains(_DECIMAL_COMMA).any().alias(f"c{i}")]
+    flags = text.select(exprs).collect(engine="streaming").row(0, named=True)
+    schema: dict[str, pl.DataType] = {}
+    for i, c in enumerate(names):
+        if flags[f"n{i}"]:
+            schema[c] = pl.String
+        elif flags[f"b{i}"]:
+            schema[c] = pl.Boolean
+        elif flags[f"i{i}"]:
+            schema[c] = pl.Int64
+        elif flags[f"f{i}"]:
+            schema[c] = pl.Float64
+        else:
+            schema[c] = pl.String
+            if separator != "," and not decimal_comma and flags[f"d{i}"] and flags[f"c{i}"]:
+                row, value = first_row_where(text, pl.col(c).str.contains(_DECIMAL_COMMA), c)
+                raise ParseError(f"{value!r} is not a number (decimal comma? try separator {separator!r} "
+                                 f"and decimal_comma=True)", file=path, row=row, column=c)
+    return schema
 
 
 def first_row_where(lf: pl.LazyFrame, predicate: pl.Expr, column: str) -> tuple[int, object]:

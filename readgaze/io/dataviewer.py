@@ -19,7 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
-from readgaze.errors import DataError, SchemaError
+from readgaze.errors import ConfigError, DataError, SchemaError
 from readgaze.io.csv import require_numeric, scan_csv
 from readgaze.io.sources import SOURCES, resolve
 from readgaze.qc import QCLog
@@ -108,6 +108,7 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
     DataError
         ``check_keys`` and a (trial, fixation index) key repeats: names the file, the rows and the key.
     """
+    _check_base(ia_id_base)
     raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema)
     cols = resolve(source, "fixations", raw.collect_schema().names(), columns, path)
     missing = [r for r in ("duration_ms", "x_px", "y_px") if r not in cols]
@@ -141,6 +142,11 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
         qc.add("read_fixation_report", "fixations", "off_word", n_off, action="flagged",
                detail=f"{Path(path).name}: fixations outside every interest area keep word_index null")
     return out
+
+
+def _check_base(base) -> None:
+    if base not in (None, 0, 1):
+        raise ConfigError(f"ia_id_base: got {base!r}, expected 0 or 1")
 
 
 def _rebased(ia_id: pl.Expr, base: int) -> pl.Expr:
@@ -179,6 +185,7 @@ def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, s
         including the ``IA_*`` measures (``.`` read as null). :func:`word_measures_from_ia_report`
         maps those measures onto canonical names.
     """
+    _check_base(ia_id_base)
     raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema)
     cols = resolve(source, "ia", raw.collect_schema().names(), columns, path)
     missing = [r for r in ("ia_id", "word") if r not in cols]
@@ -218,9 +225,10 @@ def _name_participant(out: pl.LazyFrame, cols: dict[str, str]) -> pl.LazyFrame:
 
 def _check_unique(raw: pl.LazyFrame, path, key: dict[str, pl.Expr], shown: list[str], session_key) -> None:
     """Raise DataError naming the rows that repeat a key (never merge them)."""
-    keyed = raw.select(*[e.alias(n) for n, e in key.items()])
-    if keyed.group_by(list(key)).agg(pl.len()).select((pl.col("len") > 1).any()).collect(
-            engine="streaming").item() is not True:
+    group, (inner,) = list(key)[:-1], list(key)[-1:]  # cheap first pass: per group, count vs distinct
+    counts = (raw.select(*[e.alias(n) for n, e in key.items()]).group_by(group)
+              .agg(pl.len().alias("n"), pl.col(inner).n_unique().alias("distinct")))
+    if counts.select((pl.col("n") > pl.col("distinct")).any()).collect(engine="streaming").item() is not True:
         return
     dups = (raw.with_row_index("__row", offset=2)
             .select(pl.col("__row"), *[e.alias(n) for n, e in key.items()], *[pl.col(c).alias(f"__{c}") for c in shown])

@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 
 from readgaze.lines._common import break_points, segment_ids, word_lines
-from readgaze.lines.warp import dtw_cost_matrix
 
 
 def compare(xy: np.ndarray, line_y_px: np.ndarray, *, word_xy: np.ndarray | None = None,
@@ -18,7 +17,7 @@ def compare(xy: np.ndarray, line_y_px: np.ndarray, *, word_xy: np.ndarray | None
     The sequence is cut into gaze lines after every saccade with ``dx < -x_thresh`` (a return sweep). For
     each gaze line the ``n_nearest_lines`` text lines nearest to its mean y are candidates; the candidate
     whose word-centre x sequence has the smallest DTW distance to the gaze line's x sequence wins (the
-    nearest on ties).
+    nearest on ties). All gaze lines and candidates are warped in one batched DTW pass.
 
     Parameters
     ----------
@@ -55,17 +54,39 @@ def compare(xy: np.ndarray, line_y_px: np.ndarray, *, word_xy: np.ndarray | None
     word_xy, word_line = word_lines(word_xy, word_line, line_y_px, "compare")
     k = max(1, min(int(n_nearest_lines), len(line_y_px)))
     ids = segment_ids(break_points(np.diff(xy[:, 0]) < -x_thresh), len(xy))
-    lines = np.empty(ids[-1] + 1, dtype=np.int64)
-    for g in range(len(lines)):
-        gaze = xy[ids == g]
-        candidates = np.argsort(np.abs(line_y_px - gaze[:, 1].mean()), kind="stable")[:k]
-        costs = [_line_cost(gaze[:, :1], word_xy[word_line == c, :1]) for c in candidates]
-        lines[g] = candidates[int(np.argmin(costs))]
-    return lines[ids]
+    n_gaze = ids[-1] + 1
+    mean_y = np.bincount(ids, weights=xy[:, 1]) / np.bincount(ids)
+    candidates = np.argsort(np.abs(line_y_px[None, :] - mean_y[:, None]), axis=1, kind="stable")[:, :k]
+    gaze_x = [xy[ids == g, 0] for g in range(n_gaze)]
+    line_x = [word_xy[word_line == c, 0] for c in range(len(line_y_px))]
+    costs = batched_dtw_costs([gaze_x[g] for g in range(n_gaze) for _ in range(k)],
+                              [line_x[c] for c in candidates.ravel()]).reshape(n_gaze, k)
+    return candidates[np.arange(n_gaze), costs.argmin(axis=1)][ids]
 
 
-def _line_cost(gaze_x: np.ndarray, word_x: np.ndarray) -> float:
-    """DTW distance between gaze x positions and a text line's word-centre x positions (inf if no words)."""
-    if len(word_x) == 0:
-        return np.inf
-    return float(dtw_cost_matrix(gaze_x, word_x)[-1, -1])
+def batched_dtw_costs(seqs_a: list[np.ndarray], seqs_b: list[np.ndarray]) -> np.ndarray:
+    """DTW distance of each pair ``(seqs_a[p], seqs_b[p])`` of 1-D sequences, all pairs in one pass.
+
+    Sequences are padded to a common length with infinite local cost; a cell ``(i, j)`` only depends on
+    cells with smaller ``i`` and ``j``, so padding never changes the cost read at ``(len(a), len(b))``. The
+    recursion is the one of :func:`readgaze.lines.warp.dtw_cost_matrix`. A pair with an empty sequence
+    costs ``inf``. Returns float64, shape (n_pairs,).
+    """
+    n_a = np.array([len(a) for a in seqs_a])
+    n_b = np.array([len(b) for b in seqs_b])
+    a = np.full((len(seqs_a), max(n_a.max(), 1)), np.nan)
+    b = np.full((len(seqs_b), max(n_b.max(), 1)), np.nan)
+    for p, (sa, sb) in enumerate(zip(seqs_a, seqs_b)):
+        a[p, :len(sa)], b[p, :len(sb)] = sa, sb
+    local = np.sqrt((a[:, :, None] - b[:, None, :]) ** 2)
+    local[np.isnan(local)] = np.inf
+    n, m = a.shape[1], b.shape[1]
+    acc = np.full((len(a), n + 1, m + 1), np.inf)
+    acc[:, 0, 0] = 0.0
+    for s in range(2, n + m + 1):
+        i = np.arange(max(1, s - m), min(n, s - 1) + 1)
+        j = s - i
+        best = np.minimum(np.minimum(acc[:, i - 1, j], acc[:, i, j - 1]), acc[:, i - 1, j - 1])
+        acc[:, i, j] = local[:, i - 1, j - 1] + best
+    cost = acc[np.arange(len(a)), n_a, n_b]
+    return np.where((n_a == 0) | (n_b == 0), np.inf, cost)

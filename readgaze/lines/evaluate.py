@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -63,10 +64,27 @@ def score_method(trials: Sequence[GoldTrial], method: str, **params) -> dict:
             "per_trial": per_trial, "per_group": {k: 100.0 * c / max(n, 1) for k, (c, n) in groups.items()}}
 
 
-def evaluate(data: str | Path, methods: Sequence[str]) -> dict[str, dict]:
-    """Score every method in ``methods`` on the gold folder ``data`` (see :func:`score_method`)."""
+def evaluate(data: str | Path, methods: Sequence[str], *, skip_failing_plugins: bool = False) -> dict[str, dict]:
+    """Score every method in ``methods`` on the gold folder ``data`` (see :func:`score_method`).
+
+    A plugin (entry point) that fails while assigning raises :class:`ConfigError` naming it, or, with
+    ``skip_failing_plugins``, is left out of the result with a note on stderr.
+    """
+    from readgaze.errors import ReadgazeError
+    from readgaze.lines import METHODS
+
     trials = load_gold(data)
-    return {m: score_method(trials, m) for m in methods}
+    out = {}
+    for m in methods:
+        try:
+            out[m] = score_method(trials, m)
+        except Exception as e:
+            if m in METHODS or (isinstance(e, ReadgazeError) and not skip_failing_plugins):
+                raise
+            if not skip_failing_plugins:
+                raise ConfigError(f"line assigner {m!r} failed: {type(e).__name__}: {e}") from e
+            print(f"eval-lines: skipped {m!r} ({type(e).__name__}: {e})", file=sys.stderr)
+    return out
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,9 +96,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    methods = all_methods() if args.method == "all" else [m.strip() for m in args.method.split(",") if m.strip()]
-    results = evaluate(args.data, methods)
-    table = {m: {k: round(r[k], 3) for k in ("pooled", "worst_trial", "median_trial", "ms_per_trial")}
+    every = args.method == "all"
+    methods = all_methods() if every else [m.strip() for m in args.method.split(",") if m.strip()]
+    results = evaluate(args.data, methods, skip_failing_plugins=every)
+    table = {m: {k: r[k] for k in ("pooled", "worst_trial", "median_trial", "ms_per_trial")}
              for m, r in results.items()}
     print(f"{'method':<10} {'pooled %':>9} {'worst %':>9} {'median %':>9} {'ms/trial':>9}")
     for m, r in table.items():

@@ -92,7 +92,9 @@ def slice(xy: np.ndarray, line_y_px: np.ndarray, *, x_thresh: float = 192.0, y_t
     Notes
     -----
     The default thresholds are in px and suit a line pitch of about 64 px (Carr et al.'s data); scale them
-    with the pitch for other layouts.
+    with the pitch for other layouts. Empty phantom proto-lines left at the edges count as proto-lines, so
+    when a reader reads fewer lines than the text has, the reading can land below its true lines (eyekit
+    0.7.1 behaves the same).
 
     References
     ----------

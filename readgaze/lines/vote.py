@@ -9,6 +9,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from readgaze.errors import ConfigError
+
 
 def majority(votes: np.ndarray, n_lines: int) -> tuple[np.ndarray, np.ndarray]:
     """Per-fixation majority of several methods' line choices.
@@ -58,7 +60,13 @@ def vote(xy: np.ndarray, line_y_px: np.ndarray, *, methods: Sequence[str] = ("sl
     return_agreement : bool
         Also return the per-fixation share of methods that agree with the result.
     **params
-        Passed to every method that accepts them (e.g. ``word_xy`` for warp and compare).
+        Passed to each method that takes them (e.g. ``word_xy`` to warp and compare, ``y_thresh`` to chain,
+        merge and slice).
+
+    Raises
+    ------
+    ConfigError
+        No methods, or a parameter that none of the methods takes.
 
     Returns
     -------
@@ -69,18 +77,14 @@ def vote(xy: np.ndarray, line_y_px: np.ndarray, *, methods: Sequence[str] = ("sl
     ----------
     Carr et al. (2022), doi:10.3758/s13428-021-01554-0.
     """
-    from readgaze.lines import assign_trial
+    from readgaze.lines import LAYOUT_PARAMS, accepted_params, assign_trial
 
     if not methods:
-        from readgaze.errors import ConfigError
         raise ConfigError("vote: got an empty list of methods, expected at least one method name")
-    votes = np.stack([assign_trial(xy, line_y_px, m, **_accepted(m, params)) for m in methods], axis=1)
+    taken = [accepted_params(m, params, strict=False) for m in methods]
+    unused = set(params) - set().union(*taken) - set(LAYOUT_PARAMS)
+    if unused:
+        raise ConfigError(f"vote: parameter(s) {sorted(unused)} are taken by none of the methods {list(methods)}")
+    votes = np.stack([assign_trial(xy, line_y_px, m, **kw) for m, kw in zip(methods, taken)], axis=1)
     line, agreement = majority(votes, len(line_y_px))
     return (line, agreement) if return_agreement else line
-
-
-def _accepted(method: str, params: dict) -> dict:
-    """The subset of ``params`` that ``method`` takes (shared parameters go only where they fit)."""
-    from readgaze.lines import accepted_params
-
-    return accepted_params(method, params)

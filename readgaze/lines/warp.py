@@ -27,19 +27,25 @@ def dtw_cost_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
     Notes
     -----
-    Filled one anti-diagonal at a time (all cells of a diagonal are independent), so the loop runs
-    ``n + m`` times over NumPy vectors; each cell is ``cost + min(up, left, diagonal)`` exactly as in the
-    textbook recursion, so ties are the same as a cell-by-cell loop.
+    Filled one anti-diagonal at a time (all cells of a diagonal are independent). The matrix is held skewed,
+    ``E[i + j, i] = D[i, j]``, so each diagonal is a contiguous row and its three predecessors are slices of
+    the two rows before it. Each cell is ``cost + min(up, left, diagonal)`` exactly as in the textbook
+    recursion, so results (and ties) are bit-identical to a cell-by-cell loop.
     """
     n, m = len(a), len(b)
     local = np.sqrt(((a[:, None, :] - b[None, :, :]) ** 2).sum(axis=2))
+    ii, jj = np.meshgrid(np.arange(1, n + 1), np.arange(1, m + 1), indexing="ij")
+    skew_local = np.full((n + m + 1, n + 1), np.inf)
+    skew_local[ii + jj, ii] = local
+    skew = np.full((n + m + 1, n + 1), np.inf)
+    skew[0, 0] = 0.0
+    for s in range(2, n + m + 1):
+        lo, hi = max(1, s - m), min(n, s - 1) + 1
+        best = np.minimum(np.minimum(skew[s - 1, lo - 1:hi - 1], skew[s - 1, lo:hi]), skew[s - 2, lo - 1:hi - 1])
+        skew[s, lo:hi] = skew_local[s, lo:hi] + best
     acc = np.full((n + 1, m + 1), np.inf)
     acc[0, 0] = 0.0
-    for s in range(2, n + m + 1):
-        i = np.arange(max(1, s - m), min(n, s - 1) + 1)
-        j = s - i
-        best = np.minimum(np.minimum(acc[i - 1, j], acc[i, j - 1]), acc[i - 1, j - 1])
-        acc[i, j] = local[i - 1, j - 1] + best
+    acc[ii, jj] = skew[ii + jj, ii]
     return acc
 
 
@@ -53,11 +59,10 @@ def dtw_path(acc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     i, j = acc.shape[0] - 1, acc.shape[1] - 1
     path_i, path_j = [i - 1], [j - 1]
     while i > 1 or j > 1:
-        moves = (acc[i - 1, j - 1], acc[i - 1, j], acc[i, j - 1])
-        step = int(np.argmin(moves))
-        if step == 0:
+        diagonal, up, left = acc[i - 1, j - 1], acc[i - 1, j], acc[i, j - 1]
+        if diagonal <= up and diagonal <= left:
             i, j = i - 1, j - 1
-        elif step == 1:
+        elif up <= left:
             i -= 1
         else:
             j -= 1

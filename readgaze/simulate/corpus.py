@@ -44,6 +44,8 @@ class SimCorpus:
         By ``text_id``.
     paragraphs : dict of str to Paragraph
         By ``text_id``.
+    settings : dict
+        The arguments that made the corpus, plus ``screen_px`` and ``px_per_deg``.
     """
 
     trials: pl.DataFrame
@@ -87,7 +89,8 @@ def simulate_corpus(n_participants: int = 24, n_items: int = 4, paragraphs_per_i
                     seed: int = 0, goal_effect: float = 1.0, comprehension_effect: float = 1.0,
                     drift_scale: float = 1.0, levels: tuple[str, ...] = ("Adv", "Ele"),
                     words_per_paragraph: tuple[int, int] = (60, 130), line_pitch_px: float = 114.0,
-                    char_width_px: float = 19.0, proportional: bool = False,
+                    char_width_px: float = 19.0, proportional: bool = False, left_px: float = 358.0,
+                    top_px: float = 154.0, width_px: float = 1806.0,
                     params: ReadingParams = ReadingParams()) -> SimCorpus:
     """Simulate a OneStop-shaped corpus: every participant reads every paragraph once.
 
@@ -110,8 +113,9 @@ def simulate_corpus(n_participants: int = 24, n_items: int = 4, paragraphs_per_i
         Scales every participant's calibration drift (0 = fixations on their lines' midlines).
     words_per_paragraph : (int, int)
         Range of the advanced version's length (OneStop: 50-165 words).
-    line_pitch_px, char_width_px, proportional
-        Screen layout (see :func:`readgaze.simulate.text.layout_words`).
+    line_pitch_px, char_width_px, proportional, left_px, top_px, width_px
+        Screen layout (see :func:`readgaze.simulate.text.layout_words`); the defaults copy OneStop's
+        2560 x 1440 px screen (text from x = 358 to 2164 px, first line top at 154 px).
     params : ReadingParams
         Base rates of the reading model.
 
@@ -128,7 +132,8 @@ def simulate_corpus(n_participants: int = 24, n_items: int = 4, paragraphs_per_i
     [Int32, Int32]
     """
     rng = np.random.default_rng(seed)
-    layout_kwargs = dict(line_pitch_px=line_pitch_px, char_width_px=char_width_px, proportional=proportional)
+    layout_kwargs = dict(line_pitch_px=line_pitch_px, char_width_px=char_width_px, proportional=proportional,
+                         left_px=left_px, top_px=top_px, width_px=width_px)
     paragraphs, layouts, keys = _texts(rng, n_items, paragraphs_per_item, levels, words_per_paragraph,
                                        layout_kwargs)
     readers = draw_readers(rng, n_participants, drift_scale=drift_scale, line_pitch_px=line_pitch_px)

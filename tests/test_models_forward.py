@@ -1,0 +1,135 @@
+"""Models on a tiny config: forward + backward, PostFusion's band, and equalities with reference models."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import RobertaConfig, RobertaForSequenceClassification, RobertaModel
+
+from models.batch import OFF_TEXT, ReadingBatch
+from models.beyelstm import BEyeLSTM
+from models.data import ReadingDataModule
+from models.features import FIXATION_FEATURES, TRIAL_FEATURE_NAMES
+from models.postfusion_eye import PostFusionEye
+from models.roberteye_f import RoBERTEyeF
+from models.testing import write_synthetic_dataset
+from models.text_encoder import ensure_token_types
+from models.text_only import TextOnly
+
+GAZE_PARTS = {RoBERTEyeF: "eye_projection", PostFusionEye: "fixation_cnn", BEyeLSTM: "gaze_block", TextOnly: "head"}
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory) -> ReadingBatch:
+    path = write_synthetic_dataset(tmp_path_factory.mktemp("tiny"), n_participants=6, n_items=6, n_words=16,
+                                   off_text_rate=0.2)
+    dm = ReadingDataModule(str(path), task="comprehension", n_folds=3, batch_size=4)
+    dm.setup("fit")
+    return next(iter(dm.train_dataloader()))
+
+
+@pytest.mark.parametrize("model_class", [RoBERTEyeF, PostFusionEye, BEyeLSTM, TextOnly], ids=lambda c: c.__name__)
+def test_forward_and_backward(model_class, batch):
+    torch.manual_seed(0)
+    model = model_class()
+    logits = model(batch)
+    assert logits.shape == (len(batch), 2) and torch.isfinite(logits).all()
+    model.loss(logits, batch.label).backward()
+    grads = [p.grad for p in getattr(model, GAZE_PARTS[model_class]).parameters()]
+    assert all(g is not None and torch.isfinite(g).all() for g in grads)
+    assert any(g.abs().sum() > 0 for g in grads)
+
+
+def _text_batch(input_ids: torch.Tensor, attention_mask: torch.Tensor, n_fixations: int = 3) -> ReadingBatch:
+    """A batch with text and ``n_fixations`` padding fixations (all masked out): gaze is off."""
+    b, t = input_ids.shape
+    zeros = lambda *shape: torch.zeros(*shape, dtype=torch.int64)  # noqa: E731
+    return ReadingBatch(
+        trial_id=[f"t{i}" for i in range(b)], label=zeros(b), regime_index=zeros(b), input_ids=input_ids,
+        attention_mask=attention_mask, token_segment=attention_mask.long(), word_token_start=zeros(b, 2),
+        word_token_end=zeros(b, 2), word_features=torch.zeros(b, 2, 1), word_mask=torch.ones(b, 2, dtype=torch.bool),
+        fixation_features=torch.randn(b, n_fixations, len(FIXATION_FEATURES)),
+        fixation_mask=torch.zeros(b, n_fixations, dtype=torch.bool),
+        fixation_word_index=torch.full((b, n_fixations), OFF_TEXT), fixation_word_category=zeros(b, n_fixations),
+        fixation_word_is_content=zeros(b, n_fixations), trial_features=torch.zeros(b, len(TRIAL_FEATURE_NAMES)))
+
+
+def _tiny_roberta() -> RobertaConfig:
+    return RobertaConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                         intermediate_size=64, max_position_embeddings=40, type_vocab_size=1, pad_token_id=1)
+
+
+def _ids_with_padding() -> tuple[torch.Tensor, torch.Tensor]:
+    torch.manual_seed(1)
+    ids = torch.randint(3, 100, (2, 12))
+    ids[:, 0] = 0
+    mask = torch.ones(2, 12, dtype=torch.bool)
+    ids[1, 9:], mask[1, 9:] = 1, False
+    return ids, mask
+
+
+def test_text_only_equals_auto_model_for_sequence_classification():
+    torch.manual_seed(0)
+    reference = RobertaForSequenceClassification(_tiny_roberta()).eval()
+    model = TextOnly()
+    model.encoder = RobertaModel(_tiny_roberta(), add_pooling_layer=False)
+    model.encoder.load_state_dict(reference.roberta.state_dict())
+    model.head.load_state_dict(reference.classifier.state_dict())
+    model.eval()
+    ids, mask = _ids_with_padding()
+    with torch.no_grad():
+        expected = reference(input_ids=ids, attention_mask=mask.long()).logits
+        torch.testing.assert_close(model(_text_batch(ids, mask)), expected)
+
+
+@pytest.mark.parametrize("backbone", ["tiny-bert", "tiny-roberta"])
+def test_roberteye_f_with_gaze_off_equals_the_text_only_model(backbone):
+    torch.manual_seed(0)
+    gaze = RoBERTEyeF()
+    if backbone == "tiny-roberta":  # RoBERTa: one token type (grown to two) and positions offset by padding_idx + 1
+        gaze.encoder = RobertaModel(_tiny_roberta(), add_pooling_layer=False)
+        ensure_token_types(gaze.encoder)
+    text = TextOnly()
+    text.encoder = gaze.encoder
+    text.head = gaze.head
+    gaze.eval(), text.eval()
+    ids, mask = _ids_with_padding()
+    ids = ids if backbone == "tiny-roberta" else torch.where(mask, ids, 0)
+    batch = _text_batch(ids, mask)
+    with torch.no_grad():
+        torch.testing.assert_close(gaze(batch), text(batch))
+        # and the gaze does count once fixations are real
+        batch.fixation_mask[:] = True
+        batch.fixation_word_index[:] = 0
+        batch.word_token_start[:, 0], batch.word_token_end[:, 0] = 1, 3
+        assert not torch.allclose(gaze(batch), text(batch))
+
+
+def test_postfusion_band_admits_the_fixated_word_and_nothing_beyond_the_window(batch):
+    torch.manual_seed(0)
+    model = PostFusionEye(window=1).eval()
+    start, end = batch.fixation_token_band(window=1)
+    on_text = batch.fixation_word_index >= 0
+    assert on_text.sum() > 10 and (~on_text & batch.fixation_mask).sum() > 0
+    word = batch.fixation_word_index.clamp(min=0)
+    word_start = torch.gather(batch.word_token_start, 1, word)
+    word_end = torch.gather(batch.word_token_end, 1, word)
+    assert ((start <= word_start) & (word_end <= end))[on_text].all()
+
+    d = model.encoder.config.hidden_size
+    text = torch.randn(len(batch), batch.input_ids.shape[1], d)
+    fixations = torch.randn(len(batch), batch.fixation_mask.shape[1], d // 2)
+    attend = lambda t: model.fixation_to_text(fixations, t, batch.attention_mask, (start, end), 0.0)  # noqa: E731
+    with torch.no_grad():
+        base = attend(text)
+        nothing_admitted = model.fixation_to_text.out(torch.zeros(d // 2))  # the lab bug's output: bias only
+        assert not torch.allclose(base[on_text], nothing_admitted.expand_as(base[on_text]))
+        b, i = [int(x) for x in torch.nonzero(on_text)[3]]
+        w = int(batch.fixation_word_index[b, i])
+        inside = text.clone()
+        inside[b, batch.word_token_start[b, w]:batch.word_token_end[b, w]] += 1.0
+        assert not torch.allclose(attend(inside)[b, i], base[b, i])
+        outside = text.clone()
+        outside[b, :start[b, i]] += 1.0
+        outside[b, end[b, i]:] += 1.0
+        torch.testing.assert_close(attend(outside)[b, i], base[b, i])
