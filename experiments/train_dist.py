@@ -64,6 +64,15 @@ def train_member(train: list, val: list, seed: int, steps: int, batch_size: int,
     return model.eval()
 
 
+def save(out: Path, config: dict, voters, members: list, args) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"config": config, "voters": list(voters),
+                "members": [{k: v.half() if v.is_floating_point() else v for k, v in m.state_dict().items()}
+                            for m in members],
+                "trained_on": f"simulate_line_trials(n={args.n_train}, seed=1); {args.steps} steps x "
+                              f"{args.batch_size} windows of {args.window}; val seed=2"}, out)
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, default=Path("models/weights/dist.pt"))
@@ -92,16 +101,11 @@ def main(argv=None) -> None:
             torch.save((train, val), args.cache)
     print(f"simulated + prepared {len(train)} train / {len(val)} val trials in {time.time() - t0:.0f}s")
     config = dict(d_model=args.d_model, n_heads=4, n_layers=args.layers, n_voters=len(voters), dropout=args.dropout)
-    members = [train_member(train, val, seed, args.steps, args.batch_size, args.lr, config, args.window)
-               for seed in range(args.members)]
-    for i, m in enumerate(members):
-        print(f"member {i}: simulated val accuracy {100 * accuracy(m, val):.2f}%")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"config": config, "voters": list(voters),
-                "members": [{k: v.half() if v.is_floating_point() else v for k, v in m.state_dict().items()}
-                            for m in members],
-                "trained_on": f"simulate_line_trials(n={args.n_train}, seed=1); {args.steps} steps x "
-                              f"{args.batch_size}; val seed=2"}, args.out)
+    members = []
+    for seed in range(args.members):  # the file is rewritten after each member, so a long run can be stopped
+        members.append(train_member(train, val, seed, args.steps, args.batch_size, args.lr, config, args.window))
+        print(f"member {seed}: simulated val accuracy {100 * accuracy(members[-1], val):.2f}%", flush=True)
+        save(args.out, config, voters, members, args)
     print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB) in {time.time() - t0:.0f}s")
 
 

@@ -62,7 +62,7 @@ class ReadingModel(L.LightningModule):
     # ---- training ----
     def setup(self, stage: str) -> None:
         datamodule = getattr(self.trainer, "datamodule", None) if self._trainer is not None else None
-        if self.class_weighted_loss and datamodule is not None and stage == "fit":
+        if self.class_weighted_loss and getattr(datamodule, "trials", None) is not None:
             counts = datamodule.class_counts.to(torch.float32)
             weights = torch.where(counts > 0, counts.sum() / counts.clamp(min=1), torch.zeros_like(counts))
             self.class_weights = weights.to(self.class_weights.device)

@@ -15,7 +15,7 @@ indicator, ``fixation_word_category``, ``fixation_word_is_content``) and ``trial
 Departures:
 - Word class: the reduced part of speech (5 classes) when the corpus has it is not in the canonical words table, so
   the word class is the length class of :class:`models.batch.ReadingBatch` (4 classes + off text); content word =
-  the corpus's ``is_content_word`` when present, else ``word_length > 3``.
+  the corpus's ``is_content_word``, else an open-class ``universal_pos`` tag, else ``word_length > 3``.
 - Global features: :data:`models.features.TRIAL_FEATURE_NAMES` (speed, skip and regression rates, mean reading
   measures; 13 values) instead of the 708 grouped means of the GD code.
 - Sequences are packed by length (as EyeBench; GD ran the LSTM over zero padding).

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 
 from lightning.pytorch.cli import LightningCLI
 from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
@@ -52,6 +53,7 @@ class ReadgazeCLI(LightningCLI):
 def make_cli(args: list[str], run: bool = True) -> ReadgazeCLI:
     """Build (and with ``run`` execute) the CLI on ``args`` (subcommand first when ``run``)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded at run time
+    warnings.filterwarnings("ignore", message="LightningCLI's args parameter")  # args are always explicit here
     return ReadgazeCLI(ReadingModel, ReadingDataModule, subclass_mode_model=True, args=args, run=run,
                        save_config_kwargs={"overwrite": True})
 

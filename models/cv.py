@@ -48,13 +48,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data.path", dest="data_path", required=True, help="dataset folder")
     parser.add_argument("--folds", type=int, nargs="+", help="folds to run (default: all)")
     parser.add_argument("--workers", type=int, default=1, help="folds trained in parallel processes")
+    parser.add_argument("--threads", type=int, help="torch CPU threads per fold (default: CPUs / workers)")
     parser.add_argument("--out", default="results", help="results root folder")
     parser.add_argument("--run", help="run name (default <task>_<config stem>)")
     parser.add_argument("--no-baselines", action="store_true", help="skip the majority and reading-speed rows")
     args, overrides = parser.parse_known_args(argv[1:])
     try:
         paths = cross_validate(args.config, args.data_path, overrides, folds=args.folds, workers=args.workers,
-                               out=args.out, run=args.run, baselines=not args.no_baselines)
+                               out=args.out, run=args.run, baselines=not args.no_baselines, threads=args.threads)
     except ReadgazeError as error:
         print(f"readgaze cv: error: {error}", file=sys.stderr)
         return 2
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def cross_validate(config: str, data_path: str, overrides: list[str] | None = None, *, folds: list[int] | None = None,
                    workers: int = 1, out: str = "results", run: str | None = None,
-                   baselines: bool = True) -> dict[str, Path]:
+                   baselines: bool = True, threads: int | None = None) -> dict[str, Path]:
     """Run every fold of ``config`` on ``data_path`` and write predictions, table and figure.
 
     Returns ``{"run", "predictions", "csv", "markdown", "roc"}`` paths. Raises :class:`ConfigError` on a
@@ -76,8 +77,8 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
     run_dir = Path(out) / (run or f"{settings['task']}_{Path(config).stem}")
     run_dir.mkdir(parents=True, exist_ok=True)
     folds = list(range(settings["n_folds"])) if folds is None else folds
-    jobs = [(config, data_path, fold, overrides, str(run_dir), baselines, max(1, (os.cpu_count() or 1) // workers))
-            for fold in folds]
+    threads = threads or max(1, (os.cpu_count() or 1) // workers)
+    jobs = [(config, data_path, fold, overrides, str(run_dir), baselines, threads) for fold in folds]
     if workers <= 1:
         results = [_run_fold(*job) for job in jobs]
     else:
@@ -113,6 +114,9 @@ def _settings(config: str, overrides: list[str]) -> dict:
         n_folds = len(list((Path(data["fold_files"]) / "items").glob("fold_*.csv")))
     else:
         n_folds = int(data.get("n_folds", 10))
+    if data.get("split_unit", "participant_item") != "participant_item":
+        raise ConfigError("cv scores the participant x item regimes; data.split_unit must be participant_item",
+                          file=config)
     if n_folds < 3:
         raise ConfigError(f"data.n_folds: got {n_folds}, expected at least 3", file=config)
     return {"task": data.get("task", "reading_goal"), "n_folds": n_folds}

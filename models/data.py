@@ -57,6 +57,11 @@ class ReadingDataModule(L.LightningDataModule):
         Folder of published fold files (``items/fold_k.csv``, ``subjects/fold_k.csv``) instead of making folds.
     strict : bool
         :func:`readgaze.splits.assign_fold`'s strict regimes.
+    split_unit : {"participant_item", "trial"}
+        ``participant_item``: the field's protocol (participants and items in folds, three test regimes).
+        ``trial``: trials dealt at random (seeded) into ``n_folds`` folds, val = fold k, test = fold k+1, every
+        trial in regime "seen". Participants and items leak across splits: only for smoke runs on data too small
+        for the protocol (the 2-participant OneStop sample), never for reported numbers.
     text_encoder : str
         Tokenizer name (see :mod:`models.text_encoder`); linked to the model's ``text_encoder``.
     max_text_tokens : int
@@ -67,11 +72,11 @@ class ReadingDataModule(L.LightningDataModule):
 
     def __init__(self, path: str, task: Task = "reading_goal", fold: int = 0, n_folds: int = 10,
                  split_seed: int = 0, fold_files: str | None = None, strict: bool = False,
-                 text_encoder: str = "tiny", max_text_tokens: int = 512, batch_size: int = 16,
+                 split_unit: Literal["participant_item", "trial"] = "participant_item", text_encoder: str = "tiny", max_text_tokens: int = 512, batch_size: int = 16,
                  num_workers: int = 0) -> None:
         super().__init__()
         self.path, self.task, self.fold, self.n_folds = Path(path), task, fold, n_folds
-        self.split_seed, self.fold_files, self.strict = split_seed, fold_files, strict
+        self.split_seed, self.fold_files, self.strict, self.split_unit = split_seed, fold_files, strict, split_unit
         self.text_encoder, self.max_text_tokens = text_encoder, max_text_tokens
         self.batch_size, self.num_workers = batch_size, num_workers
         self.qc = QCLog()
@@ -182,6 +187,8 @@ class ReadingDataModule(L.LightningDataModule):
         return trials.filter(keep.fill_null(False)).with_columns(label.alias("label"))
 
     def _assignment(self, trials: pl.DataFrame) -> pl.DataFrame:
+        if self.split_unit == "trial":
+            return _trial_assignment(trials, self.n_folds, self.fold, self.split_seed)
         if self.fold_files:
             splits = read_fold_files(self.fold_files)
         else:
@@ -249,6 +256,19 @@ class ReadingDataModule(L.LightningDataModule):
                     truncated, "changed")
         key = keys.join(unique, on=["text_id", "second"], how="left", nulls_equal=True).sort("trial_row")["key"]
         return {"key": key.to_numpy(), "encodings": encodings}
+
+
+def _trial_assignment(trials: pl.DataFrame, n_folds: int, fold: int, seed: int) -> pl.DataFrame:
+    """Trials (not participants or items) in ``n_folds`` random folds; val = fold, test = fold + 1; regime "seen"."""
+    if n_folds < 3 or trials.height < n_folds:
+        raise ConfigError(f"split_unit trial: got n_folds {n_folds} for {trials.height} trials, expected "
+                          f"3 <= n_folds <= trials")
+    order = np.random.default_rng(seed).permutation(trials.height)
+    trial_fold = np.empty(trials.height, np.int64)
+    trial_fold[order] = np.arange(trials.height) % n_folds
+    split = np.where(trial_fold == fold, "val", np.where(trial_fold == (fold + 1) % n_folds, "test", "train"))
+    return pl.DataFrame({"trial_id": trials["trial_id"], "fold_index": pl.Series([fold] * trials.height, dtype=pl.Int32),
+                         "split": split, "regime": "seen"})
 
 
 def _encode(tokenizer, words: list[str], second: str | None, max_tokens: int) -> dict[str, np.ndarray]:

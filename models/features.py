@@ -30,6 +30,8 @@ NULLABLE = frozenset({"first_fixation_duration_ms", "gaze_duration_ms", "regress
                       "next_word_step", "mean_first_fixation_duration_ms", "mean_gaze_duration_ms",
                       "mean_saccade_amplitude_px"})
 """Features that may be missing by definition; each gets a ``<name>_missing`` indicator column."""
+CONTENT_POS = ("NOUN", "PROPN", "VERB", "ADJ", "ADV")
+"""Universal Dependencies tags counted as content words."""
 BINARY = frozenset({"skipped", "regression_in", "regression_out", "start_of_line", "end_of_line", "is_off_text"})
 """0/1 features, left unscaled."""
 
@@ -65,6 +67,7 @@ def word_table(words: pl.LazyFrame) -> pl.LazyFrame:
                 .agg(pl.col("word").str.join(""), pl.col("line_index").first(),
                      *[pl.col(c).first() for c in ("frequency_zipf", "surprisal_bits") if c in have],
                      *[pl.col(c).max().alias("is_content_word") for c in ("is_content_word",) if c in have],
+                     *[pl.col(c).first() for c in ("universal_pos",) if c in have],
                      length.sum().alias("word_length"))
                 .sort("text_id", "word_index"))
     line = pl.col("line_index")
@@ -73,8 +76,12 @@ def word_table(words: pl.LazyFrame) -> pl.LazyFrame:
         (pl.col("word_index") / (n_words - 1).clip(lower_bound=1)).alias("relative_word_position"),
         (line != line.shift(1).over("text_id")).fill_null(True).cast(pl.Float64).alias("start_of_line"),
         (line != line.shift(-1).over("text_id")).fill_null(True).cast(pl.Float64).alias("end_of_line"))
-    is_content = (pl.col("is_content_word").cast(pl.Boolean) if "is_content_word" in have
-                  else pl.col("word_length") > 3)  # proxy when the corpus has no POS: long words are content words
+    if "is_content_word" in have:
+        is_content = pl.col("is_content_word").cast(pl.Boolean)
+    elif "universal_pos" in have:  # content words as in EyeBench's is_content_word: open-class UD tags
+        is_content = pl.col("universal_pos").is_in(list(CONTENT_POS)).fill_null(False)
+    else:  # no part of speech in the corpus: long words stand in for content words
+        is_content = pl.col("word_length") > 3
     category = (pl.when(pl.col("word_length") <= 1).then(1).when(pl.col("word_length") <= 4).then(2)
                 .when(pl.col("word_length") <= 10).then(3).otherwise(4))
     return per_word.select("text_id", "word_index", "word", *_float_columns(per_word, WORD_LEXICAL),

@@ -1,9 +1,35 @@
-"""readgaze: eye tracking in reading, from lab exports to reading-goal and comprehension decoding."""
+"""readgaze: eye tracking in reading, from lab exports to reading-goal and comprehension decoding.
+
+The top level offers a few verbs; everything else is reached through its module. Verbs whose modules pull in
+heavier dependencies (mne, scikit-learn, scipy) are imported on first use, so ``import readgaze`` stays fast.
+"""
 
 __version__ = "0.1.0"
+
+import importlib  # noqa: E402
 
 from readgaze.errors import ReadgazeError  # noqa: E402
 from readgaze.io import read_fixation_report, read_ia_report  # noqa: E402
 from readgaze.schema import validate  # noqa: E402
 
-__all__ = ["ReadgazeError", "read_fixation_report", "read_ia_report", "validate", "__version__"]
+_LAZY = {
+    "read_asc": "readgaze.io.asc",
+    "read_gaze_csv": "readgaze.io.samples",
+    "load_onestop": "readgaze.io.onestop",
+    "assign_lines": "readgaze.lines",
+    "align_words": "readgaze.align",
+    "compute_word_measures": "readgaze.measures",
+    "make_splits": "readgaze.splits",
+    "assign_fold": "readgaze.splits",
+    "evaluate": "readgaze.metrics",
+    "simulate_corpus": "readgaze.simulate",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'readgaze' has no attribute {name!r}")
+
+
+__all__ = ["ReadgazeError", "read_fixation_report", "read_ia_report", "validate", "__version__", *_LAZY]

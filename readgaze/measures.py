@@ -245,9 +245,10 @@ def compute_word_measures(fixations, words, trials) -> pl.LazyFrame:
     words = words.with_columns(pl.col("word_index", "ia_index").cast(pl.Int32)).collect()
     texts = words["text_id"].unique().sort()
     tr_text = trial_codes(tr["text_id"], texts)  # text code of each trial (same helper, other table)
-    fx = fixations.filter(pl.col("word_index").is_not_null()).collect()
+    needed = [c for c in ("trial_id", "fixation_index", "duration_ms", "word_index", "x_px", "ia_index") if c in have]
+    fx = fixations.select(needed).filter(pl.col("word_index").is_not_null()).collect()
     fx = fx.with_columns(pl.Series("_trial", trial_codes(fx["trial_id"], tr["trial_id"])),
-                         pl.col("word_index").cast(pl.Int32)).filter(pl.col("_trial") >= 0)
+                         pl.col("word_index").cast(pl.Int32)).drop("trial_id").filter(pl.col("_trial") >= 0)
     sp = scanpath(fx, trial_key="_trial")
     aggs = [m() for m in MEASURES]
     if "x_px" in have:

@@ -22,6 +22,7 @@ Definitions (each in plain words):
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 FEATURES = ("reading_speed_wpm", "mean_first_fixation_duration_ms", "skip_rate", "regression_rate",
@@ -33,24 +34,34 @@ def _plogp(p: pl.Expr) -> pl.Expr:
     return p * p.log(2)
 
 
-def _entropies(fixations: pl.LazyFrame) -> pl.LazyFrame:
-    # eager, with explicit sorts: float sums then always run in one order (byte-identical outputs);
-    # a lazy plan may drop a sort that precedes a group_by
-    sp = (fixations.filter(pl.col("word_index").is_not_null()).sort("trial_id", "fixation_index")
-          .select("trial_id", pl.col("word_index").alias("src"),
-                  pl.col("word_index").shift(-1).over("trial_id").alias("dst")).collect())
-    counts = sp.group_by("trial_id", "src").agg(pl.len().alias("n")).sort("trial_id", "src")
-    counts = counts.with_columns((pl.col("n") / pl.col("n").sum().over("trial_id")).alias("p"))
-    stationary = counts.group_by("trial_id", maintain_order=True).agg(
-        (-_plogp(pl.col("p")).sum()).alias("stationary_entropy_bits"))
-    pairs = (sp.filter(pl.col("dst").is_not_null()).group_by("trial_id", "src", "dst").agg(pl.len().alias("n"))
-             .sort("trial_id", "src", "dst"))
-    pairs = pairs.with_columns(pl.col("n").sum().over("trial_id", "src").alias("n_src"),
-                               pl.col("n").sum().over("trial_id").alias("n_all"))
-    transition = pairs.group_by("trial_id", maintain_order=True).agg(
-        (-((pl.col("n_src") / pl.col("n_all")) * _plogp(pl.col("n") / pl.col("n_src"))).sum())
-        .alias("gaze_transition_entropy_bits"))
-    return stationary.join(transition, on="trial_id", how="left").lazy()
+def _entropies(sp: pl.DataFrame) -> pl.DataFrame:
+    """Both entropies per ``_trial`` from in-word fixations sorted by (``_trial``, fixation order).
+
+    Counts come from one packed integer key per (trial, word) and (trial, word, next word); the
+    sums run in key order through ``np.bincount``, so the floats are the same on every run.
+    """
+    trial = sp["_trial"].to_numpy().astype(np.int64)
+    word = sp["word_index"].to_numpy().astype(np.int64)
+    n_trials = int(trial.max()) + 1 if len(trial) else 0
+    shift = np.int64(21)  # word indices below 2^21
+    keys, n = np.unique((trial << shift) | word, return_counts=True)
+    k_trial = keys >> shift
+    p = n / np.bincount(k_trial, weights=n, minlength=n_trials)[k_trial]
+    stationary = -np.bincount(k_trial, weights=p * np.log2(p), minlength=n_trials)
+    same = trial[1:] == trial[:-1]
+    pair = ((trial[:-1] << (2 * shift)) | (word[:-1] << shift) | word[1:])[same]
+    keys, n = np.unique(pair, return_counts=True)
+    src, k_trial = keys >> shift, keys >> (2 * shift)
+    _, src_inv = np.unique(src, return_inverse=True)
+    n_src = np.bincount(src_inv, weights=n)[src_inv]
+    n_all = np.bincount(k_trial, weights=n, minlength=n_trials)[k_trial]
+    transition = -np.bincount(k_trial, weights=(n / n_all) * np.log2(n / n_src), minlength=n_trials)
+    has_pairs = np.bincount(k_trial, minlength=n_trials) > 0
+    present = np.bincount(trial, minlength=n_trials) > 0
+    return pl.DataFrame({"_trial": np.flatnonzero(present).astype(np.int64),
+                         "stationary_entropy_bits": stationary[present],
+                         "gaze_transition_entropy_bits": np.where(has_pairs, transition, np.nan)[present]}
+                        ).with_columns(pl.col("gaze_transition_entropy_bits").fill_nan(None))
 
 
 def compute_trial_features(fixations, words, trials, word_measures=None) -> pl.LazyFrame:
@@ -75,29 +86,37 @@ def compute_trial_features(fixations, words, trials, word_measures=None) -> pl.L
         row per trial in ``trials`` sorted by ``trial_id``; a trial without fixations has
         ``fixation_count`` 0 and null rates and entropies.
     """
+    from readgaze.measures import compute_word_measures, trial_codes
+
     fixations, words, trials = (f.lazy() for f in (fixations, words, trials))
     if word_measures is None:
-        from readgaze.measures import compute_word_measures
         word_measures = compute_word_measures(fixations, words, trials)
-    fx = fixations.sort("trial_id", "fixation_index").with_columns(
-        pl.col("start_ms", "duration_ms", "x_px", "y_px").cast(pl.Float64)).collect()
+    tr = trials.select("trial_id").unique().collect().sort("trial_id")
+    fx = fixations.select("trial_id", "fixation_index", "start_ms", "duration_ms", "x_px", "y_px",
+                          "word_index").collect()
+    fx = (fx.with_columns(pl.Series("_trial", trial_codes(fx["trial_id"], tr["trial_id"])),
+                          pl.col("start_ms", "duration_ms", "x_px", "y_px").cast(pl.Float64))
+          .drop("trial_id").filter(pl.col("_trial") >= 0).sort("_trial", "fixation_index"))
     dx, dy = pl.col("x_px").diff(), pl.col("y_px").diff()  # within each trial's group, in time order
-    per_fix = fx.group_by("trial_id", maintain_order=True).agg(
+    per_fix = fx.group_by("_trial", maintain_order=True).agg(
         pl.len().cast(pl.Int32).alias("fixation_count"),
         ((pl.col("start_ms") + pl.col("duration_ms")).max() - pl.col("start_ms").min()).alias("_time_ms"),
         (dx.pow(2) + dy.pow(2)).sqrt().filter(dx > 0).mean().alias("mean_forward_saccade_amplitude_px"))
     inword = fx.filter(pl.col("word_index").is_not_null())
     step = pl.col("word_index").diff()
-    regress = inword.group_by("trial_id", maintain_order=True).agg(
+    regress = inword.group_by("_trial", maintain_order=True).agg(
         ((step < 0).sum() / (step != 0).sum()).alias("regression_rate"))
-    per_word = word_measures.lazy().sort("trial_id", "word_index").group_by("trial_id").agg(
+    wm = word_measures.lazy().select("trial_id", "skipped", "first_fixation_duration_ms").collect()
+    wm = wm.with_columns(pl.Series("_trial", trial_codes(wm["trial_id"], tr["trial_id"]))).sort("_trial")
+    per_word = wm.group_by("_trial", maintain_order=True).agg(
         pl.len().alias("_n_words"), pl.col("skipped").mean().alias("skip_rate"),
         pl.col("first_fixation_duration_ms").mean().alias("mean_first_fixation_duration_ms"))
-    out = (trials.select("trial_id").unique()
-           .join(per_word, on="trial_id", how="left").join(per_fix.lazy(), on="trial_id", how="left")
-           .join(regress.lazy(), on="trial_id", how="left").join(_entropies(fx.lazy()), on="trial_id", how="left"))
+    out = pl.DataFrame({"_trial": range(tr.height), "trial_id": tr["trial_id"]},
+                       schema={"_trial": pl.Int64, "trial_id": pl.String})
+    for part in (per_word, per_fix, regress, _entropies(inword)):
+        out = out.join(part, on="_trial", how="left", maintain_order="left")
     out = out.with_columns(
         (pl.col("_n_words") / (pl.col("_time_ms") / 60_000)).alias("reading_speed_wpm"),
         pl.col("fixation_count").fill_null(0))
     return out.select("trial_id", *[pl.col(c).cast(pl.Int32 if c == "fixation_count" else pl.Float64)
-                                    for c in FEATURES]).sort("trial_id")
+                                    for c in FEATURES]).lazy()

@@ -155,8 +155,10 @@ def test_labels_per_task(dataset):
     assert all(expected[t] == y for t, y in comprehension.select("trial_id", "label").iter_rows())
     question = _datamodule(dataset, task="goal_question")
     assert question.num_classes == 3
-    rows = question.trials.select("onestopqa_question_id", "label").unique().iter_rows()
-    assert all(int(qid[-1]) == y for qid, y in rows)  # ids item_q0 < item_q1 < item_q2
+    asked = trials.group_by("text_id").agg(pl.col("onestopqa_question_id").unique().sort())
+    order = {t: ids for t, ids in asked.iter_rows()}  # the paragraph's questions, by id, over all its trials
+    rows = question.trials.select("text_id", "onestopqa_question_id", "label").iter_rows()
+    assert all(order[t].index(qid) == y for t, qid, y in rows)
     assert (question.trials["reading_goal"] == "information_seeking").all()
 
 

@@ -1,0 +1,115 @@
+"""Every YAML config builds; ``readgaze fit`` trains and writes predictions; ``readgaze cv`` writes table and figure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+import torch
+
+from models.base import ReadingModel
+from models.cli import main as cli_main
+from models.cli import make_cli
+from models.cv import main as cv_main
+from models.testing import write_synthetic_dataset
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIGS = sorted((REPO / "experiments" / "configs").glob("*/*.yaml"))
+TINY = ["--data.text_encoder", "tiny", "--data.n_folds", "3", "--trainer.enable_progress_bar", "false",
+        "--trainer.enable_model_summary", "false"]
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """The CI box has 2 shared cores; one torch thread avoids spin-waiting under load."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory) -> Path:
+    return write_synthetic_dataset(tmp_path_factory.mktemp("tiny"), n_participants=6, n_items=6, n_words=16)
+
+
+def test_there_is_a_config_per_task_and_model():
+    names = {f"{p.parent.name}/{p.stem}" for p in CONFIGS}
+    for task in ("reading_goal", "comprehension"):
+        assert {f"{task}/{m}" for m in ("roberteye_f", "postfusion_eye", "beyelstm", "text_only")} <= names
+    assert "goal_question/roberteye_f" in names
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_config_builds_model_and_datamodule(config, dataset, tmp_path):
+    cli = make_cli(["-c", str(config), "--data.path", str(dataset), "--trainer.default_root_dir", str(tmp_path),
+                    *TINY], run=False)
+    assert isinstance(cli.model, ReadingModel)
+    assert cli.datamodule.task == config.parent.name
+    assert cli.model.num_classes == cli.datamodule.num_classes
+    cli.datamodule.setup("fit")
+    batch = next(iter(cli.datamodule.train_dataloader()))
+    assert cli.model(batch).shape == (len(batch), cli.datamodule.num_classes)
+
+
+def test_fit_trains_validates_and_writes_predictions(dataset, tmp_path):
+    config = REPO / "experiments/configs/reading_goal/roberteye_f.yaml"
+    code = cli_main(["fit", "-c", str(config), "--data.path", str(dataset), "--trainer.max_epochs", "2",
+                     "--trainer.default_root_dir", str(tmp_path), "--model.init_args.learning_rate", "1e-3", *TINY])
+    assert code == 0
+    run = tmp_path / "csv" / "version_0"
+    metrics = pl.read_csv(run / "metrics.csv")
+    assert metrics["loss/val"].drop_nulls().len() == 2
+    assert {"balanced_accuracy_new_participant/val", "auroc_all/val"} <= set(metrics.columns)
+    predictions = pl.read_parquet(run / "predictions_val.parquet")
+    assert {"label", "prediction_prob", "regime", "fold_index", "participant_id", "item_id", "trial_id"} <= set(
+        predictions.columns)
+    assert predictions["regime"].is_in(["new_item", "new_participant", "new_item_participant"]).all()
+    assert predictions["prediction_prob"].is_between(0, 1).all() and predictions["participant_id"].null_count() == 0
+    assert (tmp_path / "tensorboard").is_dir() and (run / "checkpoints" / "best.ckpt").is_file()
+
+
+def test_fit_reports_a_missing_dataset_file(tmp_path, capsys):
+    config = REPO / "experiments/configs/reading_goal/beyelstm.yaml"
+    code = cli_main(["fit", "-c", str(config), "--data.path", str(tmp_path), "--trainer.max_epochs", "1",
+                     "--trainer.default_root_dir", str(tmp_path), *TINY])
+    assert code == 2
+    assert "has no trials.parquet" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_cv_writes_predictions_table_and_roc_per_regime(dataset, tmp_path):
+    config = REPO / "experiments/configs/reading_goal/beyelstm.yaml"
+    code = cv_main(["cv", "-c", str(config), "--data.path", str(dataset), "--out", str(tmp_path), "--run", "r",
+                    "--threads", "1", "--trainer.max_epochs", "2", *TINY])
+    assert code == 0
+    run = tmp_path / "r"
+    predictions = pl.read_parquet(run / "predictions.parquet")
+    assert set(predictions["model"]) == {"BEyeLSTM", "majority", "reading_speed_logistic_regression"}
+    assert sorted(predictions["fold_index"].unique()) == [0, 1, 2]
+    # every trial is a test trial in exactly one fold for each model
+    per_model = predictions.group_by("model").agg(pl.col("trial_id").n_unique(), pl.len())
+    assert (per_model["trial_id"] == per_model["len"]).all()
+    table = pl.read_csv(run / "results.csv")
+    assert set(table["regime"]) == {"new_item", "new_participant", "new_item_participant", "all"}
+    assert "New participant" in (run / "results.md").read_text()
+    assert (run / "roc.png").stat().st_size > 10_000
+
+
+@pytest.mark.slow
+def test_fit_on_the_prepared_onestop_sample(shared_data, tmp_path):
+    from readgaze.cli import main as readgaze_main
+
+    sample = shared_data / "onestop_sample"
+    prepared = tmp_path / "onestop"
+    assert readgaze_main(["prep", "onestop", "--fixation-report", str(sample / "fixations.csv"),
+                          "--ia-report", str(sample / "ia.csv"), "--out", str(prepared)]) == 0
+    config = REPO / "experiments/configs/reading_goal/roberteye_f.yaml"
+    # 2 participants x 2 articles cannot be split by participant and item: the trial split is a smoke run.
+    code = cli_main(["fit", "-c", str(config), "--data.path", str(prepared), "--data.split_unit", "trial",
+                     "--trainer.max_epochs", "2", "--trainer.default_root_dir", str(tmp_path / "run"), *TINY])
+    assert code == 0
+    predictions = pl.read_parquet(tmp_path / "run" / "csv" / "version_0" / "predictions_val.parquet")
+    assert predictions.height == 8 and predictions["label"].to_list() == [1] * 8  # all information seeking
+    assert predictions["participant_id"].is_in(["l37_1129", "l7_1090"]).all()
