@@ -99,8 +99,7 @@ class ReadingModel(L.LightningModule):
         self._collect(batch)
 
     def predict_step(self, batch: ReadingBatch, batch_index: int) -> torch.Tensor:
-        self._collect(batch)
-        return torch.softmax(self(batch).float(), dim=-1)
+        return torch.softmax(self._collect(batch), dim=-1)
 
     def on_validation_epoch_end(self) -> None:
         self._finish("val")
@@ -111,23 +110,27 @@ class ReadingModel(L.LightningModule):
     def on_predict_epoch_end(self) -> None:
         self._finish("predict", log_metrics=False)
 
-    def _collect(self, batch: ReadingBatch) -> None:
+    def _collect(self, batch: ReadingBatch) -> torch.Tensor:
         logits = self(batch).float()
         self._outputs.append({"logits": logits.detach().cpu(), "label": batch.label.cpu(),
                               "regime": batch.regime_index.cpu(), "trial_id": list(batch.trial_id)})
+        return logits
 
     def _finish(self, split: str, log_metrics: bool = True) -> None:
-        outputs, self._outputs = self._outputs, []
+        outputs, self._outputs = _gather(self._outputs, self.trainer.world_size), []
         if not outputs or self.trainer.sanity_checking:
             return
         logits = torch.cat([o["logits"] for o in outputs])
         label = torch.cat([o["label"] for o in outputs])
         regime = torch.cat([o["regime"] for o in outputs])
+        trial_id = [t for o in outputs for t in o["trial_id"]]
+        first = sorted({t: i for i, t in reversed(list(enumerate(trial_id)))}.values())  # DDP pads with repeats
+        logits, label, regime, trial_id = logits[first], label[first], regime[first], [trial_id[i] for i in first]
         if log_metrics:
             self.log(f"loss/{split}", F.cross_entropy(logits, label, weight=self.class_weights.cpu()), prog_bar=True)
             for name, value in regime_metrics(logits, label, regime, self.num_classes).items():
                 self.log(f"{name}/{split}", value, prog_bar=name == "balanced_accuracy_all")
-        self._write_predictions(split, logits, label, regime, [t for o in outputs for t in o["trial_id"]])
+        self._write_predictions(split, logits, label, regime, trial_id)
 
     def _write_predictions(self, split, logits, label, regime, trial_id) -> Path | None:
         """One row per trial; joined with the datamodule's trials for participant, item and fold."""
@@ -140,14 +143,23 @@ class ReadingModel(L.LightningModule):
             ids = datamodule.trials.select("trial_id", "fold_index", "participant_id", "item_id")
             frame = frame.join(ids, on="trial_id", how="left")
         frame = frame.with_columns(pl.lit(split).alias("split"), pl.lit(type(self).__name__).alias("model"))
-        directory = Path(self.predictions_dir or (self.logger.log_dir if self.logger and self.logger.log_dir
-                                                  else self.trainer.default_root_dir))
+        log_dir = getattr(self.logger, "log_dir", None) if self.logger else None
+        directory = Path(self.predictions_dir or log_dir or self.trainer.default_root_dir)
         if self.trainer.global_rank != 0:
             return None
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / f"predictions_{split}.parquet"
         frame.write_parquet(path)
         return path
+
+
+def _gather(outputs: list[dict], world_size: int) -> list[dict]:
+    """Every process's evaluation outputs (DDP); the outputs themselves on one process."""
+    if world_size <= 1 or not torch.distributed.is_initialized():
+        return outputs
+    gathered: list[list[dict]] = [[] for _ in range(world_size)]
+    torch.distributed.all_gather_object(gathered, outputs)
+    return [o for part in gathered for o in part]
 
 
 def regime_metrics(logits: torch.Tensor, label: torch.Tensor, regime: torch.Tensor,

@@ -20,6 +20,7 @@ from kernels import cross_attention, segment_pool
 CHECK = Path(__file__).with_name("kernels_interp_check.py")
 
 
+@pytest.mark.slow  # ~20 s of CPU under the interpreter (22 checks)
 def test_triton_kernels_match_reference():
     pytest.importorskip("triton")
     env = dict(os.environ)

@@ -69,6 +69,15 @@ def test_fit_trains_validates_and_writes_predictions(dataset, tmp_path):
     assert predictions["prediction_prob"].is_between(0, 1).all() and predictions["participant_id"].null_count() == 0
     assert (tmp_path / "tensorboard").is_dir() and (run / "checkpoints" / "best.ckpt").is_file()
 
+    for command in ("test", "predict"):
+        out = tmp_path / command
+        assert cli_main([command, "-c", str(config), "--data.path", str(dataset), "--ckpt_path",
+                         str(run / "checkpoints" / "best.ckpt"), "--trainer.default_root_dir", str(out),
+                         "--model.init_args.predictions_dir", str(out), *TINY]) == 0
+        written = pl.read_parquet(out / f"predictions_{command}.parquet")
+        assert written["split"].unique().to_list() == [command]
+        assert set(written["regime"]) == {"new_item", "new_participant", "new_item_participant"}
+
 
 def test_fit_reports_a_missing_dataset_file(tmp_path, capsys):
     config = REPO / "experiments/configs/reading_goal/beyelstm.yaml"

@@ -14,6 +14,15 @@ from models.testing import write_synthetic_dataset
 from models.text_encoder import load_tokenizer
 
 
+@pytest.fixture(autouse=True)
+def one_thread():
+    """The CI box has 2 shared cores; one torch thread avoids spin-waiting under load."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory):
     return write_synthetic_dataset(tmp_path_factory.mktemp("tiny"), n_participants=6, n_items=6, n_words=24,

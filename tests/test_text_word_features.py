@@ -33,23 +33,18 @@ def test_features_record_what_was_done():
 
 
 def _tiny_lm(folder, n_positions=64):
-    """A 1-layer GPT-2 with random weights and a byte-level tokenizer without merges, saved locally."""
+    """A 1-layer GPT-2 with random weights and a character-level tokenizer, saved locally."""
     torch = pytest.importorskip("torch")
-    from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
-    # GPT-2's byte-to-printable-character table: printable bytes map to themselves, the rest to 256+
-    printable = [*range(33, 127), *range(161, 173), *range(174, 256)]
-    table = {b: chr(b) for b in printable} | {b: chr(256 + i) for i, b in
-                                             enumerate(b for b in range(256) if b not in printable)}
-    vocab = {table[b]: b for b in range(256)}
-    vocab["<|endoftext|>"] = len(vocab)
-    (folder / "vocab.json").write_text(json.dumps(vocab))
-    (folder / "merges.txt").write_text("#version: 0.2\n")
-    tok = GPT2TokenizerFast(vocab_file=str(folder / "vocab.json"), merges_file=str(folder / "merges.txt"),
-                            bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<|endoftext|>")
+    vocab = {chr(c): c - 32 for c in range(32, 127)} | {"<unk>": 95, "<bos>": 96}
+    core = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    tok = PreTrainedTokenizerFast(tokenizer_object=core, unk_token="<unk>", bos_token="<bos>")
     torch.manual_seed(0)
     model = GPT2LMHeadModel(GPT2Config(vocab_size=len(vocab), n_positions=n_positions, n_embd=16, n_layer=1,
-                                       n_head=2, bos_token_id=256, eos_token_id=256))
+                                       n_head=2, bos_token_id=96, eos_token_id=96))
     tok.save_pretrained(folder)
     model.save_pretrained(folder)
     return tok, model, torch
@@ -59,11 +54,11 @@ def _tiny_lm(folder, n_positions=64):
 def test_surprisal_sums_token_surprisal_of_each_word(tmp_path):
     tok, model, torch = _tiny_lm(tmp_path)
     out = add_surprisal(WORDS, str(tmp_path))
-    ids = [256] + tok("The however, 51-year-old")["input_ids"]
+    ids = [96] + tok("The however, 51-year-old", add_special_tokens=False)["input_ids"]
     with torch.no_grad():
         logp = torch.log_softmax(model(torch.tensor([ids])).logits[0], -1)
     bits = [-float(logp[k - 1, ids[k]]) / math.log(2) for k in range(1, len(ids))]
-    # "The" = 3 byte tokens, " however," = 9, " 51-year-old" = 12 (both boxes of the split word)
+    # one token per character: "The" = 3, " however," = 9, " 51-year-old" = 12 (both boxes of the split word)
     expected = [sum(bits[:3]), sum(bits[3:12]), sum(bits[12:24])]
     got = out["surprisal_bits"].to_list()
     assert got[0] == pytest.approx(expected[0], rel=1e-5)
