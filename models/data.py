@@ -63,7 +63,7 @@ class ReadingDataModule(L.LightningDataModule):
         trial in regime "seen". Participants and items leak across splits: only for smoke runs on data too small
         for the protocol (the 2-participant OneStop sample), never for reported numbers.
     text_encoder : str
-        Tokenizer name (see :mod:`models.text_encoder`); linked to the model's ``text_encoder``.
+        Tokenizer name (see :mod:`models.text_encoder`); in the CLI, linked from the model's ``text_encoder``.
     max_text_tokens : int
         Token budget of the text (paragraph truncated from the end; fixations on cut words count as off text).
     batch_size : int

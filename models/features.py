@@ -10,8 +10,12 @@ and get NaN word features, so no later fixation is shifted (the lab's drop-then-
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import polars as pl
+
+from readgaze.errors import DataError
 
 WORD_MEASURES = ("first_fixation_duration_ms", "gaze_duration_ms", "total_fixation_duration_ms",
                  "regression_path_duration_ms", "fixation_count", "skipped", "regression_in", "regression_out")
@@ -174,13 +178,11 @@ class RobustScaler:
 
     def fit(self, values: np.ndarray) -> "RobustScaler":
         """``values`` (n_rows, n_features) float, training rows only."""
-        with np.errstate(all="ignore"):
-            import warnings
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                q25, median, q75 = np.nanpercentile(values, [25, 50, 75], axis=0) if len(values) else (
-                    np.zeros((3, len(self.names))))
+        if len(values) == 0:
+            raise DataError(f"no training rows to fit the scaler of {self.names[0]}, ... ({len(self.names)} features)")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column: median NaN, handled below
+            q25, median, q75 = np.nanpercentile(values, [25, 50, 75], axis=0)
         binary = np.array([n in BINARY for n in self.names])
         iqr = q75 - q25
         self.center = np.where(binary | np.isnan(median), 0.0, median)

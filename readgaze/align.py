@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from readgaze.errors import SchemaError
+from readgaze.errors import DataError, SchemaError
 from readgaze.qc import QCLog
 
 STEP = "align"
@@ -164,6 +164,8 @@ def align_words(fixations, words, trials, *, line_assigner: str = "nearest",
     ------
     SchemaError
         When a needed column is missing.
+    DataError
+        When ``words`` has no rows.
 
     Examples
     --------
@@ -182,6 +184,8 @@ def align_words(fixations, words, trials, *, line_assigner: str = "nearest",
     _need(words, ("text_id", "ia_index", "word_index", "line_index", "left_px", "right_px",
                   "top_px", "bottom_px"), "words")
     _need(trials, ("trial_id", "text_id"), "trials")
+    if words.select(pl.len()).collect().item() == 0:
+        raise DataError("words table is empty: no interest-area boxes to align to")
     qc = QCLog()
     cols = fixations.collect_schema().names()
     fixations = fixations.with_columns(pl.col("x_px", "y_px").cast(pl.Float64))

@@ -88,3 +88,98 @@ def _curve(ax, part: pl.DataFrame, colour: str, auroc: tuple | None) -> None:
     mean, sem = auroc if auroc is not None else (None, None)
     text = "n/a" if mean is None else f"{100 * mean:.1f}" + ("" if sem is None else f" ± {100 * sem:.1f}")
     ax.plot(false_positive, true_positive, color=colour, linewidth=1.5, label=text)
+
+
+_SCANPATH_FIXATION_COLUMNS = ("x_px", "y_px", "duration_ms")
+_SCANPATH_WORD_COLUMNS = ("word", "left_px", "right_px", "top_px", "bottom_px", "line_index")
+
+
+def plot_scanpath(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | pl.LazyFrame, path: str | Path, *,
+                  line_column: str = "line_index", highlight: tuple[int, int] | None = None,
+                  title: str | None = None) -> Path:
+    """Draw one trial's fixations over its text's word boxes, coloured by the line they were assigned to.
+
+    Each word box is drawn with its word; the boxes of line ``l`` and the fixations assigned to line ``l``
+    share a colour, so a fixation whose colour differs from the row it sits on shows vertical drift that line
+    assignment corrected. Fixations are circles at their recorded position (area proportional to
+    ``duration_ms``), joined in order by the saccade path; a short vertical tick joins each fixation to the
+    midline of its assigned line. Fixations with no line (null) are grey crosses.
+
+    Parameters
+    ----------
+    fixations : polars.DataFrame or LazyFrame
+        One trial's fixations in temporal order: ``x_px``, ``y_px`` (Float64, screen pixels, y down),
+        ``duration_ms`` and ``line_column`` (Int32, 0-based, null = none).
+    words : polars.DataFrame or LazyFrame
+        The trial's text: ``word`` (String), ``left_px``, ``right_px``, ``top_px``, ``bottom_px`` (half-open
+        boxes, pixels) and ``line_index`` (0-based); optional ``word_index`` (needed with ``highlight``).
+    path : str or Path
+        Output image (format from the suffix). Parents are created.
+    line_column : str, default "line_index"
+        The fixation column holding the assigned line.
+    highlight : (int, int), optional
+        Half-open ``word_index`` range shaded (e.g. a critical span).
+    title : str, optional
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Raises
+    ------
+    SchemaError
+        A needed column is missing.
+    DataError
+        No fixations or no words.
+    """
+    from matplotlib.patches import Rectangle
+
+    from readgaze.errors import DataError, SchemaError
+
+    fix = fixations.collect() if isinstance(fixations, pl.LazyFrame) else fixations
+    box = words.collect() if isinstance(words, pl.LazyFrame) else words
+    for frame, needed, name in ((fix, (*_SCANPATH_FIXATION_COLUMNS, line_column), "fixations"),
+                                (box, _SCANPATH_WORD_COLUMNS + (("word_index",) if highlight else ()), "words")):
+        missing = [c for c in needed if c not in frame.columns]
+        if missing:
+            raise SchemaError(f"plot_scanpath: {name} lack column(s) {missing}")
+        if frame.height == 0:
+            raise DataError(f"plot_scanpath: no {name} to draw")
+    n_lines = int(box["line_index"].max()) + 1
+    colours = plt.get_cmap("tab10")
+    left, right = float(box["left_px"].min()), float(box["right_px"].max())
+    top, bottom = float(box["top_px"].min()), float(box["bottom_px"].max())
+    figure, ax = plt.subplots(figsize=(min(16.0, 2 + (right - left) / 130), 1.5 + (bottom - top) / 110))
+    mid = box.group_by("line_index").agg(((pl.col("top_px") + pl.col("bottom_px")) / 2).mean().alias("mid"))
+    midline = dict(zip(mid["line_index"].to_list(), mid["mid"].to_list()))
+    for w in box.iter_rows(named=True):
+        shaded = highlight is not None and highlight[0] <= w["word_index"] < highlight[1]
+        colour = colours(w["line_index"] % 10)
+        ax.add_patch(Rectangle((w["left_px"], w["top_px"]), w["right_px"] - w["left_px"], w["bottom_px"] - w["top_px"],
+                               facecolor=colour, alpha=0.28 if shaded else 0.08, edgecolor=colour, linewidth=0.5))
+        ax.text((w["left_px"] + w["right_px"]) / 2, (w["top_px"] + w["bottom_px"]) / 2, w["word"], ha="center",
+                va="center", fontsize=6, color="0.25")
+    x, y = fix["x_px"].to_numpy(), fix["y_px"].to_numpy()
+    line = fix[line_column].to_numpy()
+    ax.plot(x, y, color="0.4", linewidth=0.6, alpha=0.7, zorder=2)
+    size = 4 + fix["duration_ms"].to_numpy() / 8
+    lined = ~np.isnan(line.astype(float))
+    for k in np.unique(line[lined]).astype(int):
+        on = lined & (line == k)
+        ax.scatter(x[on], y[on], s=size[on], color=colours(k % 10), edgecolor="black", linewidth=0.4, zorder=3)
+        ax.vlines(x[on], y[on], [midline.get(k, np.nan)] * int(on.sum()), color=colours(k % 10), linewidth=0.7,
+                  zorder=2)
+    if (~lined).any():
+        ax.scatter(x[~lined], y[~lined], s=20, marker="x", color="0.5", zorder=3, label="no line")
+        ax.legend(loc="upper right", fontsize="small")
+    margin = 0.6 * (bottom - top) / max(n_lines, 1)
+    ax.set(xlim=(min(left, np.nanmin(x)) - 40, max(right, np.nanmax(x)) + 40),
+           ylim=(max(bottom, np.nanmax(y)) + margin, min(top, np.nanmin(y)) - margin),
+           xlabel="x (px)", ylabel="y (px)", aspect="equal")
+    ax.set_title(title or "Scanpath: fixations coloured by assigned line over the text's word boxes", fontsize=10)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=130, bbox_inches="tight")
+    plt.close(figure)
+    return path

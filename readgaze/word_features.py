@@ -43,7 +43,7 @@ def add_surprisal(words: pl.DataFrame, model_path: str) -> pl.DataFrame:
     but the first preceded by a space; a word's surprisal is the sum of its tokens'
     ``-log2 p(token | left context)``. The first token is conditioned on the model's BOS token when
     it has one, else it gets null. Texts longer than the model's context are cut into windows.
-    ``transformers`` is imported only here; readgaze never imports torch itself.
+    ``transformers`` and ``torch`` are imported inside this function only.
 
     Raises
     ------
@@ -56,10 +56,10 @@ def add_surprisal(words: pl.DataFrame, model_path: str) -> pl.DataFrame:
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
+        import torch  # with transformers, only here: readgaze itself never needs torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
         tok = AutoTokenizer.from_pretrained(model_path, local_files_only=True)
         model = AutoModelForCausalLM.from_pretrained(model_path, local_files_only=True).eval()
-        model.requires_grad_(False)
     except (OSError, ValueError, ImportError) as e:
         from readgaze.errors import ConfigError
         raise ConfigError(f"surprisal model {model_path!r} cannot be loaded offline: {e}") from None
@@ -76,8 +76,8 @@ def add_surprisal(words: pl.DataFrame, model_path: str) -> pl.DataFrame:
         for start in range(1, len(ids), max(limit - 1, 1)):
             lo = max(start - 1, 0)
             chunk = ids[lo: start + limit - 1]
-            out = model(input_ids=tok(" ", return_tensors="pt")["input_ids"].new_tensor(chunk[None]))
-            z = out.logits[0].detach().float().numpy()
+            with torch.no_grad():
+                z = model(input_ids=torch.from_numpy(chunk[None])).logits[0].float().numpy()
             z = z - z.max(-1, keepdims=True)
             lsm = z - np.log(np.exp(z).sum(-1, keepdims=True))
             logp[lo + 1: lo + len(chunk)] = lsm[np.arange(len(chunk) - 1), chunk[1:]]

@@ -16,8 +16,13 @@ from models.testing import write_synthetic_dataset
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((REPO / "experiments" / "configs").glob("*/*.yaml"))
-TINY = ["--data.text_encoder", "tiny", "--data.n_folds", "3", "--trainer.enable_progress_bar", "false",
-        "--trainer.enable_model_summary", "false"]
+QUIET = ["--data.n_folds", "3", "--trainer.enable_progress_bar", "false", "--trainer.enable_model_summary", "false"]
+TINY = ["--model.init_args.text_encoder", "tiny", *QUIET]
+
+
+def _tiny(config: Path) -> list[str]:
+    """CPU overrides: the tiny encoder where the model has one, 3 folds, no progress bar."""
+    return TINY if "text_encoder:" in config.read_text() else QUIET
 
 
 @pytest.fixture(autouse=True)
@@ -44,10 +49,11 @@ def test_there_is_a_config_per_task_and_model():
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_every_config_builds_model_and_datamodule(config, dataset, tmp_path):
     cli = make_cli(["-c", str(config), "--data.path", str(dataset), "--trainer.default_root_dir", str(tmp_path),
-                    *TINY], run=False)
+                    *_tiny(config)], run=False)
     assert isinstance(cli.model, ReadingModel)
     assert cli.datamodule.task == config.parent.name
     assert cli.model.num_classes == cli.datamodule.num_classes
+    assert cli.datamodule.text_encoder == "tiny"  # linked from the model (BEyeLSTM: the datamodule default)
     cli.datamodule.setup("fit")
     batch = next(iter(cli.datamodule.train_dataloader()))
     assert cli.model(batch).shape == (len(batch), cli.datamodule.num_classes)
@@ -72,17 +78,29 @@ def test_fit_trains_validates_and_writes_predictions(dataset, tmp_path):
     for command in ("test", "predict"):
         out = tmp_path / command
         assert cli_main([command, "-c", str(config), "--data.path", str(dataset), "--ckpt_path",
-                         str(run / "checkpoints" / "best.ckpt"), "--trainer.default_root_dir", str(out),
-                         "--model.init_args.predictions_dir", str(out), *TINY]) == 0
-        written = pl.read_parquet(out / f"predictions_{command}.parquet")
+                         str(run / "checkpoints" / "best.ckpt"), "--trainer.default_root_dir", str(out), *TINY]) == 0
+        written = pl.read_parquet(out / "csv" / "version_0" / f"predictions_{command}.parquet")
         assert written["split"].unique().to_list() == [command]
         assert set(written["regime"]) == {"new_item", "new_participant", "new_item_participant"}
+
+
+def test_goal_question_writes_class_probabilities_that_evaluate_reads(dataset, tmp_path):
+    from readgaze.metrics import evaluate
+
+    config = REPO / "experiments/configs/goal_question/roberteye_f.yaml"
+    assert cli_main(["fit", "-c", str(config), "--data.path", str(dataset), "--trainer.max_epochs", "1",
+                     "--trainer.default_root_dir", str(tmp_path), *TINY]) == 0
+    predictions = pl.read_parquet(tmp_path / "csv" / "version_0" / "predictions_val.parquet")
+    probs = predictions["prediction_prob"].to_list()
+    assert all(len(p) == 3 and abs(sum(p) - 1) < 1e-5 for p in probs)
+    assert predictions["label"].is_in([0, 1, 2]).all()
+    assert set(evaluate(predictions, split="val")["regime"]) >= {"all"}
 
 
 def test_fit_reports_a_missing_dataset_file(tmp_path, capsys):
     config = REPO / "experiments/configs/reading_goal/beyelstm.yaml"
     code = cli_main(["fit", "-c", str(config), "--data.path", str(tmp_path), "--trainer.max_epochs", "1",
-                     "--trainer.default_root_dir", str(tmp_path), *TINY])
+                     "--trainer.default_root_dir", str(tmp_path), *QUIET])
     assert code == 2
     assert "has no trials.parquet" in capsys.readouterr().err
 
@@ -91,14 +109,14 @@ def test_fit_reports_a_missing_dataset_file(tmp_path, capsys):
 def test_cv_writes_predictions_table_and_roc_per_regime(dataset, tmp_path):
     config = REPO / "experiments/configs/reading_goal/beyelstm.yaml"
     code = cv_main(["cv", "-c", str(config), "--data.path", str(dataset), "--out", str(tmp_path), "--run", "r",
-                    "--threads", "1", "--trainer.max_epochs", "2", *TINY])
+                    "--folds", "0", "1", "--workers", "2", "--threads", "1", "--trainer.max_epochs", "2", *QUIET])
     assert code == 0
     run = tmp_path / "r"
     predictions = pl.read_parquet(run / "predictions.parquet")
     assert set(predictions["model"]) == {"BEyeLSTM", "majority", "reading_speed_logistic_regression"}
-    assert sorted(predictions["fold_index"].unique()) == [0, 1, 2]
-    # every trial is a test trial in exactly one fold for each model
-    per_model = predictions.group_by("model").agg(pl.col("trial_id").n_unique(), pl.len())
+    assert sorted(predictions["fold_index"].unique()) == [0, 1]
+    # within a regime, every trial is a test trial in at most one fold (REFERENCE.md §3.2)
+    per_model = predictions.group_by("model", "regime").agg(pl.col("trial_id").n_unique(), pl.len())
     assert (per_model["trial_id"] == per_model["len"]).all()
     table = pl.read_csv(run / "results.csv")
     assert set(table["regime"]) == {"new_item", "new_participant", "new_item_participant", "all"}

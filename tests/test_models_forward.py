@@ -142,3 +142,29 @@ def test_postfusion_band_admits_the_fixated_word_and_nothing_beyond_the_window(b
         outside[b, :start[b, i]] += 1.0
         outside[b, end[b, i]:] += 1.0
         torch.testing.assert_close(attend(outside)[b, i], base[b, i])
+
+
+@pytest.mark.parametrize("model_class", [RoBERTEyeF, PostFusionEye, BEyeLSTM, TextOnly], ids=lambda c: c.__name__)
+def test_logits_do_not_depend_on_the_batch_padding(model_class, batch):
+    torch.manual_seed(0)
+    model = model_class().eval()
+    shortest = int(batch.fixation_mask.sum(dim=1).argmin())
+    alone = ReadingBatch(**{name: (value[shortest:shortest + 1] if isinstance(value, torch.Tensor)
+                                   else value[shortest:shortest + 1]) for name, value in vars(batch).items()})
+    n_fix, n_tok = int(alone.fixation_mask.sum()), int(alone.attention_mask.sum())
+    alone.fixation_features, alone.fixation_mask = alone.fixation_features[:, :n_fix], alone.fixation_mask[:, :n_fix]
+    for name in ("fixation_word_index", "fixation_word_category", "fixation_word_is_content"):
+        setattr(alone, name, getattr(alone, name)[:, :n_fix])
+    for name in ("input_ids", "attention_mask", "token_segment"):
+        setattr(alone, name, getattr(alone, name)[:, :n_tok])
+    with torch.no_grad():
+        torch.testing.assert_close(model(alone)[0], model(batch)[shortest], atol=1e-5, rtol=1e-4)
+
+
+def test_mean_position_embedding_is_the_mean_over_the_word_tokens():
+    from models.roberteye_f import mean_position_embedding
+
+    table = torch.randn(10, 4)
+    start, end = torch.tensor([[0, 2, 5]]), torch.tensor([[1, 5, 6]])
+    expected = torch.stack([table[s:e].mean(dim=0) for s, e in zip(start[0].tolist(), end[0].tolist())])[None]
+    torch.testing.assert_close(mean_position_embedding(table, start, end), expected)

@@ -42,3 +42,22 @@ def test_asc_recordings_with_an_aoi_layout(shared_data, tmp_path):
     assert m["skipped_features"] == {"surprisal_bits": "skipped: no --surprisal-model given"}
     assert m["rows_in"]["fixations"] == m["rows_out"]["fixations"] + sum(
         r["count"] for r in m["qc"] if r["table"] == "fixations" and r["action"] == "dropped" and r["step"] == "clean")
+
+
+def test_dataviewer_column_map_renames_source_columns(shared_data, tmp_path):
+    d = shared_data / "bad_inputs"
+    fix = tmp_path / "fix.csv"
+    ia = tmp_path / "ia.csv"
+    fix.write_text((d / "BR-27_fix.csv").read_text().replace("participant_id", "subject", 1))
+    ia.write_text((d / "BR-27_ia.csv").read_text().replace("participant_id", "subject", 1))
+    cmap = tmp_path / "map.yaml"
+    cmap.write_text("fixations: {participant_id: subject}\nia: {participant_id: subject}\n")
+    out = tmp_path / "dv"
+    assert main(["prep", "dataviewer", "--fixation-report", str(fix), "--ia-report", str(ia), "--columns", str(cmap),
+                 "--out", str(out), "--quiet"]) == 0
+    assert pl.read_parquet(out / "trials.parquet")["trial_id"].to_list() == ["p01_1"]
+    assert pl.read_parquet(out / "word_measures.parquet")["fixation_count"].to_list() == [1, 1, 0, 1]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("fixations: {participant_id: nosuch}\n")
+    assert main(["prep", "dataviewer", "--fixation-report", str(fix), "--ia-report", str(ia), "--columns", str(bad),
+                 "--out", str(tmp_path / "x"), "--quiet"]) == 2

@@ -47,7 +47,7 @@ def _tiny_lm(folder, n_positions=64):
                                        n_head=2, bos_token_id=96, eos_token_id=96))
     tok.save_pretrained(folder)
     model.save_pretrained(folder)
-    return tok, model, torch
+    return tok, model.eval(), torch
 
 
 @pytest.mark.slow

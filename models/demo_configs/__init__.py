@@ -1,0 +1,1 @@
+"""YAML configs of ``readgaze demo`` (shipped as package data so the demo runs after ``pip install .``)."""
