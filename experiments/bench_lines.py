@@ -71,7 +71,14 @@ def eyekit_method(name: str) -> Callable[[Sequence[GoldTrial]], list[np.ndarray]
     return fn
 
 
-CONTENDERS: list[tuple[str, Callable]] = []   # extra (name, fn(trials) -> list of line arrays), e.g. DIST
+def dist_batched(trials: Sequence[GoldTrial]) -> list[np.ndarray]:
+    """The learned DIST-style ensemble, all trials in batches of 16 on CPU (classical votes included)."""
+    from models.dist import assign_trials
+
+    return assign_trials([(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in trials])
+
+
+CONTENDERS: list[tuple[str, Callable]] = [("dist (batched)", dist_batched)]  # extra (name, fn(trials) -> lines)
 
 
 def timed(fn: Callable, trials: Sequence[GoldTrial], repeat: int) -> tuple[list[np.ndarray], float]:

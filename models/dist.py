@@ -317,3 +317,11 @@ def assign_trial(xy: np.ndarray, line_y_px: np.ndarray, *, word_xy: np.ndarray |
     members, voters = load_ensemble(weights)
     with torch.inference_mode():
         return predict_lines(members, [prepare(xy, line_y_px, voters, None, word_xy, word_line)])[0].astype(np.int64)
+
+
+def assign_trials(trials: list[tuple], *, weights: str | None = None, batch_size: int = 16) -> list[np.ndarray]:
+    """Batched :func:`assign_trial` over ``[(xy, line_y_px, word_xy, word_line), ...]`` (word arrays may be None)."""
+    members, voters = load_ensemble(weights)
+    prepared = [prepare(xy, ly, voters, None, wxy, wl) for xy, ly, wxy, wl in trials]
+    with torch.inference_mode():
+        return [p.astype(np.int64) for p in predict_lines(members, prepared, batch_size)]
