@@ -13,6 +13,7 @@ A subclass implements ``forward(batch) -> logits (B, num_classes)`` and nothing 
 
 from __future__ import annotations
 
+import inspect
 import logging
 from pathlib import Path
 
@@ -67,6 +68,17 @@ class ReadingModel(L.LightningModule):
             weights = torch.where(counts > 0, counts.sum() / counts.clamp(min=1), torch.zeros_like(counts))
             self.class_weights = weights.to(self.class_weights.device)
             log.info("class weights %s from training counts %s", weights.tolist(), counts.tolist())
+
+    def on_save_checkpoint(self, checkpoint: dict) -> None:
+        """Keep only this class's own arguments in the checkpoint's hyperparameters.
+
+        LightningCLI also records link targets the class does not take (e.g. ``n_trial_features`` for RoBERTEye-F);
+        ``--ckpt_path`` would pass them back to ``__init__``.
+        """
+        accepted = set(inspect.signature(type(self).__init__).parameters)
+        hparams = checkpoint.get("hyper_parameters", {})
+        for key in [k for k in hparams if not k.startswith("_") and k not in accepted]:
+            del hparams[key]
 
     def loss(self, logits: torch.Tensor, label: torch.Tensor) -> torch.Tensor:
         return F.cross_entropy(logits, label, weight=self.class_weights.to(logits.dtype))

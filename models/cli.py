@@ -1,15 +1,14 @@
 """``readgaze fit|validate|test|predict``: LightningCLI over :class:`~models.data.ReadingDataModule` and any model.
 
 The YAML picks the model by ``model.class_path`` (any :class:`~models.base.ReadingModel` subclass; no registry).
-Two links tie model and datamodule together, so a YAML never states a value twice:
+Values the data determines reach the model through links, so a YAML never sets them:
 
-* ``model.init_args.text_encoder`` → ``data.text_encoder`` (the tokenizer matches the encoder; a model without a
-  text encoder, such as BEyeLSTM, leaves the datamodule's default tokenizer);
-* ``data.num_classes`` → ``model.init_args.num_classes`` (computed from the data, e.g. questions per paragraph).
+* ``data.text_encoder`` → ``model.init_args.text_encoder`` (the encoder matches the tokenizer);
+* ``data.n_fixation_features``, ``data.n_trial_features``, ``data.num_classes`` → the model argument of the same
+  name, after the datamodule is built.
 
-Feature sizes are not linked: the feature vectors are fixed by :mod:`models.features` (a column the dataset lacks
-becomes "missing", not a narrower vector), and each model's default is the size of that vector. Only link targets
-that every model accepts are linked, so checkpoints reload (LightningCLI stores linked values as hyperparameters).
+A model without such an argument (BEyeLSTM has no text encoder) is left alone; :class:`models.base.ReadingModel`
+keeps only its own arguments in a checkpoint's hyperparameters, so ``--ckpt_path`` reloads every model.
 
 Loggers default to CSV and TensorBoard under ``trainer.default_root_dir`` (predictions go to the CSV run folder); W&B is used (and imported) only when a
 YAML names ``lightning.pytorch.loggers.WandbLogger``.
@@ -32,12 +31,16 @@ from models.base import ReadingModel
 from models.data import ReadingDataModule
 from readgaze.errors import ReadgazeError
 
+LINKED = ("n_fixation_features", "n_trial_features", "num_classes")
+
+
 class ReadgazeCLI(LightningCLI):
     """LightningCLI with readgaze's links between datamodule and model."""
 
     def add_arguments_to_parser(self, parser) -> None:
-        parser.link_arguments("model.init_args.text_encoder", "data.text_encoder")
-        parser.link_arguments("data.num_classes", "model.init_args.num_classes", apply_on="instantiate")
+        parser.link_arguments("data.text_encoder", "model.init_args.text_encoder")
+        for name in LINKED:
+            parser.link_arguments(f"data.{name}", f"model.init_args.{name}", apply_on="instantiate")
 
     def instantiate_trainer(self, **kwargs):
         """Default loggers: CSV (``<root>/csv/version_N``, the run's log_dir) and TensorBoard (``<root>/tensorboard``)."""

@@ -63,7 +63,7 @@ class ReadingDataModule(L.LightningDataModule):
         trial in regime "seen". Participants and items leak across splits: only for smoke runs on data too small
         for the protocol (the 2-participant OneStop sample), never for reported numbers.
     text_encoder : str
-        Tokenizer name (see :mod:`models.text_encoder`); in the CLI, linked from the model's ``text_encoder``.
+        Tokenizer name (see :mod:`models.text_encoder`); in the CLI, linked to the model's ``text_encoder``.
     max_text_tokens : int
         Token budget of the text (paragraph truncated from the end; fixations on cut words count as off text).
     batch_size : int
@@ -193,7 +193,11 @@ class ReadingDataModule(L.LightningDataModule):
             splits = read_fold_files(self.fold_files)
         else:
             stratify = "reading_goal" if "reading_goal" in trials.columns else None
-            splits = make_splits(trials, n_folds=self.n_folds, seed=self.split_seed, stratify_by=stratify)
+            try:
+                splits = make_splits(trials, n_folds=self.n_folds, seed=self.split_seed, stratify_by=stratify)
+            except ConfigError as error:
+                raise ConfigError(f"{error.message} (data too small for {self.n_folds} participant and item folds: "
+                                  f"lower data.n_folds, or for a smoke run set data.split_unit trial)") from error
         return assign_fold(trials, splits, self.fold, strict=self.strict).select(
             "trial_id", "fold_index", "split", "regime")
 

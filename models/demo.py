@@ -144,9 +144,10 @@ Made by `readgaze demo` (seed {settings.seed}{', --quick' if settings == _quick(
 
 ## What ran
 
-1. `readgaze.simulate.simulate_corpus`: {corpus['participants']} participants (half information seeking, half
-   ordinary reading; the goal is constant per participant, as in OneStop) x {corpus['texts'] // 2} paragraphs of
-   {corpus['items']} items = {corpus['trials']} trials, {corpus['fixations']:,} fixations, with calibration drift.
+1. `readgaze.simulate.simulate_corpus` (seed {settings.seed}, default effect sizes): {corpus['participants']}
+   participants (half information seeking, half ordinary reading; the goal is constant per participant, as in
+   OneStop) each read {settings.n_items} items x {settings.paragraphs_per_item} paragraph(s), each paragraph at one
+   of two difficulty levels: {corpus['trials']} trials, {corpus['fixations']:,} fixations, with calibration drift.
    Written as OneStop Data Viewer reports (`reports/fixations.csv`, `reports/ia.csv`).
 2. `readgaze prep onestop` (python API) with line assigner `{notes['line_assigner']}` -> `dataset/`. {fallback}
 3. Task `{settings.task}`: {models} (`models/demo_configs/*.yaml`; RoBERTEye-F with the tiny randomly

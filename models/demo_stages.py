@@ -23,6 +23,7 @@ from readgaze.errors import ReadgazeError
 
 SCREEN_PX = (2560.0, 1440.0)
 FALLBACK_ASSIGNER = "cluster"
+DISPLAY = {BASELINE: "reading speed (LR)"}
 
 
 class Stages:
@@ -182,19 +183,24 @@ class Stages:
 
     # ---- output ----
     def print_table(self, paths: dict[str, Path]) -> None:
+        """One row per (model, metric), one column per regime (headline regimes first), ``mean ± SEM`` in %."""
         from readgaze.metrics import REGIME_ORDER
 
-        regimes = [*self.description.headline_regimes,
-                   *[r for r in REGIME_ORDER if r not in self.description.headline_regimes]]
-        table = Table(title=f"{self.settings.task}: balanced accuracy / AUROC, % (mean ± SEM over "
-                            f"{len(self.settings.folds)} folds)")
+        headline = tuple(self.description.headline_regimes)
+        regimes = [*headline, *[r for r in REGIME_ORDER if r not in headline]]
+        table = Table(title=f"{self.settings.task}: % over {len(self.settings.folds)} test folds (mean ± SEM)")
         table.add_column("model")
+        table.add_column("metric")
         for regime in regimes:
-            table.add_column(regime.replace("_", " "), justify="right")
+            table.add_column(regime.replace("_", " ") + (" *" if regime in headline else ""), justify="right")
         cells = {(r["model"], r["regime"]): r for r in self.evaluation.iter_rows(named=True)}
         for model in self.evaluation["model"].unique(maintain_order=True):
-            table.add_row(model, *[_cell(cells.get((model, r))) for r in regimes])
+            for k, (metric, name) in enumerate((("balanced_accuracy", "bal. acc."), ("auroc", "AUROC"))):
+                table.add_row(DISPLAY.get(model, model) if k == 0 else "", name,
+                              *[_cell(cells.get((model, r)), metric) for r in regimes], end_section=k == 1)
         self.console.print(table)
+        self.console.print("* headline regimes: the reading goal is constant per participant, so only unseen "
+                           "participants test the goal rather than the reader.")
         self.console.print(f"report: {paths['readme'].parent}  (README.md, results.md, roc.png, scanpath.png); "
                            f"{self.seconds['total']:.0f} s")
 
@@ -207,14 +213,11 @@ class Stages:
         return path
 
 
-def _cell(row: dict | None) -> str:
-    if row is None:
+def _cell(row: dict | None, metric: str) -> str:
+    mean, sem = (None, None) if row is None else (row[f"{metric}_mean"], row[f"{metric}_sem"])
+    if mean is None:
         return "-"
-    parts = []
-    for metric in ("balanced_accuracy", "auroc"):
-        mean, sem = row[f"{metric}_mean"], row[f"{metric}_sem"]
-        parts.append("n/a" if mean is None else f"{100 * mean:.1f}" + ("" if sem is None else f"±{100 * sem:.1f}"))
-    return " / ".join(parts)
+    return f"{100 * mean:.1f}" + ("" if sem is None else f" ± {100 * sem:.1f}")
 
 
 def _line_assigner() -> str:

@@ -48,6 +48,7 @@ DEFAULT_VOTERS = ("slice", "warp", "stretch", "regress", "cluster", "chain", "se
 _PITCH_SCALED = {"slice": {"x_thresh": 3.0, "y_thresh": 0.5, "w_thresh": 0.5, "n_thresh": 90 / 64},
                  "chain": {"x_thresh": 3.0, "y_thresh": 0.5}}
 WEIGHTS = Path(__file__).with_name("weights") / "dist.pt"
+WINDOW = 160  # fixations per training window; inference reads long trials in half-overlapping windows
 
 
 @dataclass
@@ -279,16 +280,30 @@ def load_ensemble(path: str | None = None) -> tuple[list[DISTAssigner], tuple[st
 
 
 @torch.no_grad()
-def predict_lines(members: list[DISTAssigner], trials: list, batch_size: int = 16) -> list[np.ndarray]:
-    """Average the members' line probabilities and take the argmax, per fixation, for prepared trials."""
-    out = []
-    for i in range(0, len(trials), batch_size):
-        chunk = trials[i:i + batch_size]
-        batch = collate(chunk)
-        prob = sum(torch.softmax(m(batch), dim=-1) for m in members) / len(members)      # B F L
-        pred = prob.argmax(-1).numpy()
-        out.extend(pred[j, :len(t[0])] for j, t in enumerate(chunk))
-    return out
+def predict_lines(members: list[DISTAssigner], trials: list, batch_size: int = 16,
+                  window: int | None = WINDOW) -> list[np.ndarray]:
+    """Line per fixation for prepared trials: the members' probabilities, averaged, then the argmax.
+
+    Trials longer than ``window`` fixations are read in windows of that length overlapping by half (as the
+    members were trained on windows); each fixation averages the probabilities of the windows that hold it.
+    ``window=None`` reads every trial whole.
+    """
+    pieces = []                                                    # (trial number, start, cropped trial)
+    for i, (fix, lines, votes, *_rest) in enumerate(trials):
+        n = len(fix)
+        starts = [0] if window is None or n <= window else sorted(
+            {*range(0, n - window + 1, window // 2), n - window})
+        w = n if window is None else window
+        pieces += [(i, s, (fix[s:s + w], lines, votes[s:s + w], None, s)) for s in starts]
+    prob_sum = [np.zeros((len(t[0]), len(t[1]))) for t in trials]
+    for j in range(0, len(pieces), batch_size):
+        chunk = pieces[j:j + batch_size]
+        batch = collate([c[2] for c in chunk])
+        prob = (sum(torch.softmax(m(batch), dim=-1) for m in members) / len(members)).numpy()  # B F L
+        for b, (i, start, piece) in enumerate(chunk):
+            n, k = len(piece[0]), len(piece[1])
+            prob_sum[i][start:start + n] += prob[b, :n, :k]
+    return [p.argmax(-1) if len(p) else np.zeros(0, np.int64) for p in prob_sum]
 
 
 def assign_trial(xy: np.ndarray, line_y_px: np.ndarray, *, word_xy: np.ndarray | None = None,

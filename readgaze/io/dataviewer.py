@@ -65,7 +65,8 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
                          source: str = "dataviewer", ia_id_base: int | None = None,
                          session_key: str | None = None, check_keys: bool = True,
                          separator: str | None = None, decimal_comma: bool = False,
-                         schema: dict | None = None, qc: QCLog | None = None) -> pl.LazyFrame:
+                         schema: dict | None = None, qc: QCLog | None = None,
+                         in_memory: bool = False) -> pl.LazyFrame:
     """Read a Data Viewer fixation report as canonical ``fixations``.
 
     Parameters
@@ -84,8 +85,9 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
         Adds ``_s{session}`` to ``trial_id``.
     check_keys : bool
         Raise :class:`DataError` on a repeated (trial, fixation index) key (one extra pass).
-    separator, decimal_comma, schema
-        Passed to :func:`readgaze.io.csv.scan_csv`.
+    separator, decimal_comma, schema, in_memory
+        Passed to :func:`readgaze.io.csv.scan_csv` (``in_memory=True``: the file is parsed once, now,
+        and every later collect reads the frame in memory).
     qc : QCLog, optional
         Receives the count of off-word fixations (one extra pass).
 
@@ -109,7 +111,7 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
         ``check_keys`` and a (trial, fixation index) key repeats: names the file, the rows and the key.
     """
     _check_base(ia_id_base)
-    raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema)
+    raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema, in_memory=in_memory)
     cols = resolve(source, "fixations", raw.collect_schema().names(), columns, path)
     missing = [r for r in ("duration_ms", "x_px", "y_px") if r not in cols]
     if missing:
@@ -163,12 +165,13 @@ def rebase_fixations(fixations: pl.LazyFrame, shift: int) -> pl.LazyFrame:
 
 def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, source: str = "dataviewer",
                    ia_id_base: int | None = None, check_keys: bool = True, separator: str | None = None,
-                   decimal_comma: bool = False, schema: dict | None = None) -> pl.LazyFrame:
+                   decimal_comma: bool = False, schema: dict | None = None,
+                   in_memory: bool = False) -> pl.LazyFrame:
     """Read a Data Viewer interest-area report: one row per trial x interest area.
 
     Parameters
     ----------
-    path, columns, source, separator, decimal_comma, schema
+    path, columns, source, separator, decimal_comma, schema, in_memory
         As in :func:`read_fixation_report`.
     ia_id_base : {0, 1}, optional
         Base of ``IA_ID``. Default: detected from the file (0 if any id is 0, else 1), because an IA
@@ -186,7 +189,7 @@ def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, s
         maps those measures onto canonical names.
     """
     _check_base(ia_id_base)
-    raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema)
+    raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema, in_memory=in_memory)
     cols = resolve(source, "ia", raw.collect_schema().names(), columns, path)
     missing = [r for r in ("ia_id", "word") if r not in cols]
     if missing:

@@ -24,6 +24,33 @@ def line_pitch(line_y_px: np.ndarray) -> float:
     return float(np.mean(np.diff(line_y_px))) if len(line_y_px) > 1 else 1.0
 
 
+# Line pitch of Carr et al.'s (2022) layout (20-pt Courier New, 64 px between midlines): the published pixel
+# thresholds of chain, compare, merge, regress, slice and stretch were set for it.
+CARR_PITCH_PX = 64.0
+
+
+def pitch_scale(line_y_px: np.ndarray) -> float:
+    """Median spacing of the midlines divided by Carr et al.'s 64 px (1.0 for a one-line text).
+
+    The median, not the mean, so that a paragraph gap or one irregular line does not change the scale.
+    """
+    return float(np.median(np.diff(line_y_px))) / CARR_PITCH_PX if len(line_y_px) > 1 else 1.0
+
+
+def scaled_px(value: float | None, carr_px: float, scale: float) -> float:
+    """``value`` in px when given; ``None`` -> Carr et al.'s ``carr_px`` times ``scale`` (see :func:`pitch_scale`)."""
+    return carr_px * scale if value is None else float(value)
+
+
+def scaled_bounds(value: tuple[float, float] | None, carr_px: tuple[float, float],
+                  scale: float) -> tuple[float, float]:
+    """Like :func:`scaled_px` for a ``(low, high)`` pair of px bounds."""
+    if value is None:
+        return carr_px[0] * scale, carr_px[1] * scale
+    low, high = value
+    return float(low), float(high)
+
+
 def break_points(mask: np.ndarray) -> np.ndarray:
     """Start index of every segment of a sequence cut before each saccade where ``mask`` is true.
 

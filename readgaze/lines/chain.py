@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from readgaze.lines._common import break_points, chains_to_nearest_line
+from readgaze.lines._common import break_points, chains_to_nearest_line, pitch_scale, scaled_px
 
 
-def chain(xy: np.ndarray, line_y_px: np.ndarray, *, x_thresh: float = 192.0, y_thresh: float = 32.0) -> np.ndarray:
+def chain(xy: np.ndarray, line_y_px: np.ndarray, *, x_thresh: float | None = None,
+          y_thresh: float | None = None) -> np.ndarray:
     """Assign fixations chain by chain.
 
     A new chain starts after every saccade with ``|dx| > x_thresh`` or ``|dy| > y_thresh``; every fixation of
@@ -21,15 +22,20 @@ def chain(xy: np.ndarray, line_y_px: np.ndarray, *, x_thresh: float = 192.0, y_t
     xy : ndarray, float64, shape (n_fixations, 2)
         Fixation positions in px, temporal order.
     line_y_px : ndarray, float64, shape (n_lines,)
-        Line midlines in px, top to bottom.
-    x_thresh, y_thresh : float
-        Saccade amplitudes in px that end a chain (defaults 192 and 32 as in eyekit and Carr et al. 2022;
-        DIST's configuration uses ``y_thresh=55``).
+        Line midlines in px, top to bottom; their median spacing ``P`` scales the default thresholds.
+    x_thresh, y_thresh : float, optional
+        Saccade amplitudes in px that end a chain (default ``None``: 192 and 32 px, eyekit's and Carr et al.'s
+        values, times ``P / 64``; DIST's configuration uses ``y_thresh=55``).
 
     Returns
     -------
     ndarray, int64, shape (n_fixations,)
         0-based line index per fixation.
+
+    Notes
+    -----
+    Departure from eyekit: thresholds scale with line pitch. The published 192/32 px suit Carr et al.'s 64-px
+    pitch, so the defaults equal them there; a number passed explicitly is taken as px.
 
     References
     ----------
@@ -42,6 +48,8 @@ def chain(xy: np.ndarray, line_y_px: np.ndarray, *, x_thresh: float = 192.0, y_t
     >>> chain(xy, np.array([100.0, 150.0]))
     array([0, 0, 0, 1, 1])
     """
+    scale = pitch_scale(line_y_px)
+    x_thresh, y_thresh = scaled_px(x_thresh, 192.0, scale), scaled_px(y_thresh, 32.0, scale)
     d = np.abs(np.diff(xy, axis=0))
     starts = break_points((d[:, 0] > x_thresh) | (d[:, 1] > y_thresh))
     return chains_to_nearest_line(xy, line_y_px, starts)

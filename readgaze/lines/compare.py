@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from readgaze.lines._common import break_points, segment_ids, word_lines
+from readgaze.lines._common import break_points, pitch_scale, scaled_px, segment_ids, word_lines
 
 
 def compare(xy: np.ndarray, line_y_px: np.ndarray, *, word_xy: np.ndarray | None = None,
-            word_line: np.ndarray | None = None, x_thresh: float = 512.0, n_nearest_lines: int = 3) -> np.ndarray:
+            word_line: np.ndarray | None = None, x_thresh: float | None = None,
+            n_nearest_lines: int = 3) -> np.ndarray:
     """Assign whole gaze lines to text lines by comparing their x sequences with the words' x sequences.
 
     The sequence is cut into gaze lines after every saccade with ``dx < -x_thresh`` (a return sweep). For
@@ -24,13 +25,13 @@ def compare(xy: np.ndarray, line_y_px: np.ndarray, *, word_xy: np.ndarray | None
     xy : ndarray, float64, shape (n_fixations, 2)
         Fixation positions in px, temporal order.
     line_y_px : ndarray, float64, shape (n_lines,)
-        Line midlines in px, top to bottom.
+        Line midlines in px, top to bottom; their median spacing ``P`` scales the default threshold.
     word_xy : ndarray, float64, shape (n_words, 2)
         Word centres in px, reading order (required).
     word_line : ndarray, int, shape (n_words,), optional
         0-based line of each word (default: nearest line to the word's y).
-    x_thresh : float
-        Leftward saccade length in px that starts a new gaze line (default 512).
+    x_thresh : float, optional
+        Leftward saccade length in px that starts a new gaze line (default ``None``: 512 px times ``P / 64``).
     n_nearest_lines : int
         Number of candidate lines (default 3; clipped to the number of lines).
 
@@ -38,6 +39,11 @@ def compare(xy: np.ndarray, line_y_px: np.ndarray, *, word_xy: np.ndarray | None
     -------
     ndarray, int64, shape (n_fixations,)
         0-based line index per fixation.
+
+    Notes
+    -----
+    Departure from Carr et al.'s code: thresholds scale with line pitch. Their 512 px suits their 64-px pitch,
+    so the default equals it there; a number passed explicitly is taken as px.
 
     References
     ----------
@@ -52,6 +58,7 @@ def compare(xy: np.ndarray, line_y_px: np.ndarray, *, word_xy: np.ndarray | None
     array([0, 0, 1, 1, 1])
     """
     word_xy, word_line = word_lines(word_xy, word_line, line_y_px, "compare")
+    x_thresh = scaled_px(x_thresh, 512.0, pitch_scale(line_y_px))
     k = max(1, min(int(n_nearest_lines), len(line_y_px)))
     ids = segment_ids(break_points(np.diff(xy[:, 0]) < -x_thresh), len(xy))
     n_gaze = ids[-1] + 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from readgaze.lines._common import break_points, segment_ids
+from readgaze.lines._common import break_points, pitch_scale, scaled_px, segment_ids
 
 PHASES = ((3, 3, False), (1, 3, False), (1, 1, False), (1, 1, True))
 
@@ -39,8 +39,8 @@ def _pair_fit(stats: np.ndarray, mean_xy: np.ndarray, n: np.ndarray) -> tuple[np
     return slope, np.sqrt(np.maximum(sse, 0.0) / cnt)
 
 
-def merge(xy: np.ndarray, line_y_px: np.ndarray, *, y_thresh: float = 32.0, gradient_thresh: float = 0.1,
-          error_thresh: float = 20.0) -> np.ndarray:
+def merge(xy: np.ndarray, line_y_px: np.ndarray, *, y_thresh: float | None = None, gradient_thresh: float = 0.1,
+          error_thresh: float | None = None) -> np.ndarray:
     """Assign fixations by merging progressive sequences into ``n_lines`` line-like groups.
 
     Parameters
@@ -48,13 +48,15 @@ def merge(xy: np.ndarray, line_y_px: np.ndarray, *, y_thresh: float = 32.0, grad
     xy : ndarray, float64, shape (n_fixations, 2)
         Fixation positions in px, temporal order.
     line_y_px : ndarray, float64, shape (n_lines,)
-        Line midlines in px, top to bottom.
-    y_thresh : float
-        Vertical saccade amplitude in px that ends a progressive sequence (default 32).
+        Line midlines in px, top to bottom; their median spacing ``P`` scales the default thresholds.
+    y_thresh : float, optional
+        Vertical saccade amplitude in px that ends a progressive sequence (default ``None``: 32 px times
+        ``P / 64``).
     gradient_thresh : float
-        Largest absolute slope of a merged fit in the constrained phases (default 0.1).
-    error_thresh : float
-        Largest RMS residual in px of a merged fit in the constrained phases (default 20).
+        Largest absolute slope of a merged fit in the constrained phases (default 0.1; a ratio, not scaled).
+    error_thresh : float, optional
+        Largest RMS residual in px of a merged fit in the constrained phases (default ``None``: 20 px times
+        ``P / 64``).
 
     Returns
     -------
@@ -63,6 +65,9 @@ def merge(xy: np.ndarray, line_y_px: np.ndarray, *, y_thresh: float = 32.0, grad
 
     Notes
     -----
+    Departure from eyekit: thresholds scale with line pitch. Špakov et al.'s and eyekit's 32 and 20 px suit
+    Carr et al.'s 64-px pitch, so the defaults equal them there; a number passed explicitly is taken as px.
+
     The pair search is vectorised: each sequence keeps running sums, so every candidate fit of a step comes
     from one (S, S) array operation. Among equally good pairs the first (in sequence order) wins; merged
     sequences move to the end of the order, as in Carr et al.'s implementation.
@@ -81,6 +86,8 @@ def merge(xy: np.ndarray, line_y_px: np.ndarray, *, y_thresh: float = 32.0, grad
     array([0, 0, 0, 1, 1, 1])
     """
     m = len(line_y_px)
+    scale = pitch_scale(line_y_px)
+    y_thresh, error_thresh = scaled_px(y_thresh, 32.0, scale), scaled_px(error_thresh, 20.0, scale)
     starts = break_points((np.diff(xy[:, 0]) < 0) | (np.abs(np.diff(xy[:, 1])) > y_thresh))
     group = segment_ids(starts, len(xy))                     # fixation -> sequence id (ids never reused)
     c = xy - xy.mean(axis=0)

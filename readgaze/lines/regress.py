@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from readgaze.lines._common import pitch_scale, scaled_bounds
+
 _LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
 
 
@@ -28,8 +30,8 @@ def _log_density(xy: np.ndarray, line_y_px: np.ndarray, k: float, o: float, s: f
 
 
 def regress(xy: np.ndarray, line_y_px: np.ndarray, *, slope_bounds: tuple[float, float] = (-0.1, 0.1),
-            offset_bounds: tuple[float, float] = (-50.0, 50.0),
-            sd_bounds: tuple[float, float] = (1.0, 20.0)) -> np.ndarray:
+            offset_bounds: tuple[float, float] | None = None,
+            sd_bounds: tuple[float, float] | None = None) -> np.ndarray:
     """Assign fixations to the most likely of ``n_lines`` fitted parallel lines.
 
     Parameters
@@ -37,18 +39,23 @@ def regress(xy: np.ndarray, line_y_px: np.ndarray, *, slope_bounds: tuple[float,
     xy : ndarray, float64, shape (n_fixations, 2)
         Fixation positions in px, temporal order.
     line_y_px : ndarray, float64, shape (n_lines,)
-        Line midlines in px, top to bottom.
+        Line midlines in px, top to bottom; their median spacing ``P`` scales the default px bounds.
     slope_bounds : (float, float)
         Range of the shared slope (px of y per px of x; default ±0.1). The slope multiplies the screen x.
-    offset_bounds : (float, float)
-        Range of the shared vertical offset in px (default ±50).
-    sd_bounds : (float, float)
-        Range of the spread of fixations around a line in px (default 1-20).
+    offset_bounds : (float, float), optional
+        Range of the shared vertical offset in px (default ``None``: ±50 px times ``P / 64``).
+    sd_bounds : (float, float), optional
+        Range of the spread of fixations around a line in px (default ``None``: 1-20 px times ``P / 64``).
 
     Returns
     -------
     ndarray, int64, shape (n_fixations,)
         0-based line index per fixation.
+
+    Notes
+    -----
+    Departure from eyekit: thresholds scale with line pitch. Carr et al.'s ±50 and 1-20 px bounds suit their
+    64-px pitch, so the defaults equal them there; bounds passed explicitly are taken as px.
 
     References
     ----------
@@ -64,7 +71,9 @@ def regress(xy: np.ndarray, line_y_px: np.ndarray, *, slope_bounds: tuple[float,
     """
     from scipy.optimize import minimize  # SciPy comes with scikit-learn; imported here to keep imports light
 
-    bounds = (slope_bounds, offset_bounds, sd_bounds)
+    scale = pitch_scale(line_y_px)
+    bounds = (slope_bounds, scaled_bounds(offset_bounds, (-50.0, 50.0), scale),
+              scaled_bounds(sd_bounds, (1.0, 20.0), scale))
 
     def cost(params: np.ndarray) -> float:
         return -float(_log_density(xy, line_y_px, *_bounded(params, bounds)).max(axis=1).sum())

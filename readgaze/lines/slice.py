@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from readgaze.lines._common import break_points, line_pitch, segment_ids
+from readgaze.lines._common import break_points, line_pitch, pitch_scale, scaled_px, segment_ids
 
 
 def _offsets(xy: np.ndarray, ref: np.ndarray, runs: list[np.ndarray]) -> np.ndarray:
@@ -67,8 +67,9 @@ def _grow(xy: np.ndarray, runs: list[np.ndarray], pitch: float, w_thresh: float,
     return protos
 
 
-def slice(xy: np.ndarray, line_y_px: np.ndarray, *, x_thresh: float = 192.0, y_thresh: float = 32.0,
-          w_thresh: float = 32.0, n_thresh: float = 90.0) -> np.ndarray:  # noqa: A001 (the method's name)
+def slice(xy: np.ndarray, line_y_px: np.ndarray, *, x_thresh: float | None = None, y_thresh: float | None = None,
+          w_thresh: float | None = None, n_thresh: float | None = None,
+          edge_phantoms: bool = False) -> np.ndarray:  # noqa: A001 (the method's name)
     """Assign fixations by growing proto-lines of runs outward from the widest run.
 
     Parameters
@@ -76,13 +77,15 @@ def slice(xy: np.ndarray, line_y_px: np.ndarray, *, x_thresh: float = 192.0, y_t
     xy : ndarray, float64, shape (n_fixations, 2)
         Fixation positions in px, temporal order.
     line_y_px : ndarray, float64, shape (n_lines,)
-        Line midlines in px, top to bottom; their mean spacing is the pitch of phantom lines.
-    x_thresh, y_thresh : float
-        Saccade amplitudes in px that end a run (defaults 192, 32).
-    w_thresh : float
-        Largest |offset| in px of a run that joins the edge proto-line (default 32).
-    n_thresh : float
-        Offset in px below which an outward run joins the next proto-line (default 90).
+        Line midlines in px, top to bottom; their mean spacing is the pitch of phantom lines, their median
+        spacing ``P`` scales the default thresholds.
+    x_thresh, y_thresh : float, optional
+        Saccade amplitudes in px that end a run (default ``None``: 192 and 32 px times ``P / 64``).
+    w_thresh : float, optional
+        Largest |offset| in px of a run that joins the edge proto-line (default ``None``: 32 px times ``P / 64``).
+    n_thresh : float, optional
+        Offset in px below which an outward run joins the next proto-line (default ``None``: 90 px times
+        ``P / 64``).
 
     Returns
     -------
@@ -91,8 +94,10 @@ def slice(xy: np.ndarray, line_y_px: np.ndarray, *, x_thresh: float = 192.0, y_t
 
     Notes
     -----
-    The default thresholds are in px and suit a line pitch of about 64 px (Carr et al.'s data); scale them
-    with the pitch for other layouts. Empty phantom proto-lines left at the edges count as proto-lines, so
+    Departure from eyekit: thresholds scale with line pitch. Glandorf & Schroeder's and eyekit's 192/32/32/90
+    px were set for Carr et al.'s 64-px pitch; readgaze's defaults are those numbers times ``P / 64``, so they
+    are unchanged on 64-px layouts (and on Carr et al.'s data) and follow the text on others (OneStop: about
+    114 px). A number passed explicitly is taken as px. Empty phantom proto-lines left at the edges count as proto-lines, so
     when a reader reads fewer lines than the text has, the reading can land below its true lines (eyekit
     0.7.1 behaves the same).
 
@@ -107,18 +112,46 @@ def slice(xy: np.ndarray, line_y_px: np.ndarray, *, x_thresh: float = 192.0, y_t
     >>> slice(xy, np.array([100.0, 164.0]))
     array([0, 0, 0, 1, 1, 1])
     """
+    scale = pitch_scale(line_y_px)
+    x_thresh, y_thresh = scaled_px(x_thresh, 192.0, scale), scaled_px(y_thresh, 32.0, scale)
+    w_thresh, n_thresh = scaled_px(w_thresh, 32.0, scale), scaled_px(n_thresh, 90.0, scale)
     d = np.abs(np.diff(xy, axis=0))
     starts = break_points((d[:, 0] > x_thresh) | (d[:, 1] > y_thresh))
     ids = segment_ids(starts, len(xy))
     runs = [np.flatnonzero(ids == k) for k in range(len(starts))]
     protos = _grow(xy, runs, line_pitch(line_y_px), w_thresh, n_thresh)
+    if not edge_phantoms:
+        _drop_empty_edges(protos)
     while len(protos) > len(line_y_px):
         top, bottom = min(protos), max(protos)
         if len(protos[top]) < len(protos[bottom]):
             protos[top + 1].extend(protos.pop(top))
         else:
             protos[bottom - 1].extend(protos.pop(bottom))
+    keys = sorted(protos)
+    first = 0 if edge_phantoms else _best_offset(xy, [protos[k] for k in keys], line_y_px)
     out = np.zeros(len(xy), dtype=np.int64)
-    for line, key in enumerate(sorted(protos)):
+    for line, key in enumerate(keys, start=first):
         out[np.array(protos[key], dtype=np.int64)] = line
     return out
+
+
+def _drop_empty_edges(protos: dict[int, list[int]]) -> None:
+    """Remove the proto-lines without fixations (phantoms) above the topmost and below the lowest real one."""
+    keys = sorted(protos)
+    while len(keys) > 1 and not protos[keys[0]]:
+        protos.pop(keys.pop(0))
+    while len(keys) > 1 and not protos[keys[-1]]:
+        protos.pop(keys.pop())
+
+
+def _best_offset(xy: np.ndarray, groups: list[list[int]], line_y_px: np.ndarray) -> int:
+    """First text line of the block of proto-lines (top-down): the shift that puts the fixations nearest
+    to their lines' midlines (summed |y| distance of each proto-line's mean y, weighted by its fixations)."""
+    n_free = len(line_y_px) - len(groups)
+    if n_free <= 0:
+        return 0
+    count = np.array([len(g) for g in groups], dtype=np.float64)
+    mean_y = np.array([xy[np.array(g, dtype=np.int64), 1].mean() if g else 0.0 for g in groups])
+    cost = [float((count * np.abs(mean_y - line_y_px[k:k + len(groups)])).sum()) for k in range(n_free + 1)]
+    return int(np.argmin(cost))

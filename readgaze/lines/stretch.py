@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from readgaze.lines._common import nearest_line
+from readgaze.lines._common import nearest_line, pitch_scale, scaled_bounds
 
 
 def stretch(xy: np.ndarray, line_y_px: np.ndarray, *, scale_bounds: tuple[float, float] = (0.9, 1.1),
-            offset_bounds: tuple[float, float] = (-50.0, 50.0)) -> np.ndarray:
+            offset_bounds: tuple[float, float] | None = None) -> np.ndarray:
     """Assign fixations after the best vertical stretch and shift of the whole trial.
 
     Parameters
@@ -20,16 +20,21 @@ def stretch(xy: np.ndarray, line_y_px: np.ndarray, *, scale_bounds: tuple[float,
     xy : ndarray, float64, shape (n_fixations, 2)
         Fixation positions in px, temporal order (only y is used).
     line_y_px : ndarray, float64, shape (n_lines,)
-        Line midlines in px, top to bottom.
+        Line midlines in px, top to bottom; their median spacing ``P`` scales the default offset bounds.
     scale_bounds : (float, float)
         Range of the y scale factor (default 0.9-1.1).
-    offset_bounds : (float, float)
-        Range of the y offset in px (default ±50).
+    offset_bounds : (float, float), optional
+        Range of the y offset in px (default ``None``: ±50 px times ``P / 64``).
 
     Returns
     -------
     ndarray, int64, shape (n_fixations,)
         0-based line index per fixation.
+
+    Notes
+    -----
+    Departure from eyekit: thresholds scale with line pitch. Carr et al.'s ±50 px suits their 64-px pitch, so
+    the default equals it there; bounds passed explicitly are taken as px. The scale bounds are ratios.
 
     References
     ----------
@@ -45,6 +50,7 @@ def stretch(xy: np.ndarray, line_y_px: np.ndarray, *, scale_bounds: tuple[float,
     from scipy.optimize import minimize  # SciPy comes with scikit-learn; imported here to keep imports light
 
     y = xy[:, 1]
+    offset_bounds = scaled_bounds(offset_bounds, (-50.0, 50.0), pitch_scale(line_y_px))
 
     def cost(params: np.ndarray) -> float:
         moved = y * params[0] + params[1]
