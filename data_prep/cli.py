@@ -46,8 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             p.add_argument("--source", default="dataviewer", help="source conventions (dataviewer, sbsat)")
         p.add_argument("--out", required=True, help="dataset folder to write")
         p.add_argument("--force", action="store_true", help="overwrite an existing folder")
-        p.add_argument("--line-assigner", default="nearest",
-                       help="'nearest' (default) or a method of readgaze.lines.assign_lines, e.g. slice")
+        p.add_argument("--line-assigner", default="slice",
+                       help="line assignment (drift correction): 'slice' (default; thresholds scaled to the "
+                       "line pitch), 'nearest' (raw y, as Data Viewer), 'dist', or any readgaze.lines method")
         p.add_argument("--screen-px", default=None, help="screen size WIDTHxHEIGHT for the off-screen count "
                        "(onestop default 2560x1440)")
         p.add_argument("--surprisal-model", default=None, help="local path of a Hugging Face causal LM")

@@ -88,7 +88,7 @@ def _compare_with_report(fixations: pl.DataFrame, qc: QCLog) -> None:
                    detail=f"readgaze's {ours} != the source report's interest area (null = off text)")
 
 
-def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner: str = "nearest",
+def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner: str = "slice",
             screen_px: tuple[float, float] | None = None, surprisal_model: str | None = None,
             language: str = "en", progress=None) -> Prepared:
     """Run clean → line assignment → alignment → measures → features on canonical tables.
@@ -99,8 +99,10 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
         Canonical tables (``readgaze.schema``); extra source columns are kept.
     qc : QCLog, optional
         The loader's log; the pipeline's records are appended.
-    line_assigner : str, default "nearest"
-        See :func:`readgaze.align.align_words`.
+    line_assigner : str, default "slice"
+        See :func:`readgaze.align.align_words`: ``"nearest"`` keeps the recorded y (what Data Viewer's
+        reports use); ``"slice"`` corrects vertical drift (Glandorf & Schroeder 2021, thresholds scaled to the
+        text's line pitch; :func:`readgaze.lines.slice.slice`); ``"dist"`` is the learned assigner.
     screen_px : (width, height), optional
         For the ``off_screen`` count.
     surprisal_model : str, optional

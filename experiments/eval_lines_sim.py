@@ -3,8 +3,8 @@
     python experiments/eval_lines_sim.py --trials 60
 
 Each condition is a fresh simulated set (seeds never used in training: training used seeds 1 and 2). Prints pooled
-accuracy and the worst trial per method, for slice with Carr's pixel thresholds, slice with thresholds scaled to
-the trial's pitch, warp, and the shipped DIST-style ensemble.
+accuracy and the worst trial per method, for slice with Carr's pixel thresholds (the published method), readgaze's
+slice (thresholds scaled to the trial's pitch), warp, and the shipped DIST-style ensemble.
 """
 
 from __future__ import annotations
@@ -26,15 +26,12 @@ CONDITIONS = {
 }
 
 
-def scaled_slice(xy, line_y_px):
-    pitch = float(np.median(np.diff(line_y_px)))
-    return assign_trial(xy, line_y_px, "slice", x_thresh=3 * pitch, y_thresh=pitch / 2, w_thresh=pitch / 2,
-                        n_thresh=90 / 64 * pitch)
-
-
 METHODS = {
-    "slice": lambda t: assign_trial(t.xy, t.line_y_px, "slice"),
-    "slice (pitch-scaled)": lambda t: scaled_slice(t.xy, t.line_y_px),
+    # Carr's pixel thresholds and eyekit's edge phantoms: the published slice
+    "slice (Carr px)": lambda t: assign_trial(t.xy, t.line_y_px, "slice", x_thresh=192.0, y_thresh=32.0,
+                                              w_thresh=32.0, n_thresh=90.0, edge_phantoms=True),
+    # readgaze's default: thresholds scaled by pitch / 64, no empty edge lines
+    "slice (readgaze)": lambda t: assign_trial(t.xy, t.line_y_px, "slice"),
     "warp": lambda t: assign_trial(t.xy, t.line_y_px, "warp", word_xy=t.word_xy, word_line=t.word_line),
     "dist": lambda t: assign_trial(t.xy, t.line_y_px, "dist", word_xy=t.word_xy, word_line=t.word_line),
 }

@@ -42,7 +42,7 @@ class Stages:
                    TimeElapsedColumn())
         with Progress(*columns, console=self.console) as progress:
             self.progress = progress
-            corpus = self._stage("simulate a OneStop-like corpus", self.simulate)
+            corpus = self._stage("simulate a OneStop-like corpus (+ oracle accuracy)", self.simulate)
             reports = self._stage("write Data Viewer reports", lambda: self.write_reports(corpus))
             dataset = self._stage("readgaze prep onestop (line assignment, measures)", lambda: self.prep(reports))
             self._stage("check line assignment against the simulation's gold", lambda: self.line_accuracy(corpus))
@@ -52,6 +52,7 @@ class Stages:
         self.seconds["total"] = time.perf_counter() - start
         paths["readme"] = self.write_readme(paths)
         self.print_table(paths)
+        self.terminal.close()
         return paths
 
     def _stage(self, name: str, work):
@@ -85,14 +86,17 @@ class Stages:
         from data_prep.pipeline import prepare
 
         loaded = sources.load_onestop(*reports)
-        assigner = _line_assigner()
+        assigner = _line_assigner(self.settings.line_assigner)
+        if assigner != self.settings.line_assigner:
+            self.notes["assigner_fallback"] = (f"`{self.settings.line_assigner}` was asked for but its weights "
+                                               f"(`models/weights/dist.pt`) are not installed; used `{assigner}`.")
         try:
             prepared = prepare(loaded.trials, loaded.words, loaded.fixations, loaded.qc, line_assigner=assigner,
                                screen_px=SCREEN_PX)
         except (ReadgazeError, RuntimeError, OSError) as error:
             if assigner == FALLBACK_ASSIGNER:
                 raise
-            self.notes["assigner_fallback"] = f"{assigner} failed ({error}); used {FALLBACK_ASSIGNER}"
+            self.notes["assigner_fallback"] = f"`{assigner}` failed ({error}); used `{FALLBACK_ASSIGNER}`."
             assigner = FALLBACK_ASSIGNER
             prepared = prepare(loaded.trials, loaded.words, loaded.fixations, loaded.qc, line_assigner=assigner,
                                screen_px=SCREEN_PX)
@@ -220,11 +224,11 @@ def _cell(row: dict | None, metric: str) -> str:
     return f"{100 * mean:.1f}" + ("" if sem is None else f" ± {100 * sem:.1f}")
 
 
-def _line_assigner() -> str:
-    """``dist`` when its weights ship with the package, else the classical fallback."""
+def _line_assigner(requested: str) -> str:
+    """``requested``; ``"dist"`` falls back to :data:`FALLBACK_ASSIGNER` when its weights are not installed."""
     from models.dist import WEIGHTS
 
-    return "dist" if WEIGHTS.is_file() else FALLBACK_ASSIGNER
+    return FALLBACK_ASSIGNER if requested == "dist" and not WEIGHTS.is_file() else requested
 
 
 @contextlib.contextmanager

@@ -114,12 +114,21 @@ def test_cluster_orders_clusters_by_mean_y_and_can_use_kmeans_plus_plus():
         run("cluster", xy, init="random")
 
 
-def test_slice_keeps_phantom_lines_and_joins_rereading_runs():
+def test_slice_drops_edge_phantoms_unless_asked_and_joins_rereading_runs():
     # only the first two lines read, both 40 px low: slice adds an empty phantom proto-line above and below
-    # the two real ones; all four take text lines top-down, so the reading lands one line low (as in eyekit)
+    # the two real ones. eyekit counts all four and maps them top-down, so the reading lands one line low
+    # (edge_phantoms=True) even when they are only 10 px low; readgaze drops the empty edge phantoms and places
+    # the two real proto-lines where their mean y fits the midlines best: 10 px from lines 0-1 (vs 54 px from
+    # lines 1-2), but 24 px from lines 1-2 when they are 40 px low (the y positions cannot tell more)
     xy, gold = reading(lambda x, i: 40.0, lines=[0, 1])
+    np.testing.assert_array_equal(run("slice", xy, edge_phantoms=True), gold + 1)
     np.testing.assert_array_equal(run("slice", xy), gold + 1)
-    np.testing.assert_array_equal(run("slice", reading(lambda x, i: 10.0, lines=[0, 1])[0]), gold + 1)
+    xy = reading(lambda x, i: 10.0, lines=[0, 1])[0]
+    np.testing.assert_array_equal(run("slice", xy, edge_phantoms=True), gold + 1)
+    np.testing.assert_array_equal(run("slice", xy), gold)
+    # lines 2 and 3 read, 20 px high: the block goes to lines 2-3, not to the top lines
+    xy, gold = reading(lambda x, i: -20.0, lines=[2, 3])
+    np.testing.assert_array_equal(run("slice", xy), gold)
     # a reader who rereads line 0 after line 1: the reread run joins proto-line 0
     xy, gold = reading(lines=[0, 1, 0, 2, 3])
     np.testing.assert_array_equal(run("slice", xy), gold)
@@ -169,8 +178,11 @@ def test_bad_input_and_edge_cases():
     np.testing.assert_array_equal(assign_trial(np.array([[0, 5.0], [9, 700.0]]), [300.0], "merge"), [0, 0])
     assert run("attach", np.array([[150.0, 170.0]])).tolist() == [1]
     # methods that rank groups top-down put a lone fixation on the top line
-    for method in ("cluster", "merge", "segment", "slice"):
+    for method in ("cluster", "merge", "segment"):
         assert run(method, np.array([[150.0, 170.0]])).tolist() == [0], method
+    # slice as in eyekit too; readgaze's default puts the lone proto-line on the line its y fits best
+    assert run("slice", np.array([[150.0, 170.0]]), edge_phantoms=True).tolist() == [0]
+    assert run("slice", np.array([[150.0, 170.0]])).tolist() == [1]
     with pytest.raises(ConfigError, match="word_xy"):
         assign_trial(np.array([[0, 100.0]]), LINE_Y, "warp")
     with pytest.raises(ConfigError, match="no_such_param"):

@@ -57,10 +57,12 @@ def test_manifest_records_sources_features_and_qc(folder, shared_data):
     m = json.loads((folder / "manifest.json").read_text())
     fix = m["sources"]["fixation_report"][0]
     assert fix["sha256"] == sha256(shared_data / "onestop_sample" / "fixations.csv")
-    assert m["config"]["line_assigner"] == "nearest"
+    assert m["config"]["line_assigner"] == "slice"                 # the default: drift-corrected lines
     assert m["package_versions"]["polars"] == pl.__version__
     assert m["qc_summary"]["fixations"]["flagged"]["off_text"] == 1
-    assert m["qc_summary"]["fixations"]["flagged"]["word_index_differs_from_report"] == 0
+    assert m["qc_summary"]["fixations"]["changed"]["moved off the nearest line by slice"] == 57
+    # Data Viewer's interest area came from the recorded y; slice moved 57 fixations, 54 to another word
+    assert m["qc_summary"]["fixations"]["flagged"]["word_index_differs_from_report"] == 54
     assert sorted(m["id_bases"].values()) == [0, 1]
     assert m["word_features"]["surprisal_bits"] == "kept from source"
 
@@ -86,7 +88,7 @@ def test_refuses_to_overwrite_without_force(shared_data, tmp_path, capsys):
 def test_never_fixated_words_are_in_word_measures(folder):
     wm = pl.read_parquet(folder / "word_measures.parquet")
     never = wm.filter(pl.col("fixation_count") == 0)
-    assert never.height == 834
-    assert never["first_fixation_duration_ms"].null_count() == 834
+    assert never.height == 835    # Data Viewer (recorded y, --line-assigner nearest): 834; slice's lines: 835
+    assert never["first_fixation_duration_ms"].null_count() == 835
     assert never["total_fixation_duration_ms"].sum() == 0
     assert wm["in_critical_span"].null_count() == 0 and wm["in_critical_span"].any()

@@ -121,12 +121,28 @@ def scan_csv(path: str | Path, *, separator: str | None = None,
             schema.update(schema_overrides or {})
         lf = pl.scan_csv(path, schema=dict(schema), **common)
         lf.collect_schema()
-        if in_memory:
-            lf = lf.collect().lazy()
     except pl.exceptions.PolarsError as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ParseError(f"cannot read as {sep!r}-separated text: {first}", file=path) from None
-    return lf
+        raise _parse_error(e, path, sep) from None
+    return materialize(lf, path, sep) if in_memory else lf
+
+
+def materialize(lf: pl.LazyFrame, path: str | Path, separator: str = ",") -> pl.LazyFrame:
+    """Collect a (projected) scan of ``path`` now and return a lazy view of the frame in memory.
+
+    Raises
+    ------
+    ParseError
+        A value does not fit the scan's schema (naming the file).
+    """
+    try:
+        return lf.collect().lazy()
+    except pl.exceptions.PolarsError as e:
+        raise _parse_error(e, path, separator) from None
+
+
+def _parse_error(e: Exception, path, separator: str) -> ParseError:
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return ParseError(f"cannot read as {separator!r}-separated text: {first}", file=Path(path))
 
 
 def infer_schema(path: str | Path, *, separator: str, decimal_comma: bool = False,

@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from readgaze.errors import ConfigError, DataError, SchemaError
-from readgaze.io.csv import require_numeric, scan_csv
+from readgaze.io.csv import detect_separator, materialize, require_numeric, scan_csv
 from readgaze.io.sources import SOURCES, resolve
 from readgaze.qc import QCLog
 
@@ -166,7 +166,7 @@ def rebase_fixations(fixations: pl.LazyFrame, shift: int) -> pl.LazyFrame:
 def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, source: str = "dataviewer",
                    ia_id_base: int | None = None, check_keys: bool = True, separator: str | None = None,
                    decimal_comma: bool = False, schema: dict | None = None,
-                   in_memory: bool = False) -> pl.LazyFrame:
+                   in_memory: bool = False, keep: list[str] | None = None) -> pl.LazyFrame:
     """Read a Data Viewer interest-area report: one row per trial x interest area.
 
     Parameters
@@ -178,6 +178,10 @@ def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, s
         report lists every interest area of each trial.
     check_keys : bool
         Raise :class:`DataError` on a repeated (trial, IA id) key.
+    keep : list of str, optional
+        Source columns to keep besides the mapped ones and those the trial id is built from (default:
+        all; names the file lacks are ignored). Only these are parsed: with ``in_memory`` it bounds
+        the memory.
 
     Returns
     -------
@@ -189,8 +193,13 @@ def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, s
         maps those measures onto canonical names.
     """
     _check_base(ia_id_base)
-    raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema, in_memory=in_memory)
+    raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema)
     cols = resolve(source, "ia", raw.collect_schema().names(), columns, path)
+    if keep is not None:
+        need = {*cols.values(), *SOURCES[source].required_trial_columns, *keep}
+        raw = raw.select([c for c in raw.collect_schema().names() if c in need])
+    if in_memory:
+        raw = materialize(raw, path, separator or detect_separator(path))
     missing = [r for r in ("ia_id", "word") if r not in cols]
     if missing:
         raise SchemaError(f"interest-area report: no column for {missing}", file=path)

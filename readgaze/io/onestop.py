@@ -34,6 +34,7 @@ from pathlib import Path
 
 import polars as pl
 
+from readgaze.io.csv import scan_csv
 from readgaze.io.dataviewer import (detect_ia_id_base, read_fixation_report, read_ia_report,
                                     rebase_fixations)
 from readgaze.qc import QCLog
@@ -115,8 +116,7 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
         As :func:`readgaze.io.read_fixation_report`.
     """
     qc, aliases = QCLog(), PARTICIPANT_ALIASES if aliases is None else aliases
-    fix = _aliased(read_fixation_report(fixation_report, source="onestop", ia_id_base=0), aliases,
-                   qc, "fixations")
+    fix = _aliased(_read(read_fixation_report, fixation_report), aliases, qc, "fixations")
     if ia_report is None:
         fix = rebase_fixations(fix, 1)
         qc.add("load_onestop", "fixations", "ia_id_base_assumed", 0, action="warning",
@@ -125,30 +125,60 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
         _count_fixations(fix, qc)
         return OneStopData(trials.lazy(), None, fix.drop(_present(fix, TRIAL_COLUMNS[1:])), None, qc,
                            {str(fixation_report): 1})
-    ia = _aliased(read_ia_report(ia_report, source="onestop", ia_id_base=0), aliases, qc, "ia_rows")
+    ia_schema = dict(scan_csv(ia_report).collect_schema())  # one whole-file dtype pass, reused below
+    ia = _aliased(_read(read_ia_report, ia_report, schema=ia_schema, keep=list(_IA_KEEP)), aliases, qc, "ia_rows")
     ia_base = 0 if ia.select(pl.col("ia_index").min()).collect().item() == 0 else 1
-    ia = ia.with_columns(pl.col("ia_index") - ia_base)
+    ia = ia.with_columns(pl.col("ia_index") - ia_base) if ia_base else ia
     check = detect_ia_id_base(fix, ia, fixation_file=fixation_report, ia_file=ia_report)
     fix_base = 1 if check.base is None else check.base
     fix = rebase_fixations(fix, fix_base)
     versions = _text_versions(ia, qc)
-    ia = ia.join(versions.lazy(), on="trial_id", how="left", maintain_order="left").with_columns(
-        pl.coalesce("versioned_text_id", "text_id").alias("text_id")).drop("versioned_text_id")
+    if not versions.is_empty():
+        ia = ia.join(versions.lazy(), on="trial_id", how="left", maintain_order="left").with_columns(
+            pl.coalesce("versioned_text_id", "text_id").alias("text_id")).drop("versioned_text_id").collect().lazy()
     words = _words(ia)
-    ia_rows = (ia.join(words.lazy().select("text_id", "ia_index", "word_index"), on=["text_id", "ia_index"],
-                       how="left", maintain_order="left")
-               .drop(_present(ia, TRIAL_COLUMNS[1:] + WORD_FEATURES + ("word_length",))))
-    ia_rows = ia_rows.select("trial_id", "text_id", "ia_index", "word_index",
-                             pl.exclude("trial_id", "text_id", "ia_index", "word_index"))
-    word_map = ia_rows.select("trial_id", "ia_index", pl.col("word_index").alias("__w"), pl.col("word").alias("__l"))
+    ia_map = (ia.join(words.lazy().select("text_id", "ia_index", "word_index"), on=["text_id", "ia_index"],
+                      how="left", maintain_order="left")
+              .select("trial_id", "ia_index", "text_id", "word_index", "word").collect())
+    ia_rows = _ia_rows(ia_report, ia_schema, ia_base, aliases, ia_map.drop("word"))
+    word_map = ia_map.lazy().select("trial_id", "ia_index", pl.col("word_index").alias("__w"),
+                                    pl.col("word").alias("__l"))
     fix = (fix.join(word_map, on=["trial_id", "ia_index"], how="left", maintain_order="left")
            .with_columns(pl.when(pl.col("__w").is_not_null()).then(pl.col("__w"))
-                         .otherwise(pl.col("word_index")).alias("word_index")))
+                         .otherwise(pl.col("word_index")).alias("word_index")).collect().lazy())
     _count_fixations(fix, qc)
     fix = fix.drop("__w", "__l")
     trials = _trials(ia, fix)
     return OneStopData(trials.lazy(), words.lazy(), fix.drop(_present(fix, TRIAL_COLUMNS[1:])), ia_rows, qc,
                        {str(fixation_report): fix_base, str(ia_report): ia_base})
+
+
+_IA_KEEP = ("participant_id",) + TRIAL_COLUMNS + WORD_FEATURES + ("word_length",)
+"""IA report columns the loader holds in memory; ``ia_rows`` re-scans the file for the ``IA_*`` measures."""
+
+
+def _read(reader, path, **kwargs) -> pl.LazyFrame:
+    """A report parsed once (dtypes from a whole-file pass) and held in memory as canonical columns.
+
+    Every later step collects this frame several times; a lazy scan would re-parse the CSV each time.
+    """
+    return reader(path, source="onestop", ia_id_base=0, in_memory=True, **kwargs).collect().lazy()
+
+
+def _ia_rows(path, schema: dict, base: int, aliases: dict[str, str], ia_map: pl.DataFrame) -> pl.LazyFrame:
+    """Lazy trial x IA rows (all ``IA_*`` columns) from a re-scan of the IA report with its known dtypes.
+
+    ``ia_map`` (``trial_id``, ``ia_index`` -> versioned ``text_id``, ``word_index``) comes from the rows
+    in memory; the scan runs only when the caller collects ``ia_rows``.
+    """
+    rows = _alias(read_ia_report(path, source="onestop", ia_id_base=base, schema=schema, check_keys=False),
+                  aliases)
+    rows = (rows.join(ia_map.lazy().rename({"text_id": "__t"}), on=["trial_id", "ia_index"], how="left",
+                      maintain_order="left")
+            .with_columns(pl.coalesce("__t", "text_id").alias("text_id")).drop("__t"))
+    rows = rows.drop(_present(rows, TRIAL_COLUMNS[1:] + WORD_FEATURES + ("word_length",)))
+    return rows.select("trial_id", "text_id", "ia_index", "word_index",
+                       pl.exclude("trial_id", "text_id", "ia_index", "word_index"))
 
 
 def _present(lf: pl.LazyFrame, names) -> list[str]:
@@ -164,8 +194,14 @@ def _aliased(lf: pl.LazyFrame, aliases: dict[str, str], qc: QCLog, table: str) -
     n = lf.select(hit.sum()).collect().item()
     qc.add("load_onestop", table, "participant_alias", n, action="changed",
            detail=", ".join(f"{k} -> {v}" for k, v in aliases.items()))
-    if not n:
+    return _alias(lf, aliases).collect().lazy() if n else lf
+
+
+def _alias(lf: pl.LazyFrame, aliases: dict[str, str]) -> pl.LazyFrame:
+    """Lazily rename aliased participant ids and the trial-id prefix."""
+    if not aliases:
         return lf
+    hit = pl.col("participant_id").is_in(list(aliases))
     new = pl.col("participant_id").replace(aliases)
     return lf.with_columns(
         pl.when(hit).then(new + pl.col("trial_id").str.slice(pl.col("participant_id").str.len_chars()))
@@ -189,12 +225,18 @@ def _count_fixations(fix: pl.LazyFrame, qc: QCLog) -> None:
 
 
 def _text_versions(ia: pl.LazyFrame, qc: QCLog) -> pl.DataFrame:
-    """``trial_id -> versioned_text_id`` for texts shown with more than one IA layout."""
-    row = pl.concat_str([pl.col("ia_index"), pl.col("word"), *[pl.col(c).cast(pl.Int64, strict=False)
-                         for c in ("left_px", "top_px", "right_px", "bottom_px")]], separator=",",
-                        ignore_nulls=True)
+    """``trial_id -> versioned_text_id`` for texts shown with more than one IA layout.
+
+    Layouts are compared by a per-trial signature (XOR of a seeded, hence deterministic, hash of each
+    IA row's index, label and integer box, plus the IA count): one vectorised pass, no per-row strings.
+    The suffix itself is the SHA-1 of the layout's text (``index,label,left,top,right,bottom`` rows
+    joined by ``|``), built only for one representative trial per layout.
+    """
+    box = [pl.col(c).cast(pl.Int64, strict=False) for c in ("left_px", "top_px", "right_px", "bottom_px")]
+    row_hash = pl.struct(pl.col("ia_index"), pl.col("word"), *box).hash(seed=0)
     sig = (ia.group_by("trial_id", "text_id")
-           .agg(row.sort_by(pl.col("ia_index")).str.join("|").hash(seed=0).alias("layout"))
+           .agg(row_hash.bitwise_xor().alias("layout"), pl.len().alias("n_ia"))
+           .with_columns(pl.struct("layout", "n_ia").alias("layout")).drop("n_ia")
            .collect())
     multi = sig.group_by("text_id").agg(pl.col("layout").n_unique().alias("n")).filter(pl.col("n") > 1)
     qc.add("load_onestop", "words", "layout_versions", int(multi["n"].sum() or 0), action="flagged",
@@ -203,6 +245,7 @@ def _text_versions(ia: pl.LazyFrame, qc: QCLog) -> pl.DataFrame:
         return pl.DataFrame(schema={"trial_id": pl.String, "versioned_text_id": pl.String})
     sig = sig.join(multi.select("text_id"), on="text_id", how="semi")
     reps = sig.sort("trial_id").group_by("text_id", "layout").agg(pl.col("trial_id").first().alias("rep"))
+    row = pl.concat_str([pl.col("ia_index"), pl.col("word"), *box], separator=",", ignore_nulls=True)
     content = (ia.join(reps.lazy().select(pl.col("rep").alias("trial_id")), on="trial_id", how="semi")
                .group_by("trial_id").agg(row.sort_by(pl.col("ia_index")).str.join("|").alias("s")).collect())
     digest = {t: hashlib.sha1(s.encode()).hexdigest()[:6] for t, s in content.iter_rows()}

@@ -7,6 +7,10 @@ point group ``readgaze.line_assigners`` (e.g. ``dist`` from ``models.dist``; rea
 
 The 11 classical algorithms follow Carr et al. (2022) and the definitions in their papers; readgaze's own
 code, validated against gold labels on Carr et al.'s 24-trial developer set (``readgaze eval-lines``).
+Departure from eyekit: pixel thresholds scale with line pitch. Each px default (slice, chain, merge, regress,
+stretch, compare) is ``None``, meaning Carr et al.'s value times (median midline spacing / 64 px), so it equals
+the published number on their 64-px layout; a number passed explicitly is px. ``slice`` also drops empty edge
+phantom lines (``edge_phantoms=True`` restores eyekit's behaviour).
 
 References
 ----------
