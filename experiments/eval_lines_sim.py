@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
 
 from readgaze.lines import assign_trial
 from readgaze.simulate import simulate_line_trials
