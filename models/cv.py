@@ -114,7 +114,7 @@ def _settings(config: str, overrides: list[str]) -> dict:
         n_folds = len(list((Path(data["fold_files"]) / "items").glob("fold_*.csv")))
     else:
         n_folds = int(data.get("n_folds", 10))
-    if data.get("split_unit", "participant_item") != "participant_item":
+    if data.get("split_unit", "auto") not in ("auto", "participant_item"):
         raise ConfigError("cv scores the participant x item regimes; data.split_unit must be participant_item",
                           file=config)
     if n_folds < 3:
@@ -132,6 +132,7 @@ def _run_fold(config: str, data_path: str, fold: int, overrides: list[str], run_
     torch.set_num_threads(threads)
     fold_dir = Path(run_dir) / f"fold_{fold}"
     cli = make_cli(["-c", config, "--data.path", data_path, "--data.fold", str(fold),
+                    "--data.split_unit", "participant_item",  # cv never falls back to trial folds
                     "--trainer.default_root_dir", str(fold_dir), "--model.init_args.predictions_dir", str(fold_dir),
                     *overrides], run=False)
     cli.trainer.fit(cli.model, datamodule=cli.datamodule)

@@ -57,8 +57,11 @@ class ReadingDataModule(L.LightningDataModule):
         Folder of published fold files (``items/fold_k.csv``, ``subjects/fold_k.csv``) instead of making folds.
     strict : bool
         :func:`readgaze.splits.assign_fold`'s strict regimes.
-    split_unit : {"participant_item", "trial"}
+    split_unit : {"auto", "participant_item", "trial"}
         ``participant_item``: the field's protocol (participants and items in folds, three test regimes).
+        ``auto`` (default): ``participant_item``, unless the data are too small for it (fewer participants or items
+        than folds, as in the 2-participant OneStop sample); then ``trial``, with a warning and a QC record, so a
+        smoke ``fit`` runs. ``readgaze cv`` never falls back: it requires ``participant_item``.
         ``trial``: trials dealt at random (seeded) into ``n_folds`` folds, val = fold k, test = fold k+1, every
         trial in regime "seen". Participants and items leak across splits: only for smoke runs on data too small
         for the protocol (the 2-participant OneStop sample), never for reported numbers.
@@ -72,7 +75,7 @@ class ReadingDataModule(L.LightningDataModule):
 
     def __init__(self, path: str, task: Task = "reading_goal", fold: int = 0, n_folds: int = 10,
                  split_seed: int = 0, fold_files: str | None = None, strict: bool = False,
-                 split_unit: Literal["participant_item", "trial"] = "participant_item", text_encoder: str = "tiny", max_text_tokens: int = 512, batch_size: int = 16,
+                 split_unit: Literal["auto", "participant_item", "trial"] = "auto", text_encoder: str = "tiny", max_text_tokens: int = 512, batch_size: int = 16,
                  num_workers: int = 0) -> None:
         super().__init__()
         self.path, self.task, self.fold, self.n_folds = Path(path), task, fold, n_folds
@@ -196,10 +199,22 @@ class ReadingDataModule(L.LightningDataModule):
             try:
                 splits = make_splits(trials, n_folds=self.n_folds, seed=self.split_seed, stratify_by=stratify)
             except ConfigError as error:
+                if self.split_unit == "auto":
+                    return self._fallback_to_trials(trials, error)
                 raise ConfigError(f"{error.message} (data too small for {self.n_folds} participant and item folds: "
                                   f"lower data.n_folds, or for a smoke run set data.split_unit trial)") from error
         return assign_fold(trials, splits, self.fold, strict=self.strict).select(
             "trial_id", "fold_index", "split", "regime")
+
+    def _fallback_to_trials(self, trials: pl.DataFrame, error: ConfigError) -> pl.DataFrame:
+        """split_unit auto on data too small for participant x item folds: trial folds, said loudly."""
+        n_folds = max(3, min(self.n_folds, trials.height))
+        message = (f"{error.message}: data too small for participant x item folds, so trials are dealt into "
+                   f"{n_folds} random folds (participants and items leak across splits; smoke run only, "
+                   f"regime 'seen'; readgaze cv refuses this)")
+        logging.getLogger(__name__).warning(message)
+        self.qc.add("split", "trials", "split_unit_fallback_to_trial", trials.height, "warning", message)
+        return _trial_assignment(trials, n_folds, self.fold % n_folds, self.split_seed)
 
     def _feature_arrays(self) -> dict[str, np.ndarray]:
         """Scaled word/fixation/trial matrices, rows ordered by trial, plus per-trial offsets."""
