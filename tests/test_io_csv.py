@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from readgaze.errors import ParseError, ReadgazeError
-from readgaze.io.csv import detect_separator, require_numeric, scan_csv
+from readgaze.io.csv import HEAD_ROWS, detect_separator, read_csv, require_numeric, scan_csv
 
 
 def test_br11_empty_first_120_rows_still_float(shared_data):
@@ -97,3 +97,50 @@ def test_explicit_schema_skips_inference(tmp_path):
     df = scan_csv(p, schema={"a": pl.Float64, "b": pl.String}).collect()
     assert df.schema == pl.Schema({"a": pl.Float64, "b": pl.String})
     assert df["b"].to_list() == ["x", None]
+
+
+def _late(tmp_path, name: str, head_line: str, late: str, header: str = "a,b"):
+    """A file whose first HEAD_ROWS data rows all read ``head_line`` and whose later rows differ."""
+    p = tmp_path / name
+    p.write_text(header + "\n" + head_line * HEAD_ROWS + late)
+    return p
+
+
+@pytest.mark.parametrize(("head_line", "late", "expect_b"), [
+    ("1,2\n", "1,2.5\n", pl.Float64),      # Int64 proposed by the head, a float later: parsed again
+    ("1,2\n", "1,oops\n", pl.String),      # a label later
+    ("1,\n", "1,2.5\n", pl.Float64),       # all null in the head (BR-11 at scale): decided in memory
+    ("1,.\n", "1,TRUE\n2,false\n", pl.Boolean),
+    ("1,true\n", "1,yes\n", pl.String),
+])
+def test_read_csv_never_trusts_the_head(tmp_path, head_line, late, expect_b):
+    p = _late(tmp_path, "late.csv", head_line, late)
+    df = read_csv(p)
+    assert df.schema["b"] == expect_b == scan_csv(p).collect_schema()["b"]
+    assert df.height == HEAD_ROWS + late.count("\n")
+    assert df.equals(scan_csv(p).collect(), null_equal=True)
+
+
+def test_read_csv_late_decimal_comma_is_the_same_error(tmp_path):
+    p = _late(tmp_path, "semi.csv", "1;\n", "2;390,6\n", header="a;b")
+    with pytest.raises(ParseError) as e:
+        read_csv(p)
+    assert e.value.row == HEAD_ROWS + 2 and e.value.column == "b" and "'390,6' is not a number" in str(e.value)
+    assert read_csv(p, decimal_comma=True)["b"][-1] == 390.6
+
+
+def test_read_csv_columns_and_explicit_schema(tmp_path):
+    p = tmp_path / "a.csv"
+    p.write_text("a,b,c\n1,x,2.5\n2,.,inf\n")
+    df = read_csv(p, columns=["c", "a"])  # file order kept
+    assert df.columns == ["a", "c"] and df.schema["a"] == pl.Int64 and math.isinf(df["c"][1])
+    df = read_csv(p, schema={"a": pl.Float64, "b": pl.String, "c": pl.Float64}, columns=["a"])
+    assert df.schema == pl.Schema({"a": pl.Float64})
+    with pytest.raises(ParseError, match="a.csv"):
+        read_csv(p, schema={"a": pl.Int64, "b": pl.Int64, "c": pl.Float64})
+
+
+def test_read_csv_equals_scan_csv_on_the_bad_inputs(shared_data):
+    for name in ("BR-11.csv", "BR-12.csv", "BR-13_fix.csv", "BR-18.csv", "BR-20.csv", "BR-27_ia.csv"):
+        path = shared_data / "bad_inputs" / name
+        assert read_csv(path).equals(scan_csv(path).collect(), null_equal=True), name

@@ -114,3 +114,29 @@ def test_alias_and_base_disagreement(shared_data, tmp_path):
     with pytest.raises(DataError) as e:
         load_onestop(d / "fixations.csv", tmp_path / "shifted.csv")
     assert "fixations.csv" in str(e.value) and "shifted.csv" in str(e.value)
+
+
+def test_layout_version_ids_are_stable_across_processes(sample, shared_data):
+    """The _v suffix is a SHA-1 of the layout and the grouping hash is seeded: same ids in a fresh process."""
+    import subprocess
+    import sys
+
+    _, data = sample
+    ours = data.trials.select("trial_id", "text_id").sort("trial_id").collect()
+    assert ours.filter(pl.col("trial_id") == "l25_1042_2_1_Adv_5_r0")["text_id"].item() == "2_1_Adv_5_ve1fdcb"
+    d = shared_data / "onestop_sample"
+    code = ("from readgaze.io.onestop import load_onestop\n"
+            f"t = load_onestop({str(d / 'fixations.csv')!r}, {str(d / 'ia.csv')!r}).trials.sort('trial_id').collect()\n"
+            "print(';'.join(t['text_id']))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**__import__("os").environ, "PYTHONHASHSEED": "12345"}).stdout.strip()
+    assert out.split(";") == ours["text_id"].to_list()
+
+
+def test_ia_rows_are_built_on_first_use(sample):
+    d, _ = sample
+    data = load_onestop(d / "fixations.csv", d / "ia.csv")
+    assert "ia_rows" not in vars(data)  # the loader did not scan the IA measures
+    rows = data.ia_rows
+    assert "ia_rows" in vars(data) and rows is data.ia_rows
+    assert {"IA_DWELL_TIME", "word_index", "text_id"} <= set(rows.collect_schema().names())

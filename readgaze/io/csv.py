@@ -8,7 +8,9 @@ Every report in ``readgaze.io`` is opened through :func:`scan_csv`, which fixes 
 * **missing values**: Data Viewer writes ``.``; pandas writes empty fields. Both become null;
 * **dtypes**: inferred from the *whole* file in one streaming pass (:func:`infer_schema`) or taken
   from an explicit schema, never from the first 100 rows (a column whose first 120 values are empty
-  is still Float64, BR-11; a ``.`` past row 100 no longer aborts the read, BR-12);
+  is still Float64, BR-11; a ``.`` past row 100 no longer aborts the read, BR-12). The pass reads only
+  the columns the first :data:`HEAD_ROWS` rows leave open. :func:`read_csv` reads a file into memory
+  with the same dtypes in a single parse (head-proposed dtypes, checked by the parser itself);
 * ``inf`` parses as +inf (OneStop ``subtlex_frequency``); quoted labels keep their commas, and doubled
   quotes inside a quoted field are unescaped (BR-12's label reads as ``"Yes,"`` with its quotes);
 * **decimal commas** (``390,6`` in a ``;``-separated file, BR-19) raise :class:`ParseError` with a hint,
@@ -32,7 +34,6 @@ NULL_VALUES = (".",)
 
 HEAD_ROWS = 10_000
 """Rows :func:`infer_schema` tests before the whole-file pass (a speed-up only; never decides alone)."""
-
 
 _SEPARATORS = (",", "\t", ";")
 _DECIMAL_COMMA = r"^\s*[-+]?\d+,\d+\s*$"
@@ -109,12 +110,11 @@ def scan_csv(path: str | Path, *, separator: str | None = None,
         ``decimal_comma=True``) a ``;``/TAB-separated column holds decimal-comma numbers, naming the
         file, the first row and the column.
     """
+    if in_memory:
+        return read_csv(path, separator=separator, schema=schema, schema_overrides=schema_overrides,
+                        decimal_comma=decimal_comma, null_values=null_values).lazy()
     path = Path(path)
-    sep = separator or detect_separator(path)
-    if decimal_comma and sep == ",":
-        raise ParseError("decimal_comma=True needs a separator other than ','", file=path)
-    common = {"separator": sep, "null_values": list(null_values), "decimal_comma": decimal_comma,
-              "quote_char": '"', "raise_if_empty": True, "encoding": "utf8"}
+    sep, common = _options(path, separator, decimal_comma, null_values)
     try:
         if schema is None:
             schema = infer_schema(path, separator=sep, decimal_comma=decimal_comma, null_values=null_values)
@@ -123,21 +123,118 @@ def scan_csv(path: str | Path, *, separator: str | None = None,
         lf.collect_schema()
     except pl.exceptions.PolarsError as e:
         raise _parse_error(e, path, sep) from None
-    return materialize(lf, path, sep) if in_memory else lf
+    return lf
 
 
-def materialize(lf: pl.LazyFrame, path: str | Path, separator: str = ",") -> pl.LazyFrame:
-    """Collect a (projected) scan of ``path`` now and return a lazy view of the frame in memory.
+def _options(path: Path, separator: str | None, decimal_comma: bool, null_values) -> tuple[str, dict]:
+    sep = separator or detect_separator(path)
+    if decimal_comma and sep == ",":
+        raise ParseError("decimal_comma=True needs a separator other than ','", file=path)
+    return sep, {"separator": sep, "null_values": list(null_values), "decimal_comma": decimal_comma,
+                 "quote_char": '"', "raise_if_empty": True, "encoding": "utf8"}
+
+
+def header(path: str | Path, *, separator: str | None = None) -> list[str]:
+    """The column names of a delimited file (reads the header line only)."""
+    path = Path(path)
+    sep = separator or detect_separator(path)
+    try:
+        return pl.scan_csv(path, separator=sep, infer_schema=False, quote_char='"', raise_if_empty=True,
+                           encoding="utf8").collect_schema().names()
+    except pl.exceptions.PolarsError as e:
+        raise _parse_error(e, path, sep) from None
+
+
+def read_csv(path: str | Path, *, columns: Iterable[str] | None = None, separator: str | None = None,
+             schema: Mapping[str, pl.DataType] | None = None,
+             schema_overrides: Mapping[str, pl.DataType] | None = None, decimal_comma: bool = False,
+             null_values: Iterable[str] = NULL_VALUES) -> pl.DataFrame:
+    """Read a delimited export (or some of its columns) into memory, parsing the file once.
+
+    Same dtypes as :func:`scan_csv` (whole-file inference, never a 100-row guess), but without a
+    separate inference pass: the :data:`HEAD_ROWS` first rows propose a dtype per column, the file is
+    parsed once with those dtypes, and a column the head left open (all null there, or numbers with
+    decimal commas) is read as text and decided on the whole column in memory. If any value does not
+    fit its proposed dtype, the parser stops and the file is read again after :func:`infer_schema` (so
+    the result never depends on the head).
+
+    Parameters
+    ----------
+    columns : iterable of str, optional
+        Columns to read (file order is kept); default all. Only these are parsed.
+    separator, schema, schema_overrides, decimal_comma, null_values
+        As in :func:`scan_csv`.
+
+    Returns
+    -------
+    polars.DataFrame
 
     Raises
     ------
     ParseError
-        A value does not fit the scan's schema (naming the file).
+        As :func:`scan_csv`, or a value that does not fit an explicit ``schema``.
     """
+    path = Path(path)
+    sep, common = _options(path, separator, decimal_comma, null_values)
+    names = header(path, separator=sep)
+    wanted = names if columns is None else [c for c in names if c in set(columns)]
     try:
-        return lf.collect().lazy()
+        if schema is not None:
+            return pl.scan_csv(path, schema=dict(schema), **common).select(wanted).collect()
+        text = pl.scan_csv(path, infer_schema=False, **common)
+        check_comma = sep != "," and not decimal_comma
+        open_columns, guess = [], {}
+        for c, passed in _head_flags(text, names, decimal_comma, check_comma).items():
+            guess[c] = _decide(passed)
+            if passed["n"] or (guess[c] == pl.String and passed.get("d")):
+                open_columns.append(c)
+        guess.update(schema_overrides or {})
+        open_columns = [c for c in open_columns if c in wanted and c not in (schema_overrides or {})]
+        try:
+            df = pl.scan_csv(path, schema=guess, **common).select(wanted).collect()
+        except pl.exceptions.PolarsError:  # a value past the head does not fit its proposed dtype
+            full = infer_schema(path, separator=sep, decimal_comma=decimal_comma, null_values=null_values)
+            full.update(schema_overrides or {})
+            return pl.scan_csv(path, schema=full, **common).select(wanted).collect()
+        if not open_columns:
+            return df
+        tests = {c: _column_tests(c, decimal_comma, check_comma) for c in open_columns}
+        flags = df.select([e.alias(f"{t}\x00{c}") for c, ts in tests.items() for t, e in ts.items()]).row(0, named=True)
+        casts = []
+        for c in open_columns:
+            passed = {t: bool(flags[f"{t}\x00{c}"]) for t in tests[c]}
+            dtype = _decide(passed)
+            if dtype == pl.String and check_comma and passed["d"] and passed["c"]:
+                row, value = first_row_where(df.lazy(), pl.col(c).str.contains(_DECIMAL_COMMA), c)
+                raise ParseError(f"{value!r} is not a number (decimal comma? try separator {sep!r} "
+                                 f"and decimal_comma=True)", file=path, row=row, column=c)
+            if dtype != pl.String:
+                num = pl.col(c).str.replace(",", ".", literal=True) if decimal_comma else pl.col(c)
+                casts.append((num.str.to_lowercase() == "true" if dtype == pl.Boolean else num.cast(dtype))
+                             .alias(c))
+        return df.with_columns(casts) if casts else df
     except pl.exceptions.PolarsError as e:
-        raise _parse_error(e, path, separator) from None
+        raise _parse_error(e, path, sep) from None
+
+
+def _head_flags(text: pl.LazyFrame, names: list[str], decimal_comma: bool, check_comma: bool,
+                head_rows: int = HEAD_ROWS) -> dict[str, dict[str, bool]]:
+    """Per column, which :func:`_column_tests` pass on the first ``head_rows`` rows."""
+    tests = {c: _column_tests(c, decimal_comma, check_comma) for c in names}
+    row = text.head(head_rows).select(
+        [e.alias(f"{t}{i}") for i, c in enumerate(names) for t, e in tests[c].items()]).collect().row(0, named=True)
+    return {c: {t: bool(row[f"{t}{i}"]) for t in tests[c]} for i, c in enumerate(names)}
+
+
+def _decide(passed: dict[str, bool]) -> pl.DataType:
+    """Dtype from test results: all null -> String; all bool -> Boolean; all int -> Int64; all number
+    -> Float64; else String."""
+    if passed["n"]:
+        return pl.String
+    for t, dtype in (("b", pl.Boolean), ("i", pl.Int64), ("f", pl.Float64)):
+        if passed[t]:
+            return dtype
+    return pl.String
 
 
 def _parse_error(e: Exception, path, separator: str) -> ParseError:
@@ -171,12 +268,11 @@ def infer_schema(path: str | Path, *, separator: str, decimal_comma: bool = Fals
     names = text.collect_schema().names()
     check_comma = separator != "," and not decimal_comma
     tests = {c: _column_tests(c, decimal_comma, check_comma) for c in names}
-    head = text.head(head_rows).select(
-        [e.alias(f"{t}{i}") for i, c in enumerate(names) for t, e in tests[c].items()]).collect().row(0, named=True)
+    head = _head_flags(text, names, decimal_comma, check_comma, head_rows)
     flags: dict[str, dict[str, bool]] = {}
     todo = []
     for i, c in enumerate(names):
-        passed = {t: bool(head[f"{t}{i}"]) for t in tests[c]}
+        passed = head[c]
         flags[c] = {t: False for t in tests[c]}  # "all" tests failed on the head fail on the file
         if "c" in passed:
             flags[c]["c"] = passed["c"]  # "any" test: true on the head is true on the file
@@ -189,16 +285,8 @@ def infer_schema(path: str | Path, *, separator: str, decimal_comma: bool = Fals
     schema: dict[str, pl.DataType] = {}
     for c in names:
         f = flags[c]
-        if f["n"]:
-            schema[c] = pl.String
-        elif f["b"]:
-            schema[c] = pl.Boolean
-        elif f["i"]:
-            schema[c] = pl.Int64
-        elif f["f"]:
-            schema[c] = pl.Float64
-        else:
-            schema[c] = pl.String
+        schema[c] = _decide(f)
+        if schema[c] == pl.String and not f["n"]:
             if check_comma and f["d"] and f["c"]:
                 row, value = first_row_where(text, pl.col(c).str.contains(_DECIMAL_COMMA), c)
                 raise ParseError(f"{value!r} is not a number (decimal comma? try separator {separator!r} "

@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from readgaze.errors import ConfigError, DataError, SchemaError
-from readgaze.io.csv import detect_separator, materialize, require_numeric, scan_csv
+from readgaze.io.csv import header, read_csv, require_numeric, scan_csv
 from readgaze.io.sources import SOURCES, resolve
 from readgaze.qc import QCLog
 
@@ -193,13 +193,14 @@ def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, s
         maps those measures onto canonical names.
     """
     _check_base(ia_id_base)
-    raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema)
-    cols = resolve(source, "ia", raw.collect_schema().names(), columns, path)
-    if keep is not None:
-        need = {*cols.values(), *SOURCES[source].required_trial_columns, *keep}
-        raw = raw.select([c for c in raw.collect_schema().names() if c in need])
+    names = header(path, separator=separator)
+    cols = resolve(source, "ia", names, columns, path)
+    wanted = None if keep is None else [*cols.values(), *SOURCES[source].required_trial_columns, *keep]
     if in_memory:
-        raw = materialize(raw, path, separator or detect_separator(path))
+        raw = read_csv(path, columns=wanted, separator=separator, decimal_comma=decimal_comma, schema=schema).lazy()
+    else:
+        raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema)
+        raw = raw if wanted is None else raw.select([c for c in names if c in set(wanted)])
     missing = [r for r in ("ia_id", "word") if r not in cols]
     if missing:
         raise SchemaError(f"interest-area report: no column for {missing}", file=path)

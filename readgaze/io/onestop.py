@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property, partial
 from pathlib import Path
 
 import polars as pl
 
-from readgaze.io.csv import scan_csv
 from readgaze.io.dataviewer import (detect_ia_id_base, read_fixation_report, read_ia_report,
                                     rebase_fixations)
 from readgaze.qc import QCLog
@@ -68,17 +69,24 @@ _SPLIT_WORD = r"[\p{L}\p{N}]-$"
 class OneStopData:
     """The four OneStop tables, all ``polars.LazyFrame``.
 
-    ``trials`` and ``words`` are small and built in memory (then ``.lazy()``); ``fixations`` and
-    ``ia_rows`` stay lazy scans of the report files joined with small in-memory maps.
-    ``id_bases`` maps each report path (as given) to its detected interest-area id base.
+    Each report is parsed once into memory (:func:`readgaze.io.csv.read_csv`); ``trials``, ``words``
+    and ``fixations`` are lazy views of frames in memory. ``ia_rows`` (every ``IA_*`` column) is a lazy
+    scan of the IA report, built on first access (``ia_rows_factory``), so that loaders that do not use
+    it never pay for its dtype pass. ``id_bases`` maps each report path (as given) to its detected
+    interest-area id base.
     """
 
     trials: pl.LazyFrame
     words: pl.LazyFrame | None
     fixations: pl.LazyFrame
-    ia_rows: pl.LazyFrame | None
+    ia_rows_factory: Callable[[], pl.LazyFrame] | None
     qc: QCLog = field(default_factory=QCLog)
     id_bases: dict[str, int] = field(default_factory=dict)
+
+    @cached_property
+    def ia_rows(self) -> pl.LazyFrame | None:
+        """Trial x IA rows: ``trial_id``, ``text_id``, ``ia_index``, ``word_index`` and the ``IA_*`` columns."""
+        return None if self.ia_rows_factory is None else self.ia_rows_factory()
 
 
 def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = None, *,
@@ -117,40 +125,38 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
     """
     qc, aliases = QCLog(), PARTICIPANT_ALIASES if aliases is None else aliases
     fix = _aliased(_read(read_fixation_report, fixation_report), aliases, qc, "fixations")
+    fix_trials, fix = _split_trial_columns(fix, "fixation_count")
     if ia_report is None:
         fix = rebase_fixations(fix, 1)
         qc.add("load_onestop", "fixations", "ia_id_base_assumed", 0, action="warning",
                detail="no IA report: fixation report id base assumed 1 (Data Viewer)")
-        trials = _trials(None, fix)
         _count_fixations(fix, qc)
-        return OneStopData(trials.lazy(), None, fix.drop(_present(fix, TRIAL_COLUMNS[1:])), None, qc,
-                           {str(fixation_report): 1})
-    ia_schema = dict(scan_csv(ia_report).collect_schema())  # one whole-file dtype pass, reused below
-    ia = _aliased(_read(read_ia_report, ia_report, schema=ia_schema, keep=list(_IA_KEEP)), aliases, qc, "ia_rows")
+        return OneStopData(_trials([fix_trials]).lazy(), None, fix, None, qc, {str(fixation_report): 1})
+    ia = _aliased(_read(read_ia_report, ia_report, keep=list(_IA_KEEP)), aliases, qc, "ia_rows")
+    ia_trials, ia = _split_trial_columns(ia, "ia_count")
     ia_base = 0 if ia.select(pl.col("ia_index").min()).collect().item() == 0 else 1
     ia = ia.with_columns(pl.col("ia_index") - ia_base) if ia_base else ia
-    check = detect_ia_id_base(fix, ia, fixation_file=fixation_report, ia_file=ia_report)
-    fix_base = 1 if check.base is None else check.base
-    fix = rebase_fixations(fix, fix_base)
     versions = _text_versions(ia, qc)
     if not versions.is_empty():
         ia = ia.join(versions.lazy(), on="trial_id", how="left", maintain_order="left").with_columns(
             pl.coalesce("versioned_text_id", "text_id").alias("text_id")).drop("versioned_text_id").collect().lazy()
     words = _words(ia)
-    ia_map = (ia.join(words.lazy().select("text_id", "ia_index", "word_index"), on=["text_id", "ia_index"],
-                      how="left", maintain_order="left")
-              .select("trial_id", "ia_index", "text_id", "word_index", "word").collect())
-    ia_rows = _ia_rows(ia_report, ia_schema, ia_base, aliases, ia_map.drop("word"))
-    word_map = ia_map.lazy().select("trial_id", "ia_index", pl.col("word_index").alias("__w"),
-                                    pl.col("word").alias("__l"))
-    fix = (fix.join(word_map, on=["trial_id", "ia_index"], how="left", maintain_order="left")
-           .with_columns(pl.when(pl.col("__w").is_not_null()).then(pl.col("__w"))
-                         .otherwise(pl.col("word_index")).alias("word_index")).collect().lazy())
+    texts = ia.group_by("trial_id").agg(pl.col("text_id").first()).collect()  # every text: one layout now
+    ia_rows = partial(_ia_rows, ia_report, ia_base, aliases, texts, words)
+    # All trials of a (versioned) text share one IA layout: fixations are matched to text x IA (small
+    # tables) instead of trial x IA.
+    fix = fix.join(texts.lazy().rename({"text_id": "__t"}), on="trial_id", how="left",
+                   maintain_order="left").collect().lazy()
+    by_text = words.lazy().select(pl.col("text_id").alias("trial_id"), "ia_index", "word")
+    check = detect_ia_id_base(fix.select(pl.col("__t").alias("trial_id"), "ia_index", "ia_label"), by_text,
+                              fixation_file=fixation_report, ia_file=ia_report)
+    fix_base = 1 if check.base is None else check.base
+    fix = _word_indices(rebase_fixations(fix, fix_base), words)
     _count_fixations(fix, qc)
-    fix = fix.drop("__w", "__l")
-    trials = _trials(ia, fix)
-    return OneStopData(trials.lazy(), words.lazy(), fix.drop(_present(fix, TRIAL_COLUMNS[1:])), ia_rows, qc,
-                       {str(fixation_report): fix_base, str(ia_report): ia_base})
+    ia_trials = (ia_trials.join(texts, on="trial_id", how="left")
+                 .select("trial_id", "text_id", pl.exclude("trial_id", "text_id")))
+    return OneStopData(_trials([ia_trials, fix_trials]).lazy(), words.lazy(), fix.drop("__w", "__l"), ia_rows,
+                       qc, {str(fixation_report): fix_base, str(ia_report): ia_base})
 
 
 _IA_KEEP = ("participant_id",) + TRIAL_COLUMNS + WORD_FEATURES + ("word_length",)
@@ -165,20 +171,34 @@ def _read(reader, path, **kwargs) -> pl.LazyFrame:
     return reader(path, source="onestop", ia_id_base=0, in_memory=True, **kwargs).collect().lazy()
 
 
-def _ia_rows(path, schema: dict, base: int, aliases: dict[str, str], ia_map: pl.DataFrame) -> pl.LazyFrame:
-    """Lazy trial x IA rows (all ``IA_*`` columns) from a re-scan of the IA report with its known dtypes.
+def _ia_rows(path, base: int, aliases: dict[str, str], texts: pl.DataFrame, words: pl.DataFrame) -> pl.LazyFrame:
+    """Lazy trial x IA rows (all ``IA_*`` columns) from a scan of the whole IA report.
 
-    ``ia_map`` (``trial_id``, ``ia_index`` -> versioned ``text_id``, ``word_index``) comes from the rows
-    in memory; the scan runs only when the caller collects ``ia_rows``.
+    ``texts`` (``trial_id`` -> versioned ``text_id``) and ``words`` (``word_index`` per text and IA)
+    come from the rows the loader held in memory. Called on first use of :attr:`OneStopData.ia_rows`
+    (the dtype pass over the whole file is paid only by callers that want these rows).
     """
-    rows = _alias(read_ia_report(path, source="onestop", ia_id_base=base, schema=schema, check_keys=False),
-                  aliases)
-    rows = (rows.join(ia_map.lazy().rename({"text_id": "__t"}), on=["trial_id", "ia_index"], how="left",
-                      maintain_order="left")
-            .with_columns(pl.coalesce("__t", "text_id").alias("text_id")).drop("__t"))
+    rows = _alias(read_ia_report(path, source="onestop", ia_id_base=base, check_keys=False), aliases)
+    rows = (rows.join(texts.lazy().rename({"text_id": "__t"}), on="trial_id", how="left", maintain_order="left")
+            .with_columns(pl.coalesce("__t", "text_id").alias("text_id")).drop("__t")
+            .join(words.lazy().select("text_id", "ia_index", "word_index"), on=["text_id", "ia_index"],
+                  how="left", maintain_order="left"))
     rows = rows.drop(_present(rows, TRIAL_COLUMNS[1:] + WORD_FEATURES + ("word_length",)))
     return rows.select("trial_id", "text_id", "ia_index", "word_index",
                        pl.exclude("trial_id", "text_id", "ia_index", "word_index"))
+
+
+def _word_indices(fix: pl.LazyFrame, words: pl.DataFrame) -> pl.LazyFrame:
+    """Fixations (with ``__t``, their trial's versioned text id) with ``word_index`` from the words map,
+    plus ``__w`` / ``__l`` (the fixated IA's word index and label in the IA report; null when the
+    trial's IA rows lack that id) for the QC counts."""
+    word_map = words.lazy().select("text_id", "ia_index", pl.col("word_index").alias("__w"),
+                                   pl.col("word").alias("__l"))
+    return (fix.join(word_map, left_on=["__t", "ia_index"], right_on=["text_id", "ia_index"], how="left",
+                     maintain_order="left")
+            .with_columns(pl.when(pl.col("__w").is_not_null()).then(pl.col("__w"))
+                          .otherwise(pl.col("word_index")).alias("word_index"))
+            .drop("__t").collect().lazy())
 
 
 def _present(lf: pl.LazyFrame, names) -> list[str]:
@@ -289,18 +309,24 @@ def _spans(column: str, prefix: str) -> list[pl.Expr]:
             nums.list.gather_every(2, offset=1).alias(f"{prefix}_end_index")]
 
 
-def _trials(ia: pl.LazyFrame | None, fix: pl.LazyFrame) -> pl.DataFrame:
-    """One row per trial from both reports (IA report values first), with canonical trial columns."""
-    parts = []
-    if ia is not None:
-        cols = _present(ia, TRIAL_COLUMNS)
-        parts.append(ia.group_by("trial_id").agg(pl.col("text_id").first(), *[pl.col(c).first() for c in cols],
-                                                 pl.len().cast(pl.Int32).alias("ia_count")).collect())
-    cols = _present(fix, TRIAL_COLUMNS)
-    text = pl.concat_str([pl.col(c) for c in ("article_batch", "article_id", "difficulty_level", "paragraph_id")],
-                         separator="_").first().alias("text_id")
-    parts.append(fix.group_by("trial_id").agg(text, *[pl.col(c).first() for c in cols],
-                                              pl.len().cast(pl.Int32).alias("fixation_count")).collect())
+def _split_trial_columns(lf: pl.LazyFrame, count: str) -> tuple[pl.DataFrame, pl.LazyFrame]:
+    """``(per-trial table, rows without the trial columns)``: the trial-constant :data:`TRIAL_COLUMNS`
+    (first value per trial) and the row count per trial (Int32, ``count``) leave the big table early.
+
+    The fixation report's table also gets ``text_id`` (the unversioned paragraph id).
+    """
+    cols = _present(lf, TRIAL_COLUMNS)
+    text = []
+    if count == "fixation_count":
+        text = [pl.concat_str([pl.col(c) for c in ("article_batch", "article_id", "difficulty_level", "paragraph_id")],
+                              separator="_").first().alias("text_id")]
+    part = lf.group_by("trial_id").agg(*text, *[pl.col(c).first() for c in cols],
+                                       pl.len().cast(pl.Int32).alias(count)).collect()
+    return part, lf.drop([c for c in cols if c != "participant_id"]).collect().lazy()
+
+
+def _trials(parts: list[pl.DataFrame]) -> pl.DataFrame:
+    """One row per trial from both reports' trial tables (IA report values first), with canonical trial columns."""
     t = (pl.concat(parts, how="diagonal_relaxed").group_by("trial_id", maintain_order=True)
          .agg(pl.all().drop_nulls().first()).sort("trial_id"))
     have = t.columns
