@@ -271,6 +271,9 @@ def main(argv=None) -> int:
     p.add_argument("--pandas-fraction", type=float, default=0.1, help="fraction of trials the pandas run uses")
     p.add_argument("--folder", default="/tmp/readgaze_bench_prep")
     p.add_argument("--reuse", action="store_true", help="reuse reports already written")
+    p.add_argument("--line-assigner", default="nearest",
+                   help="readgaze's line assigner (default nearest: the same work as the pandas baseline, which "
+                        "assigns lines by nearest y; prep's own default is slice)")
     args = p.parse_args(argv)
     folder = Path(args.folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -289,7 +292,8 @@ def main(argv=None) -> int:
         "def timed(*a, **k):\n    t = time.perf_counter(); r = load(*a, **k); spent['load_s'] = time.perf_counter() - t; return r\n"
         "S.load_onestop = timed\n"
         f"assert main(['prep', 'onestop', '--fixation-report', {str(fix_path)!r}, '--ia-report', {str(ia_path)!r}, "
-        f"'--out', {str(folder / 'rg')!r}, '--force', '--quiet']) == 0\nprint(json.dumps(spent))")
+        f"'--out', {str(folder / 'rg')!r}, '--force', '--quiet', '--line-assigner', {args.line_assigner!r}]) == 0\n"
+        "print(json.dumps(spent))")
     load_s = json.loads(split)["load_s"]
     print(f"readgaze prep: {rg_s:.1f} s (readgaze.io.onestop.load_onestop {load_s:.1f} s, the steps after "
           f"loading {rg_s - load_s:.1f} s incl. start-up), peak RSS {rg_gb:.2f} GiB")
