@@ -55,7 +55,7 @@ class DemoSettings:
     paragraphs_per_item: int = 2
     n_folds: int = 5
     folds: tuple[int, ...] = (0, 1, 2)
-    max_epochs: int = 10
+    max_epochs: int = 12
     models: tuple[str, ...] = ("beyelstm", "roberteye_f")
     task: str = "reading_goal"
     workers: int = 2

@@ -7,10 +7,12 @@ redirected while folds run), so the terminal shows only the progress display and
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import threading
 import time
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import polars as pl
@@ -136,10 +138,15 @@ class Stages:
             task = self.progress.add_task(name, total=len(s.folds))
             run_dir = self.out / "runs" / model
             t0 = time.perf_counter()
+            run = functools.partial(cross_validate, str(CONFIGS / f"{model}.yaml"), str(dataset), overrides,
+                                    folds=list(s.folds), out=str(self.out / "runs"), run=model, baselines=k == 0,
+                                    threads=1)
             with _watch(run_dir, task, self.progress), _quiet(self.out / "train.log"):
-                paths = cross_validate(str(CONFIGS / f"{model}.yaml"), str(dataset), overrides, folds=list(s.folds),
-                                       workers=min(s.workers, len(s.folds)), out=str(self.out / "runs"), run=model,
-                                       baselines=k == 0, threads=1)
+                try:
+                    paths = run(workers=min(s.workers, len(s.folds)))
+                except BrokenProcessPool:  # a fold process was killed from outside: run the folds here instead
+                    self.notes.setdefault("retried", []).append(model)
+                    paths = run(workers=1)
             self.progress.update(task, completed=len(s.folds))
             self.seconds[name] = time.perf_counter() - t0
             predictions = pl.read_parquet(paths["predictions"])
