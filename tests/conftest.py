@@ -17,3 +17,14 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real data folder {SHARED_DATA} is absent (set READGAZE_SHARED_DATA)")
     return SHARED_DATA
+
+
+@pytest.fixture
+def one_torch_thread():
+    """One torch thread for the test: the CI box has 2 shared cores, and two spin-waiting threads run 5-10x slower."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-import torch
 
 from models.base import ReadingModel
 from models.cli import main as cli_main
@@ -20,13 +19,7 @@ TINY = ["--data.text_encoder", "tiny", "--data.n_folds", "3", "--trainer.enable_
         "--trainer.enable_model_summary", "false"]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """The CI box has 2 shared cores; one torch thread avoids spin-waiting under load."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -14,13 +14,7 @@ from models.testing import write_synthetic_dataset
 from models.text_encoder import load_tokenizer
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """The CI box has 2 shared cores; one torch thread avoids spin-waiting under load."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
