@@ -19,10 +19,10 @@ Inputs per fixation (DIST's x, y and line-overlap, plus order and saccades), wit
 (the line whose band ``midline ± P/2`` holds ``y``, -1 if none) and an in-band flag, the relative order,
 ``dx``/``dy`` to the previous and next fixation. Duration is not used (as in DIST).
 
-Loss: cross-entropy over the trial's lines. Ordinal CORN (DIST) needs a fixed class count and treats lines as
-ranks of a global scale; with a pointer head the classes are the trial's own line tokens, cross-entropy applies
-directly, and on simulated validation trials it trained faster and ended at least as accurate (the closing note
-of the line-assignment issue gives the figures).
+Loss: cross-entropy over the trial's lines. DIST's ordinal CORN loss needs a fixed number of classes (16) on
+a global rank scale; with a pointer head the classes are the trial's own line tokens, so cross-entropy applies
+directly and no line limit is needed. We did not train an ordinal variant for comparison; what ordinal losses
+buy (errors to the neighbouring line are cheaper) comes here from the line tokens' positions and the votes.
 
 Training data: simulation only (``readgaze.simulate.simulate_line_trials``); ``experiments/train_dist.py``
 trains a small ensemble whose weights ship in ``models/weights/dist.pt``.
