@@ -41,7 +41,7 @@ def main(argv=None) -> None:
     p.add_argument("--trials", type=int, default=60)
     p.add_argument("--seed", type=int, default=100)
     args = p.parse_args(argv)
-    print(f"| condition | method | pooled % | worst trial % | ms/trial |\n|---|---|---|---|---|")
+    print("| condition | method | pooled % | worst trial % | ms/trial |\n|---|---|---|---|---|")
     for i, (name, params) in enumerate(CONDITIONS.items()):
         trials = simulate_line_trials(args.trials, seed=args.seed + i, **params)
         for method, fn in METHODS.items():

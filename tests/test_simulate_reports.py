@@ -94,7 +94,7 @@ def test_ia_measures_hand_counted():
 
 
 def test_real_onestop_loader_reads_the_reports(reports):
-    onestop = pytest.importorskip("readgaze.io.onestop")
+    from readgaze.io import onestop
     corpus, fix_path, ia_path = reports
     data = onestop.load_onestop(fix_path, ia_path)
     trials = data.trials.collect().sort("trial_id")
@@ -110,8 +110,8 @@ def test_real_onestop_loader_reads_the_reports(reports):
 
 
 def test_ia_report_agrees_with_readgaze_measures(reports):
-    onestop = pytest.importorskip("readgaze.io.onestop")
-    measures = pytest.importorskip("readgaze.measures")
+    from readgaze.io import onestop
+    from readgaze import measures
     _, fix_path, ia_path = reports
     data = onestop.load_onestop(fix_path, ia_path)
     ours = measures.compute_word_measures(data.fixations, data.words, data.trials).collect()

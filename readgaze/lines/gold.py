@@ -77,7 +77,7 @@ def load_gold(folder: str | Path) -> list[GoldTrial]:
     words = _read(folder, "words.csv").sort("passage_id", "word_index")
     bad = fix.filter((pl.col("discarded") == 0) & pl.col("gold_line").is_null())
     if bad.height:
-        raise ParseError(f"got an empty gold_line on a fixation with discarded == 0, expected a 0-based line",
+        raise ParseError("got an empty gold_line on a fixation with discarded == 0, expected a 0-based line",
                          file=folder / "fixations.csv", row=int(bad["_row"][0]), column="gold_line")
     group_col = "age_group" if "age_group" in trials.columns else "passage_id"
     out = []
