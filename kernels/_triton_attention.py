@@ -16,7 +16,6 @@ PyTorch (:func:`_band_bounds`) and shared by the three kernels.
 
 from __future__ import annotations
 
-
 import torch
 import triton
 import triton.language as tl
