@@ -96,4 +96,7 @@ def run(args: argparse.Namespace) -> int:
                             id_bases=loaded.id_bases, force=args.force)
     rows = ", ".join(f"{k} {getattr(prepared, k).height:,}" for k in ("trials", "words", "fixations", "word_measures"))
     print(f"wrote {out}: {rows}", file=sys.stderr)
+    counted = [r for r in prepared.qc.records if r["count"] and r["action"] in ("dropped", "changed")]
+    for r in counted:  # nothing is lost silently: every drop and change, also in manifest.json
+        print(f"  {r['action']} {r['count']:,} {r['table']} ({r['step']}: {r['reason']})", file=sys.stderr)
     return 0

@@ -66,10 +66,24 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         make_cli(argv)
-    except ReadgazeError as error:
-        print(f"readgaze {argv[0] if argv else ''}: error: {error}", file=sys.stderr)
+    except Exception as error:  # jsonargparse wraps errors raised while building the model or data
+        cause = _readgaze_cause(error)
+        if cause is None:
+            raise
+        print(f"readgaze {argv[0] if argv else ''}: error: {cause}", file=sys.stderr)
         return 2
     return 0
+
+
+def _readgaze_cause(error: BaseException | None) -> ReadgazeError | None:
+    """The first :class:`ReadgazeError` in an exception's cause/context chain, if any."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, ReadgazeError):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
 
 
 if __name__ == "__main__":

@@ -74,6 +74,7 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
     """
     overrides = list(overrides or [])
     settings = _settings(config, overrides)
+    _check_design(data_path, settings["n_folds"])
     run_dir = Path(out) / (run or f"{settings['task']}_{Path(config).stem}")
     run_dir.mkdir(parents=True, exist_ok=True)
     folds = list(range(settings["n_folds"])) if folds is None else folds
@@ -96,6 +97,20 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
     roc = plot_roc(predictions, run_dir / "roc.png")
     return {"run": run_dir, "predictions": predictions_path, "csv": paths["csv"], "markdown": paths["markdown"],
             "roc": roc}
+
+
+def _check_design(data_path: str, n_folds: int) -> None:
+    """Refuse, before any fold starts, a dataset with fewer participants or items than folds."""
+    path = Path(data_path) / "trials.parquet"
+    if not path.is_file():
+        raise ConfigError("not a dataset folder (no trials.parquet); make one with readgaze prep", file=path)
+    counts = pl.scan_parquet(path).select(pl.col("participant_id").n_unique(), pl.col("item_id").n_unique()).collect()
+    participants, items = counts.row(0)
+    if min(participants, items) < n_folds:
+        fix = (f"use --data.n_folds {min(participants, items)} or fewer (at least 3)" if min(participants, items) >= 3
+               else "cv needs at least 3 participants and 3 items (readgaze fit can smoke-run smaller data)")
+        raise ConfigError(f"readgaze cv holds out participants and items in {n_folds} folds, but this dataset has "
+                          f"{participants} participants and {items} items; {fix}", file=path)
 
 
 def _settings(config: str, overrides: list[str]) -> dict:

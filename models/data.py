@@ -105,6 +105,10 @@ class ReadingDataModule(L.LightningDataModule):
     def num_classes(self) -> int:
         """2 for the binary tasks; for goal_question the most questions any paragraph has."""
         if self._num_classes is None:
+            if self.task == "goal_question" and "onestopqa_question_id" not in self._scan("trials").collect_schema():
+                raise ConfigError("task goal_question needs the column onestopqa_question_id (which of the "
+                                  "paragraph's questions the reader was given); this dataset has none",
+                                  file=self.path / "trials.parquet", column="onestopqa_question_id")
             self._num_classes = 2 if self.task != "goal_question" else int(
                 self._scan("trials").group_by("text_id").agg(pl.col("onestopqa_question_id").n_unique())
                 .select(pl.col("onestopqa_question_id").max()).collect().item())
@@ -127,6 +131,12 @@ class ReadingDataModule(L.LightningDataModule):
         self.trials = trials.filter(pl.col("split").is_not_null()).sort("trial_id").with_row_index("trial_row")
         if self.trials.filter(pl.col("split") == "train").height == 0:
             raise DataError(f"{self.path}: fold {self.fold} has no training trials")
+        classes = self.trials["label"].n_unique()
+        if classes < 2:
+            message = (f"task {self.task}: every trial of this dataset has the same label "
+                       f"({self.trials['label'][0]}); the model can run but learns and measures nothing")
+            log.warning(message)
+            self.qc.add("task", "trials", "single_class_label", self.trials.height, "warning", message)
         arrays = self._feature_arrays()
         tokens = self._tokenise()
         for split in ("train", "val", "test"):
@@ -212,7 +222,7 @@ class ReadingDataModule(L.LightningDataModule):
         message = (f"{error.message}: data too small for participant x item folds, so trials are dealt into "
                    f"{n_folds} random folds (participants and items leak across splits; smoke run only, "
                    f"regime 'seen'; readgaze cv refuses this)")
-        logging.getLogger(__name__).warning(message)
+        log.warning(message)
         self.qc.add("split", "trials", "split_unit_fallback_to_trial", trials.height, "warning", message)
         return _trial_assignment(trials, n_folds, self.fold % n_folds, self.split_seed)
 

@@ -35,10 +35,22 @@ def load_tokenizer(text_encoder: str) -> PreTrainedTokenizerBase:
     The prefix space makes ``is_split_into_words=True`` tokenise each word as it appears mid-sentence.
     """
     path = str(minilm_path()) if text_encoder in (TINY, MINILM) else text_encoder
-    tokenizer = AutoTokenizer.from_pretrained(path)
+    tokenizer = _local(AutoTokenizer.from_pretrained, path)
     if getattr(tokenizer, "add_prefix_space", None) is False:
-        tokenizer = AutoTokenizer.from_pretrained(path, add_prefix_space=True)
+        tokenizer = _local(AutoTokenizer.from_pretrained, path, add_prefix_space=True)
     return tokenizer
+
+
+def _local(load, path: str, **kwargs):
+    """``load(path)`` from local files only (nothing is downloaded at run time), with a clear error if absent."""
+    try:
+        return load(path, local_files_only=True, **kwargs)
+    except OSError as error:
+        from readgaze.errors import ConfigError
+
+        raise ConfigError(f"text_encoder {path!r} is neither a local folder nor in the local Hugging Face cache "
+                          f"(readgaze downloads nothing at run time); use 'tiny' (random, for smoke runs), "
+                          f"'minilm' (offline pretrained MiniLM) or a local model folder", column="text_encoder") from error
 
 
 def load_encoder(text_encoder: str) -> PreTrainedModel:
@@ -48,7 +60,7 @@ def load_encoder(text_encoder: str) -> PreTrainedModel:
                             num_attention_heads=2, intermediate_size=64, max_position_embeddings=512)
         return BertModel(config, add_pooling_layer=False)
     path = str(minilm_path()) if text_encoder == MINILM else text_encoder
-    return AutoModel.from_pretrained(path, add_pooling_layer=False)
+    return _local(AutoModel.from_pretrained, path, add_pooling_layer=False)
 
 
 def position_offset(encoder: PreTrainedModel) -> int:

@@ -1,0 +1,45 @@
+"""Bad model input gets a clear ReadgazeError, never a hub download or a deep traceback."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from models.cv import cross_validate
+from models.data import ReadingDataModule
+from models.testing import write_synthetic_dataset
+from models.text_encoder import load_encoder, load_tokenizer
+from readgaze.errors import ConfigError
+
+
+def test_a_model_absent_from_the_local_cache_is_a_config_error_not_a_download(tmp_path):
+    with pytest.raises(ConfigError, match="downloads nothing at run time"):
+        load_tokenizer(str(tmp_path / "no-such-model"))
+    with pytest.raises(ConfigError, match="'tiny'"):
+        load_encoder(str(tmp_path / "no-such-model"))
+
+
+def test_cv_refuses_data_with_fewer_participants_or_items_than_folds_before_training(tmp_path):
+    write_synthetic_dataset(tmp_path / "ds", n_participants=2, n_items=2, n_words=12, seed=1)
+    config = tmp_path / "c.yaml"
+    config.write_text("data:\n  task: reading_goal\n  n_folds: 10\n")
+    with pytest.raises(ConfigError, match="2 participants and 2 items"):
+        cross_validate(str(config), str(tmp_path / "ds"), out=str(tmp_path / "results"))
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_single_class_label_is_warned_and_recorded(tmp_path):
+    path = write_synthetic_dataset(tmp_path, n_participants=4, n_items=4, n_words=12, seed=2)
+    trials = pl.read_parquet(path / "trials.parquet").with_columns(pl.lit(True).alias("is_correct"))
+    trials.write_parquet(path / "trials.parquet")
+    dm = ReadingDataModule(str(path), task="comprehension", n_folds=3, text_encoder="tiny")
+    dm.setup("fit")
+    assert dm.qc.total(reason="single_class_label", action="warning") == dm.trials.height
+
+
+def test_goal_question_without_question_ids_names_the_column(tmp_path):
+    path = write_synthetic_dataset(tmp_path, n_participants=4, n_items=4, n_words=12, seed=3)
+    trials = pl.read_parquet(path / "trials.parquet")
+    trials.drop([c for c in ("onestopqa_question_id",) if c in trials.columns]).write_parquet(path / "trials.parquet")
+    with pytest.raises(ConfigError, match="onestopqa_question_id"):
+        ReadingDataModule(str(path), task="goal_question", text_encoder="tiny").num_classes
