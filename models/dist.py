@@ -340,3 +340,6 @@ def assign_trials(trials: list[tuple], *, weights: str | None = None, batch_size
     prepared = [prepare(xy, ly, voters, None, wxy, wl) for xy, ly, wxy, wl in trials]
     with torch.inference_mode():
         return [p.astype(np.int64) for p in predict_lines(members, prepared, batch_size)]
+
+
+assign_trial.assign_many = assign_trials  # readgaze.lines.assign_lines batches the trials of a frame through this

@@ -91,3 +91,25 @@ def test_beats_slice_on_real_gold_labels(shared_data):
     table = evaluate(shared_data / "line_assignment", ["slice", "dist"])
     assert table["dist"]["pooled"] > table["slice"]["pooled"]
     assert table["dist"]["worst_trial"] > table["slice"]["worst_trial"]
+
+
+@shipped
+def test_frames_are_batched_and_equal_the_per_trial_assignment():
+    import polars as pl
+
+    from readgaze.lines import assign_lines, assign_trial
+    from readgaze.simulate import simulate_line_trials
+
+    sims = simulate_line_trials(3, seed=11, n_lines=(3, 5))
+    fixations, words, expected = [], [], []
+    for i, t in enumerate(sims):
+        fixations.append(pl.DataFrame({"trial_id": f"t{i}", "fixation_index": list(range(len(t.xy))),
+                                       "x_px": t.xy[:, 0], "y_px": t.xy[:, 1]}))
+        words.append(t.layout.words.with_columns(pl.lit(f"t{i}").alias("text_id")))
+        expected.append(assign_trial(t.xy, t.line_y_px, "dist", word_xy=t.word_xy, word_line=t.word_line))
+    trials = pl.DataFrame({"trial_id": [f"t{i}" for i in range(3)], "text_id": [f"t{i}" for i in range(3)]})
+    words_frame = pl.concat(words, how="diagonal_relaxed")
+    out, qc = assign_lines(pl.concat(fixations), words_frame, trials, method="dist")
+    got = out.sort("trial_id", "fixation_index")["line_index"].to_numpy()
+    np.testing.assert_array_equal(got, np.concatenate(expected))
+    assert any(r["reason"].endswith("by dist") for r in qc.records)

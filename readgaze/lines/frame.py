@@ -67,6 +67,21 @@ def _trial_texts(fixations: pl.DataFrame, words: pl.DataFrame, trials: pl.DataFr
     return ids.with_columns(pl.lit(texts[0], dtype=pl.String).alias("text_id"))
 
 
+def _batched(fn, jobs: list, params: dict) -> dict[int, np.ndarray]:
+    """Lines of many trials in one call, for a method that offers ``fn.assign_many`` (e.g. the learned ``dist``).
+
+    ``fn.assign_many([(xy, line_y_px, word_xy, word_line), ...], **params) -> [lines, ...]`` batches the work
+    (a neural assigner runs trials together); trials with no fixation or a one-line text keep the per-trial path.
+    """
+    many = getattr(fn, "assign_many", None)
+    if many is None:
+        return {}
+    keys = [k for k, (_, _, idx, _, t) in enumerate(jobs) if len(idx) and len(t["line_y_px"]) > 1]
+    out = many([(jobs[k][3], jobs[k][4]["line_y_px"], jobs[k][4].get("word_xy"), jobs[k][4].get("word_line"))
+                for k in keys], **params)
+    return {k: np.asarray(lines, dtype=np.int64) for k, lines in zip(keys, out)}
+
+
 def assign_lines(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | pl.LazyFrame,
                  trials: pl.DataFrame | pl.LazyFrame | None = None, method: str | Callable = "slice",
                  **params) -> tuple[pl.DataFrame, QCLog]:
@@ -142,16 +157,19 @@ def assign_lines(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | p
     ok_all = np.isfinite(xy_all).all(axis=1)
     bounds = frame.with_row_index("_pos").group_by("_trial", maintain_order=True).agg(
         pl.col("_pos").first().alias("start"), pl.len().alias("n"), pl.col("_text").first())
+    jobs = []                                                     # (start, count, idx, xy, text arrays)
     for _, start, count, text_id in bounds.iter_rows():
-        if text_id not in texts:
-            continue
-        t = texts[text_id]
-        idx = np.arange(start, start + count)[ok_all[start:start + count]]
-        xy = xy_all[idx]
+        if text_id in texts:
+            idx = np.arange(start, start + count)[ok_all[start:start + count]]
+            jobs.append((start, count, idx, xy_all[idx], texts[text_id]))
+    batched = _batched(fn, jobs, params)
+    for k, (start, count, idx, xy, t) in enumerate(jobs):
         layout = {k: t[k] for k in ("word_xy", "word_line") if k in t}
         if fn is vote:
             got, agree = vote(xy, t["line_y_px"], return_agreement=True, **layout, **params)
             agreement[idx] = agree
+        elif k in batched:
+            got = batched[k]
         else:
             got = assign_trial(xy, t["line_y_px"], fn, **layout, **params)
         line[idx] = t["line_index"][got]
@@ -160,7 +178,7 @@ def assign_lines(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | p
         if len(idx):
             drift[start:start + count] = float(np.median(xy[:, 1] - t["line_y_px"][got]))
     qc = QCLog()
-    name = getattr(fn, "__name__", str(method))
+    name = method if isinstance(method, str) else getattr(fn, "__name__", str(method))
     qc.add(STEP, "fixations", f"moved off the nearest line by {name}", nearest_moved, action="changed")
     no_text = int((~frame["_text"].is_in(list(texts)).fill_null(False)).sum())
     qc.add(STEP, "fixations", "no text layout for the trial (line_index null)", no_text, action="flagged")
