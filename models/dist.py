@@ -44,9 +44,6 @@ from kernels import cross_attention
 N_FIXATION_FEATURES = 10
 N_LINE_FEATURES = 5
 DEFAULT_VOTERS = ("slice", "warp", "stretch", "regress", "cluster", "chain", "segment", "attach")
-# Carr et al.'s pixel thresholds were set for a 64-px line pitch; the votes scale them to the trial's pitch.
-_PITCH_SCALED = {"slice": {"x_thresh": 3.0, "y_thresh": 0.5, "w_thresh": 0.5, "n_thresh": 90 / 64},
-                 "chain": {"x_thresh": 3.0, "y_thresh": 0.5}}
 WEIGHTS = Path(__file__).with_name("weights") / "dist.pt"
 WINDOW = 160  # fixations per training window; inference reads long trials in half-overlapping windows
 
@@ -110,8 +107,8 @@ def classical_votes(xy: np.ndarray, line_y_px: np.ndarray, methods=DEFAULT_VOTER
                     word_line=None) -> np.ndarray:
     """Line chosen by each classical method, shape (n, len(methods)), int64 (``readgaze.lines.assign_trial``).
 
-    ``slice`` and ``chain`` get Carr et al.'s thresholds scaled from a 64-px pitch to the trial's pitch (so they
-    are the published defaults on Carr's layout). ``warp`` needs ``word_xy``/``word_line`` (word centres in
+    Each method runs with readgaze's defaults, whose pixel thresholds scale with the trial's line pitch (Carr et
+    al.'s published values on a 64-px pitch). ``warp`` needs ``word_xy``/``word_line`` (word centres in
     reading order); without them it votes like ``attach``.
     """
     from readgaze.lines import assign_trial
@@ -120,10 +117,9 @@ def classical_votes(xy: np.ndarray, line_y_px: np.ndarray, methods=DEFAULT_VOTER
     line_y = np.asarray(line_y_px, dtype=np.float64)
     if len(methods) == 0 or len(xy) == 0:
         return np.zeros((len(xy), len(methods)), dtype=np.int64)
-    pitch = float(np.median(np.diff(line_y))) if len(line_y) > 1 else 64.0
     votes = []
     for m in methods:
-        params = {k: v * pitch for k, v in _PITCH_SCALED.get(m, {}).items()}
+        params = {}
         if m in ("warp", "compare"):
             if word_xy is None:
                 m = "attach"

@@ -163,13 +163,13 @@ def assign_lines(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | p
             idx = np.arange(start, start + count)[ok_all[start:start + count]]
             jobs.append((start, count, idx, xy_all[idx], texts[text_id]))
     batched = _batched(fn, jobs, params)
-    for k, (start, count, idx, xy, t) in enumerate(jobs):
+    for j, (start, count, idx, xy, t) in enumerate(jobs):
         layout = {k: t[k] for k in ("word_xy", "word_line") if k in t}
         if fn is vote:
             got, agree = vote(xy, t["line_y_px"], return_agreement=True, **layout, **params)
             agreement[idx] = agree
-        elif k in batched:
-            got = batched[k]
+        elif j in batched:
+            got = batched[j]
         else:
             got = assign_trial(xy, t["line_y_px"], fn, **layout, **params)
         line[idx] = t["line_index"][got]
