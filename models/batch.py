@@ -11,7 +11,9 @@ from dataclasses import dataclass, fields
 
 import torch
 
-REGIMES = ("seen", "new_item", "new_participant", "new_item_participant")
+from readgaze.splits import REGIMES as TEST_REGIMES
+
+REGIMES = ("seen", *TEST_REGIMES)
 """Evaluation regimes, in the order of ``ReadingBatch.regime_index`` (REFERENCE.md §3.2)."""
 
 OFF_TEXT = -1
