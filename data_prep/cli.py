@@ -3,16 +3,24 @@
 Examples::
 
     readgaze prep onestop --fixation-report fixations.csv --ia-report ia.csv --out data/os
-    readgaze prep dataviewer --fixation-report fix.csv --ia-report ia.csv --columns map.yaml --out data/dv
-    readgaze prep asc rec1.asc rec2.asc --layout passages.json --text-id 1A --out data/asc
+    readgaze prep dataviewer --fixation-report fix.csv --ia-report ia.csv --trials labels.csv --out data/dv
+    readgaze prep dataviewer --fixation-report fix.csv --aoi words.tsv --columns x_px=PosX y_px=PosY --out data/dv
+    readgaze prep dataviewer --source sbsat --fixation-report 18sat_fixfinal.csv --trials 18sat_trialfinal.csv --out sb
+    readgaze prep asc rec1.asc rec2.asc --layout passages.json --text-id 1A --trials labels.csv --out data/asc
+    readgaze prep --list-roles
+
+Every failure is one message naming the file (and row/column where known) and what to do; a file that looks like
+another mode's input names that mode. An unexpected internal error is reported as one line too (set
+``READGAZE_DEBUG=1`` for the traceback).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
-from readgaze.errors import ConfigError
+from readgaze.errors import ConfigError, ReadgazeError
 
 SCREENS = {"onestop": (2560.0, 1440.0)}
 
@@ -27,33 +35,72 @@ def _screen(text: str | None):
     return w, h
 
 
+def _separator(text: str | None) -> str | None:
+    if text is None:
+        return None
+    named = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "space": " "}
+    value = named.get(text.lower(), text)
+    if len(value) != 1:
+        raise ConfigError(f"--separator {text!r}: expected one character, or tab / comma / semicolon")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="mode", required=True, metavar="MODE")
-    modes = {"onestop": "OneStop fixation + IA reports", "dataviewer": "any Data Viewer report pair",
+    parser.add_argument("--list-roles", action="store_true",
+                        help="print every column role, its default Data Viewer column and whether it is required")
+    sub = parser.add_subparsers(dest="mode", metavar="MODE")
+    modes = {"onestop": "OneStop fixation + IA reports",
+             "dataviewer": "any Data Viewer fixation report, with an IA report, a word AOI table or its own IA columns",
              "asc": "EyeLink .asc recordings plus a text layout"}
     for mode, help_text in modes.items():
         p = sub.add_parser(mode, help=help_text, description=help_text)
         if mode == "asc":
             p.add_argument("files", nargs="+", help=".asc recordings")
             p.add_argument("--layout", required=True,
-                           help="passages.json, a pymovements/PoTeC AOI file or an IA report")
-            p.add_argument("--text-id", help="passage of a passages.json to use")
-        else:
+                           help="passages.json, a pymovements/PoTeC AOI file or an IA report (with --text-id when "
+                                "it holds several trials)")
+            p.add_argument("--text-id", help="passage of a passages.json (or trial/text of an IA report) to use")
+        elif mode == "onestop":
             p.add_argument("--fixation-report", required=True)
             p.add_argument("--ia-report", required=True)
-        if mode == "dataviewer":
-            p.add_argument("--columns", help="YAML column map {fixations: {role: column}, ia: {role: column}}")
-            p.add_argument("--source", default="dataviewer", help="source conventions (dataviewer, sbsat)")
+        else:
+            p.add_argument("--fixation-report", required=True)
+            p.add_argument("--ia-report", help="Data Viewer interest-area report (word boxes per trial)")
+            p.add_argument("--aoi", help="word AOI table (pymovements/PoTeC *_aoi_*.tsv, or any table with an aoi "
+                                         "column map): one text every trial shows. Without --ia-report and --aoi "
+                                         "the words come from the fixation report's own interest-area columns")
+            p.add_argument("--source", default="dataviewer", choices=("dataviewer", "sbsat", "onestop"),
+                           help="source conventions (default dataviewer)")
+            p.add_argument("--ia-id-base", type=int, choices=(0, 1), default=None,
+                           help="base of the fixation report's interest-area ids (default: detected from the IA "
+                                "report's labels; Data Viewer itself writes 1)")
+        p.add_argument("--columns", nargs="+", metavar="MAP",
+                       help="column map: YAML file(s) {fixations: {role: column}, ia: {...}, aoi: {...}} and/or "
+                            "role=COLUMN pairs (x_px=PosX, ia.word=Label); see readgaze prep --list-roles")
+        p.add_argument("--trials", metavar="LABELS", help="CSV/TSV/Parquet table of per-trial labels and items "
+                       "(reading_goal, question, is_correct, selected_answer, item_id, text_id, any other column)")
+        p.add_argument("--trials-on", nargs="+", metavar="KEY",
+                       help="join keys TRIALS_COLUMN=TABLE_COLUMN (or COLUMN); trials columns: trial_id, "
+                            "participant_id, trial (trial number) or their source names. Default: matched by name")
+        p.add_argument("--separator", help="field separator of the CSV inputs (default: detected; 'tab', ';', ',')")
+        p.add_argument("--decimal-comma", action="store_true", help="numbers written 390,6 (needs a separator "
+                                                                    "other than ',')")
+        p.add_argument("--format", default="parquet", choices=("parquet", "csv", "both"),
+                       help="table format of the dataset folder (default parquet; the models read parquet)")
         p.add_argument("--out", required=True, help="dataset folder to write")
         p.add_argument("--force", action="store_true", help="overwrite an existing folder")
-        p.add_argument("--line-assigner", default="slice",
+        p.add_argument("--line-assigner", default=None,
                        help="line assignment (drift correction): 'slice' (default; thresholds scaled to the "
-                       "line pitch), 'nearest' (raw y, as Data Viewer), 'dist', or any readgaze.lines method")
+                       "line pitch), 'nearest' (raw y, as Data Viewer), 'report' (keep the report's interest "
+                       "area; default without word boxes), 'dist', or any readgaze.lines method")
         p.add_argument("--screen-px", default=None, help="screen size WIDTHxHEIGHT for the off-screen count "
                        "(onestop default 2560x1440)")
         p.add_argument("--surprisal-model", default=None, help="local path of a Hugging Face causal LM")
         p.add_argument("--language", default="en", help="wordfreq language code (default en)")
         p.add_argument("--quiet", action="store_true", help="no progress display")
+        if mode == "onestop":
+            p.add_argument("--no-cache", action="store_true", help="parse the reports even when this machine "
+                           "parsed the same files before (default: reuse the parse; see data_prep.cache)")
 
 
 def _progress(quiet: bool):
@@ -72,31 +119,100 @@ def _progress(quiet: bool):
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.list_roles:
+        from data_prep.columns import list_roles
+
+        print(list_roles())
+        return 0
+    if args.mode is None:
+        raise ConfigError("choose a mode: readgaze prep onestop|dataviewer|asc ... (readgaze prep MODE --help)")
+    try:
+        return _run(args)
+    except ReadgazeError:
+        raise
+    except Exception as error:  # nothing raw reaches the user; READGAZE_DEBUG shows the traceback
+        if os.environ.get("READGAZE_DEBUG"):
+            raise
+        raise ReadgazeError(f"unexpected {type(error).__name__} while preparing: {str(error).splitlines()[0][:300]}. "
+                            "Check the inputs with  readgaze inspect FILE ...; if they look right this is a readgaze "
+                            "bug (READGAZE_DEBUG=1 shows the traceback)") from None
+
+
+def _run(args: argparse.Namespace) -> int:
     from data_prep import sources
+    from data_prep.columns import parse_columns
     from data_prep.dataset import check_target, write_dataset
     from data_prep.pipeline import prepare
 
     check_target(args.out, args.force)
     step = _progress(args.quiet)
+    spec = parse_columns(args.columns)
+    dialect = {"separator": _separator(args.separator), "decimal_comma": args.decimal_comma}
     with step("load"):
         if args.mode == "onestop":
-            loaded = sources.load_onestop(args.fixation_report, args.ia_report)
+            sources.check_kind(args.fixation_report, ("onestop_fixations",) + (("fixations",) if spec else ()),
+                               "--fixation-report")
+            from data_prep.cache import cached_load
+
+            loaded = cached_load("onestop", lambda: sources.load_onestop(args.fixation_report, args.ia_report, spec,
+                                                                         **dialect),
+                                 {"fixation_report": args.fixation_report, "ia_report": args.ia_report},
+                                 {"columns": spec, **dialect}, enabled=not args.no_cache,
+                                 report=None if args.quiet else lambda m: print(m, file=sys.stderr))
         elif args.mode == "dataviewer":
-            loaded = sources.load_dataviewer(args.fixation_report, args.ia_report, args.columns, args.source)
+            loaded = sources.load_dataviewer(args.fixation_report, args.ia_report, spec, args.source, aoi=args.aoi,
+                                             ia_id_base=args.ia_id_base, **dialect)
         else:
-            loaded = sources.load_asc(args.files, args.layout, args.text_id)
+            loaded = sources.load_asc(args.files, args.layout, args.text_id, columns=spec, **dialect)
+    notes = []
+    trials, words = loaded.trials, loaded.words
+    if args.trials:
+        from data_prep.labels import attach_labels, parse_keys, read_table, rekey_words
+
+        with step("labels"):
+            from data_prep.columns import for_table
+
+            names = read_table(args.trials, **dialect).columns
+            table = read_table(args.trials, **dialect, columns=for_table(spec, "trials", names))
+            export = next(iter(loaded.sources.values()))[0]
+            joined = attach_labels(trials, table, trials_file=export, table_file=args.trials,
+                                   keys=parse_keys(args.trials_on), aliases=loaded.aliases, qc=loaded.qc)
+            words = rekey_words(words, trials, joined.trials, loaded.qc)
+            trials = joined.trials
+            notes += joined.messages
+        loaded.sources["trials"] = [str(args.trials)]
+    elif args.trials_on:
+        raise ConfigError("--trials-on names join keys for a --trials table; give --trials LABELS.csv too")
+    assigner = args.line_assigner or loaded.line_assigner or "slice"
+    if loaded.line_assigner == "report" and assigner != "report":
+        notes.append(f"warning: the word boxes are estimated from the fixations (no IA report or AOI table); "
+                     f"--line-assigner {assigner} assigns lines on those estimates")
     screen = _screen(args.screen_px) or SCREENS.get(args.mode)
-    prepared = prepare(loaded.trials, loaded.words, loaded.fixations, loaded.qc,
-                       line_assigner=args.line_assigner, screen_px=screen,
+    prepared = prepare(trials, words, loaded.fixations, loaded.qc,
+                       line_assigner=assigner, screen_px=screen,
                        surprisal_model=args.surprisal_model, language=args.language, progress=step)
-    config = {"mode": args.mode, "line_assigner": args.line_assigner, "screen_px": screen,
-              "surprisal_model": args.surprisal_model, "language": args.language, "loader": loaded.loader}
+    config = {"mode": args.mode, "line_assigner": assigner, "screen_px": screen,
+              "surprisal_model": args.surprisal_model, "language": args.language, "loader": loaded.loader,
+              "trials_on": args.trials_on, "format": args.format}
     with step("write"):
         out = write_dataset(args.out, prepared, sources=loaded.sources, config=config,
-                            id_bases=loaded.id_bases, force=args.force)
+                            id_bases=loaded.id_bases, force=args.force, fmt=args.format)
     rows = ", ".join(f"{k} {getattr(prepared, k).height:,}" for k in ("trials", "words", "fixations", "word_measures"))
-    print(f"wrote {out}: {rows}", file=sys.stderr)
+    print(f"wrote {out} ({args.format}): {rows}", file=sys.stderr)
+    for note in notes:
+        print(f"  {note}", file=sys.stderr)
     counted = [r for r in prepared.qc.records if r["count"] and r["action"] in ("dropped", "changed")]
     for r in counted:  # nothing is lost silently: every drop and change, also in manifest.json
         print(f"  {r['action']} {r['count']:,} {r['table']} ({r['step']}: {r['reason']})", file=sys.stderr)
+    on_words = prepared.fixations["word_index"].is_not_null().sum() if prepared.fixations.height else 0
+    if prepared.fixations.height and on_words == 0:
+        print(f"  warning: none of the {prepared.fixations.height:,} fixations lies on a word box: is the layout the "
+              "text these recordings show (and in the same screen coordinates)?", file=sys.stderr)
+    for task, needs in (("reading_goal", ("reading_goal",)), ("comprehension", ("is_correct", "question"))):
+        if all(c in prepared.trials.columns and prepared.trials[c].null_count() < prepared.trials.height
+               for c in needs):
+            print(f"  task {task}: labels present; check them with  readgaze inspect {out}", file=sys.stderr)
+    if not any(c in prepared.trials.columns for c in ("reading_goal", "is_correct")):
+        print("  no label columns (reading_goal, is_correct): attach them with --trials LABELS.csv before "
+              "readgaze fit/cv", file=sys.stderr)
     return 0

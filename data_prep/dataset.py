@@ -63,8 +63,34 @@ def qc_summary(records: list[dict]) -> dict:
     return out
 
 
+FORMATS = ("parquet", "csv", "both")
+
+
+def csv_ready(frame):
+    """``frame`` with nested (List/Struct/Array) columns as JSON text, so it can be written as CSV."""
+    import polars as pl
+
+    nested = [c for c, t in frame.schema.items() if isinstance(t, (pl.List, pl.Struct, pl.Array))]
+    return frame.with_columns([pl.struct(pl.col(c)).struct.json_encode().str.slice(len(c) + 4).str.head(-1).alias(c)
+                               for c in nested]) if nested else frame
+
+
+def write_table(frame, folder: Path, name: str, fmt: str = "parquet") -> list[Path]:
+    """Write ``name.parquet`` and/or ``name.csv`` (:data:`FORMATS`); returns the paths written."""
+    if fmt not in FORMATS:
+        raise ConfigError(f"--format {fmt!r}: expected one of {list(FORMATS)}")
+    paths = []
+    if fmt in ("parquet", "both"):
+        frame.write_parquet(folder / f"{name}.parquet", compression="zstd", statistics=True)
+        paths.append(folder / f"{name}.parquet")
+    if fmt in ("csv", "both"):
+        csv_ready(frame).write_csv(folder / f"{name}.csv")
+        paths.append(folder / f"{name}.csv")
+    return paths
+
+
 def write_dataset(out: str | Path, prepared, *, sources: dict[str, list[str]], config: dict,
-                  id_bases: dict | None = None, force: bool = False) -> Path:
+                  id_bases: dict | None = None, force: bool = False, fmt: str = "parquet") -> Path:
     """Write the four tables and the manifest of a :class:`data_prep.pipeline.Prepared`.
 
     Parameters
@@ -77,6 +103,8 @@ def write_dataset(out: str | Path, prepared, *, sources: dict[str, list[str]], c
         The options the pipeline ran with.
     id_bases : dict, optional
         The loader's id-base decisions (e.g. ``{"fixation_report.CURRENT_FIX_INTEREST_AREA_ID": 1}``).
+    fmt : {"parquet", "csv", "both"}
+        Table format (the models read Parquet; CSV is for R and spreadsheets, nested columns as JSON text).
 
     Returns
     -------
@@ -95,7 +123,7 @@ def write_dataset(out: str | Path, prepared, *, sources: dict[str, list[str]], c
     rows_out = {}
     for name in TABLES:
         frame = getattr(prepared, name)
-        frame.write_parquet(out / f"{name}.parquet", compression="zstd", statistics=True)
+        write_table(frame, out, name, fmt)
         rows_out[name] = frame.height
     manifest = {
         "format": "readgaze dataset folder, version 1",

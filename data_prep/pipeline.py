@@ -88,6 +88,26 @@ def _compare_with_report(fixations: pl.DataFrame, qc: QCLog) -> None:
                    detail=f"readgaze's {ours} != the source report's interest area (null = off text)")
 
 
+def report_alignment(fixations: pl.DataFrame, words: pl.DataFrame, trials: pl.DataFrame):
+    """Keep the source report's interest area per fixation (line assigner ``report``).
+
+    ``ia_index``/``word_index`` are the report's (``report_ia_index``, 0-based), ``line_index`` that word's line;
+    fixations on no interest area, or on one the words lack, stay null and are counted ``off_text``.
+    """
+    qc = QCLog()
+    text = trials.select("trial_id", "text_id")
+    boxes = words.select("text_id", pl.col("ia_index").alias("report_ia_index"), "word_index", "line_index")
+    out = (fixations.drop("ia_index", "word_index", "line_index", strict=False)
+           .join(text, on="trial_id", how="left", maintain_order="left")
+           .join(boxes, on=["text_id", "report_ia_index"], how="left", maintain_order="left")
+           .with_columns(pl.when(pl.col("word_index").is_not_null()).then(pl.col("report_ia_index"))
+                         .cast(pl.Int32).alias("ia_index"))
+           .drop("text_id"))
+    qc.add("align", "fixations", "off_text", out.select(pl.col("word_index").is_null().sum()).item(),
+           action="flagged", detail="line assigner 'report': the report names no interest area of the words")
+    return out.lazy(), qc
+
+
 def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner: str = "slice",
             screen_px: tuple[float, float] | None = None, surprisal_model: str | None = None,
             language: str = "en", progress=None) -> Prepared:
@@ -122,8 +142,11 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
         words = complete_layout(words)
         trials, words, fixations = clean(trials, words, fixations, qc)
     with step(f"line assignment ({line_assigner}) and word alignment"):
-        aligned, align_qc = align_words(fixations, words, trials, line_assigner=line_assigner,
-                                        screen_px=screen_px)
+        if line_assigner == "report":
+            aligned, align_qc = report_alignment(fixations, words, trials)
+        else:
+            aligned, align_qc = align_words(fixations, words, trials, line_assigner=line_assigner,
+                                            screen_px=screen_px)
         fixations = aligned.collect()
         qc.extend(align_qc)
         _compare_with_report(fixations, qc)

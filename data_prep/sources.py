@@ -1,18 +1,26 @@
 """Loaders for the three ``readgaze prep`` modes, each returning canonical tables.
 
-* ``onestop``: :func:`readgaze.io.onestop.load_onestop`;
-* ``dataviewer``: any Data Viewer fixation + IA report pair through ``readgaze.io`` with a column map;
+* ``onestop``: :func:`readgaze.io.onestop.load_onestop` (a column map, separator or decimal comma first rewrites the
+  reports to OneStop's names in a temporary folder);
+* ``dataviewer``: a Data Viewer fixation report with its word boxes from, in this order, an interest-area report
+  (``--ia-report``), a word AOI table (``--aoi``: pymovements/PoTeC style, or any table through an ``aoi`` column
+  map), or the fixation report's own interest-area columns (id and label; the boxes are then estimated from the
+  fixations on each word and the report's own word assignment is kept: line assigner ``report``);
 * ``asc``: EyeLink ``.asc`` recordings (:func:`readgaze.io.asc.read_asc`) plus a text layout file.
+
+:func:`sniff` tells what a file looks like, so a file given to the wrong mode gets a message naming the right one.
 """
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
-from readgaze.errors import ConfigError
+from data_prep.columns import for_table, unused
+from readgaze.errors import ConfigError, ReadgazeError
 from readgaze.qc import QCLog
 from readgaze.text import TextLayout, layout_from_ia_rows, read_aoi_file, read_passages
 
@@ -28,64 +36,267 @@ class Loaded:
     sources: dict[str, list[str]]
     id_bases: dict = field(default_factory=dict)
     loader: str = ""
+    aliases: dict[str, str] = field(default_factory=dict)
+    """``{source column: trials column}`` a labels table may use as join keys (``TRIAL_INDEX`` -> ``trial``)."""
+    line_assigner: str | None = None
+    """The assigner the words require (``report`` when the boxes were estimated), else None."""
 
 
-def load_onestop(fixation_report, ia_report) -> Loaded:
-    """OneStop reports → canonical tables through :func:`readgaze.io.onestop.load_onestop`."""
+# --- what a file looks like -----------------------------------------------------------------------------------
+
+KINDS = {
+    "asc": "an EyeLink .asc recording: use  readgaze prep asc FILE.asc --layout LAYOUT",
+    "onestop_fixations": "a OneStop fixation report: use  readgaze prep onestop --fixation-report F --ia-report IA",
+    "onestop_ia": "a OneStop interest-area report: use  readgaze prep onestop --fixation-report F --ia-report IA",
+    "fixations": "a Data Viewer fixation report: use  readgaze prep dataviewer --fixation-report FILE",
+    "ia": "a Data Viewer interest-area report: give it as --ia-report (or, in asc mode, as --layout)",
+    "aoi": "a word AOI table: give it as --aoi (dataviewer mode) or --layout (asc mode)",
+    "passages": "a passages.json layout: give it as --layout in asc mode",
+    "sbsat_trials": "the SB-SAT trial report: give it as --trials (labels, items and answers per trial)",
+    "table": "a table that is none of the above",
+}
+
+
+def sniff(path) -> str:
+    """One of :data:`KINDS` from the file's first bytes (never the whole file)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError("no such file", file=path)
+    if path.suffix.lower() == ".json":
+        return "passages"
+    if path.suffix.lower() in (".parquet", ".pq"):
+        return "table"
+    head = path.open("rb").read(8192).decode("utf-8", errors="replace").lstrip("\ufeff")
+    if path.suffix.lower() == ".asc" or head.startswith("** ") or any(
+            line.split("\t")[0].split(" ")[0] in ("MSG", "SFIX", "EFIX", "START") for line in head.splitlines()[:50]):
+        return "asc"
+    first = head.splitlines()[0] if head else ""
+    if "CURRENT_FIX_" in first:
+        return "onestop_fixations" if "question_preview" in first and "article_batch" in first else "fixations"
+    if "IA_ID" in first and "IA_LABEL" in first:
+        return "onestop_ia" if "question_preview" in first and "article_batch" in first else "ia"
+    if "start_x" in first and "end_x" in first or "top_left_x" in first:
+        return "aoi"
+    if "INDEX" in first and "page_name" in first and "correct_answer" in first:
+        return "sbsat_trials"
+    return "table"
+
+
+def check_kind(path, expected: tuple[str, ...], option: str) -> None:
+    """Raise a :class:`ConfigError` naming the right mode when ``path`` looks like another mode's input."""
+    kind = sniff(path)
+    if kind in expected or kind == "table":
+        return
+    raise ConfigError(f"{option} looks like {KINDS[kind]}", file=path)
+
+
+# --- onestop --------------------------------------------------------------------------------------------------
+
+def load_onestop(fixation_report, ia_report, columns: dict | None = None, *, separator: str | None = None,
+                 decimal_comma: bool = False) -> Loaded:
+    """OneStop reports -> canonical tables through :func:`readgaze.io.onestop.load_onestop`."""
     from readgaze.io.onestop import load_onestop as _load
 
     loader = "readgaze.io.onestop.load_onestop"
-    data = _load(fixation_report, ia_report)
-    fixations = data.fixations.lazy().collect()
+    originals = {"fixation_report": [str(fixation_report)], "ia_report": [str(ia_report)]}
+    with tempfile.TemporaryDirectory(prefix="readgaze_onestop_") as tmp:
+        if columns or separator or decimal_comma:
+            fixation_report = _rewrite(fixation_report, "fixations", columns or {}, separator, decimal_comma, tmp)
+            ia_report = _rewrite(ia_report, "ia", columns or {}, separator, decimal_comma, tmp)
+        data = _load(fixation_report, ia_report)
+        fixations = data.fixations.lazy().collect()
+        trials, words = data.trials.lazy().collect(), data.words.lazy().collect()
     if "report_ia_index" not in fixations.columns and "word_index" in fixations.columns:
         fixations = fixations.rename({"word_index": "report_word_index"})
     fixations = fixations.drop("line_index", "word_index", "ia_index", strict=False)
-    return Loaded(trials=data.trials.lazy().collect(), words=data.words.lazy().collect(), fixations=fixations,
-                  qc=data.qc, sources={"fixation_report": [str(fixation_report)], "ia_report": [str(ia_report)]},
-                  id_bases=dict(data.id_bases or {}), loader=loader)
+    return Loaded(trials=trials, words=words, fixations=fixations, qc=data.qc, sources=originals,
+                  id_bases=dict(data.id_bases or {}), loader=loader,
+                  aliases={"RECORDING_SESSION_LABEL": "participant_id"})
 
 
-def _read_columns_map(path) -> dict:
-    import yaml
+def _rewrite(path, table: str, spec: dict, separator, decimal_comma, tmp: str) -> Path:
+    """A copy of a OneStop report with the mapped columns under OneStop's names, comma separated."""
+    from readgaze.io.csv import header, scan_csv
+    from readgaze.io.sources import SOURCES
 
-    try:
-        spec = yaml.safe_load(Path(path).read_text()) or {}
-    except (OSError, yaml.YAMLError) as e:
-        raise ConfigError(f"cannot read the column map: {e}", file=path) from None
-    if not isinstance(spec, dict):
-        raise ConfigError("expected a mapping {fixations: {role: column}, ia: {role: column}}", file=path)
-    return spec
+    names = header(path, separator=separator)
+    mapping = for_table(spec, table, names)
+    defaults = SOURCES["onestop"].fixation_columns if table == "fixations" else SOURCES["onestop"].ia_columns
+    rename = {}
+    for role, column in mapping.items():
+        if column not in names:
+            raise ConfigError(f"columns: {role!r} -> {column!r}, but the file has no column {column!r}", file=path,
+                              column=column)
+        if role in defaults:  # the name OneStop's own files use (participant_id, not RECORDING_SESSION_LABEL)
+            rename[column] = role if role in defaults[role] else defaults[role][0]
+    frame = scan_csv(path, separator=separator, decimal_comma=decimal_comma)
+    frame = frame.drop([new for old, new in rename.items() if new in names and new != old]).rename(rename)
+    out = Path(tmp) / Path(path).name
+    frame.sink_csv(out, null_value=".")
+    return out
 
 
-def load_dataviewer(fixation_report, ia_report, columns=None, source: str = "dataviewer") -> Loaded:
-    """Data Viewer fixation + IA reports; ``columns`` is a YAML file ``{fixations: {...}, ia: {...}}``."""
+# --- dataviewer -----------------------------------------------------------------------------------------------
+
+def load_dataviewer(fixation_report, ia_report=None, columns: dict | None = None, source: str = "dataviewer", *,
+                    aoi=None, separator: str | None = None, decimal_comma: bool = False,
+                    ia_id_base: int | None = None) -> Loaded:
+    """A Data Viewer fixation report with word boxes from an IA report, an AOI table or its own IA columns.
+
+    ``columns`` is :func:`data_prep.columns.parse_columns`'s ``{table: {role: column}}``. The fixation report's
+    interest-area id base is ``ia_id_base``, else detected from the IA report's labels, else the source's.
+
+    Raises
+    ------
+    ConfigError
+        A file that looks like another mode's input, a column pair no file has, or no source of word boxes.
+    """
     from readgaze.io import read_fixation_report, read_ia_report
+    from readgaze.io.csv import header
+    from readgaze.io.sources import resolve
 
-    spec = _read_columns_map(columns) if columns else {}
+    spec = columns or {}
     source = spec.get("source", source)
-    fix = read_fixation_report(fixation_report, columns=spec.get("fixations"), source=source)
-    ia = read_ia_report(ia_report, columns=spec.get("ia"), source=source)
-    fix, ia = (getattr(x, "lazy", lambda x=x: x)() for x in (fix, ia))
-    fix, ia = fix.collect(), ia.collect()
-    if "text_id" not in ia.columns:
-        ia = ia.with_columns(pl.col("trial_id").alias("text_id"))
-    box = ["text_id", "ia_index", "word", "left_px", "right_px", "top_px", "bottom_px"]
-    words = ia.select(box).unique(["text_id", "ia_index"], keep="first").sort("text_id", "ia_index")
-    trial_cols = [c for c in ("trial_id", "participant_id", "text_id") if c in ia.columns]
-    trials = ia.select(trial_cols).unique("trial_id", keep="first").sort("trial_id")
-    if "item_id" not in trials.columns:
-        trials = trials.with_columns(pl.col("text_id").alias("item_id"))
+    check_kind(fixation_report, ("fixations", "onestop_fixations"), "--fixation-report")
+    fix_header = header(fixation_report, separator=separator)
+    headers = {"fixations": fix_header}
+    if ia_report is not None and sniff(ia_report) in ("ia", "onestop_ia", "table"):
+        headers["ia"] = header(ia_report, separator=separator)
+    if aoi is not None:
+        headers["aoi"] = _header_or_empty(aoi, separator)
+    missing = unused(spec, headers)
+    if missing:
+        raise ConfigError(f"--columns {', '.join(missing)}: no input file has such a column "
+                          f"({', '.join(Path(f).name for f in (fixation_report, ia_report, aoi) if f)})")
+    fix_cols = for_table(spec, "fixations", fix_header)
+    text_column = fix_cols.pop("text_id", "page_name" if source == "sbsat" else None)
+    if text_column is not None and text_column not in fix_header:
+        if "text_id" in spec.get("fixations", {}):
+            raise ConfigError(f"columns: 'text_id' -> {text_column!r}, but the file has no such column",
+                              file=fixation_report, column=text_column)
+        text_column = None
+    dialect = {"separator": separator, "decimal_comma": decimal_comma}
+    ia = None
+    if ia_report is not None:
+        kind = sniff(ia_report)
+        if kind in ("fixations", "onestop_fixations"):
+            raise ConfigError("--ia-report is a fixation report, not an interest-area report; leave --ia-report out "
+                              "to take the words from the fixation report's own interest-area columns, or give a "
+                              "word AOI table with --aoi", file=ia_report)
+        check_kind(ia_report, ("ia", "onestop_ia"), "--ia-report")
+        ia_header = header(ia_report, separator=separator)
+        headers["ia"] = ia_header
+        ia_cols = for_table(spec, "ia", ia_header)
+        ia = read_ia_report(ia_report, columns=ia_cols, source=source, **dialect).collect()
+        resolved_ia = resolve(source, "ia", ia_header, ia_cols, ia_report)
+    base = {"ia_id_base": ia_id_base} if ia_id_base is not None else {"ia_report": ia.lazy()} if ia is not None else {}
+    fix = read_fixation_report(fixation_report, columns=fix_cols, source=source, **dialect, **base).collect()
+    resolved = resolve(source, "fixations", fix_header, fix_cols, fixation_report)
+    sources = {"fixation_report": [str(fixation_report)]}
+    qc = QCLog()
+    assigner = None
+    if ia is not None:
+        if "text_id" not in ia.columns:
+            ia = ia.with_columns(pl.col("trial_id").alias("text_id"))
+        box = ["text_id", "ia_index", "word", "left_px", "right_px", "top_px", "bottom_px"]
+        words = ia.select(box).unique(["text_id", "ia_index"], keep="first").sort("text_id", "ia_index")
+        trials = _trials(ia, resolved_ia)
+        sources["ia_report"] = [str(ia_report)]
+        aliases = _aliases(resolved_ia)
+    else:
+        if aoi is not None:
+            layout = read_layout(aoi, None, columns=spec, separator=separator, decimal_comma=decimal_comma)
+            tid = layout.text_id or Path(aoi).stem
+            words = layout.words.with_columns(pl.lit(tid).alias("text_id"))
+            fix = fix.with_columns(pl.lit(tid).alias("__text"))
+            sources["aoi"] = [str(aoi)]
+        else:
+            words, assigner = _words_from_report(fix, text_column, fixation_report, qc)
+            fix = fix.with_columns((pl.col(text_column).cast(pl.String) if text_column else pl.col("trial_id"))
+                                   .alias("__text"))
+        trials = _trials(fix.rename({"__text": "text_id"}), resolved)
+        fix = fix.drop("__text")
+        aliases = _aliases(resolved)
     for name in ("word_index", "ia_index", "line_index"):
         if name in fix.columns:
             fix = fix.rename({name: f"report_{name}"})
-    return Loaded(trials=trials, words=words, fixations=fix, qc=QCLog(),
-                  sources={"fixation_report": [str(fixation_report)], "ia_report": [str(ia_report)]},
-                  id_bases={"columns": spec or "source defaults", "source": source}, loader="readgaze.io")
+    return Loaded(trials=trials, words=words, fixations=fix, qc=qc, sources=sources,
+                  id_bases={"columns": {k: v for k, v in spec.items() if v} or "source defaults", "source": source},
+                  loader="readgaze.io", aliases=aliases, line_assigner=assigner)
 
 
-def read_layout(path, text_id: str | None = None) -> TextLayout:
-    """A layout from a passages.json (``text_id`` picks the passage), an AOI file or an IA report."""
+def _header_or_empty(path, separator) -> list[str]:
+    from readgaze.io.csv import header
+
+    return [] if Path(path).suffix == ".json" else header(path, separator=separator)
+
+
+def _trials(frame: pl.DataFrame, resolved: dict[str, str]) -> pl.DataFrame:
+    """One row per trial: ``trial_id``, ``participant_id``, ``text_id``, ``item_id`` (= text) and ``trial``."""
+    cols = [c for c in ("trial_id", "participant_id", "text_id") if c in frame.columns]
+    trial_col = resolved.get("trial")
+    extra = [pl.col(trial_col).cast(pl.String).alias("trial")] if trial_col and trial_col in frame.columns else []
+    trials = frame.select(*cols, *extra).unique("trial_id", keep="first").sort("trial_id")
+    if "item_id" not in trials.columns:
+        trials = trials.with_columns(pl.col("text_id").alias("item_id"))
+    return trials
+
+
+def _aliases(resolved: dict[str, str]) -> dict[str, str]:
+    out = {}
+    if resolved.get("trial"):
+        out[resolved["trial"]] = "trial"
+    if resolved.get("participant_id"):
+        out[resolved["participant_id"]] = "participant_id"
+    return out
+
+
+def _words_from_report(fix: pl.DataFrame, text_column: str | None, path, qc: QCLog):
+    """Words from a fixation report's own interest-area id and label, boxes estimated from their fixations.
+
+    Only fixated interest areas are known; the ids never fixated are counted (``ia_never_fixated``).
+    """
+    if fix["ia_index"].drop_nulls().len() == 0 or fix["ia_label"].drop_nulls().len() == 0:
+        raise ConfigError("no word boxes: the fixation report has no interest-area id and label columns "
+                          "(CURRENT_FIX_INTEREST_AREA_ID/_LABEL); give --ia-report (Data Viewer IA report) or "
+                          "--aoi (word AOI table)", file=path)
+    text = pl.col(text_column).cast(pl.String) if text_column else pl.col("trial_id")
+    words = (fix.filter(pl.col("ia_index").is_not_null()).with_columns(text.alias("text_id"))
+             .group_by("text_id", "ia_index")
+             .agg(pl.col("ia_label").drop_nulls().first().alias("word"), pl.col("x_px").min().alias("left_px"),
+                  (pl.col("x_px").max() + 1).alias("right_px"), pl.col("y_px").min().alias("top_px"),
+                  (pl.col("y_px").max() + 1).alias("bottom_px"))
+             .with_columns(pl.col("ia_index").alias("word_index"))
+             .sort("text_id", "ia_index"))
+    never = words.group_by("text_id").agg((pl.col("ia_index").max() + 1 - pl.len()).alias("n"))["n"].sum()
+    qc.add("load", "words", "boxes_estimated_from_fixations", words.height, action="flagged",
+           detail="no IA report: word boxes are the extent of each word's fixations; the report's word kept")
+    qc.add("load", "words", "ia_never_fixated", int(never or 0), action="flagged",
+           detail="interest-area ids below a text's highest fixated id that no fixation names (absent from words)")
+    return words, "report"
+
+
+# --- layouts (asc mode, --aoi) --------------------------------------------------------------------------------
+
+def read_layout(path, text_id: str | None = None, *, columns: dict | None = None, separator: str | None = None,
+                decimal_comma: bool = False) -> TextLayout:
+    """A layout from a passages.json (``text_id`` picks the passage), an AOI file or an IA report.
+
+    An IA report with several trials needs ``text_id`` (a trial id or text id of the report). Every error names
+    the file.
+    """
     path = Path(path)
+    try:
+        return _read_layout(path, text_id, columns or {}, separator, decimal_comma)
+    except ReadgazeError as error:
+        if error.file is None:
+            raise type(error)(error.message, file=path, row=error.row, column=error.column) from None
+        raise
+
+
+def _read_layout(path: Path, text_id, spec, separator, decimal_comma) -> TextLayout:
+    if not path.is_file():
+        raise ConfigError("no such layout file")
     if path.suffix == ".json":
         layouts = read_passages(path)
         if text_id is None and len(layouts) == 1:
@@ -94,22 +305,48 @@ def read_layout(path, text_id: str | None = None) -> TextLayout:
             raise ConfigError(f"--text-id {text_id!r} is not a passage of the file; expected one of "
                               f"{sorted(layouts)}", file=path)
         return layouts[text_id]
-    header = path.open(encoding="utf-8").readline()
-    if "IA_LEFT" in header:
-        from readgaze.io.csv import scan_csv
-        return layout_from_ia_rows(scan_csv(path).collect(), text_id=text_id or path.stem)
+    from readgaze.io.csv import header, scan_csv
+
+    names = header(path, separator=separator)
+    aoi_map = for_table(spec, "aoi", names)
+    if aoi_map:
+        raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma).collect()
+        renamed = raw.select([pl.col(c).alias("ia_index" if r == "ia_id" else r) for r, c in aoi_map.items()])
+        return layout_from_ia_rows(renamed, text_id=text_id or path.stem)
+    if "IA_LEFT" in names or for_table(spec, "ia", names):
+        from readgaze.io import read_ia_report
+
+        ia = read_ia_report(path, columns=for_table(spec, "ia", names) or None, separator=separator,
+                            decimal_comma=decimal_comma, check_keys=False).collect()
+        texts = ia["text_id"].unique().sort().to_list() if "text_id" in ia.columns else []
+        if len(texts) > 1:
+            if text_id is None:
+                raise ConfigError(f"this interest-area report holds {len(texts)} trials/texts (e.g. "
+                                  f"{', '.join(map(str, texts[:4]))}); pass --text-id with the one every recording "
+                                  "shows, or prep the Data Viewer reports with  readgaze prep dataviewer", file=path)
+            ia = ia.filter((pl.col("text_id") == text_id) | (pl.col("trial_id") == text_id))
+            if ia.height == 0:
+                raise ConfigError(f"--text-id {text_id!r} is neither a trial nor a text of the report; it has e.g. "
+                                  f"{', '.join(map(str, texts[:4]))}", file=path)
+        return layout_from_ia_rows(ia.select("ia_index", "word", "left_px", "right_px", "top_px", "bottom_px"),
+                                   text_id=text_id or path.stem)
     return read_aoi_file(path, text_id=text_id or path.stem)
 
 
-def load_asc(files, layout, text_id: str | None = None) -> Loaded:
+# --- asc ------------------------------------------------------------------------------------------------------
+
+def load_asc(files, layout, text_id: str | None = None, *, columns: dict | None = None,
+             separator: str | None = None, decimal_comma: bool = False) -> Loaded:
     """EyeLink recordings read with :func:`readgaze.io.asc.read_asc`; every trial shows ``layout``.
 
     With several files, trial ids become ``<file stem>_<trial id>``; ``participant_id`` is the file
-    stem unless the recording names it.
+    stem unless the recording names it; ``trial`` keeps the recording's own trial id (a labels table's key).
     """
     from readgaze.io.asc import read_asc
 
-    lay = read_layout(layout, text_id)
+    for f in files:
+        check_kind(f, ("asc",), "the recording")
+    lay = read_layout(layout, text_id, columns=columns, separator=separator, decimal_comma=decimal_comma)
     tid = lay.text_id or Path(layout).stem
     words = lay.words.with_columns(pl.lit(tid).alias("text_id"))
     trials, fixations, qc = [], [], QCLog()
@@ -119,6 +356,7 @@ def load_asc(files, layout, text_id: str | None = None) -> Loaded:
         # one recording per participant: trial ids are made unique across files by the file's stem
         stem, tid_expr = Path(f).stem, pl.lit(Path(f).stem + "_") + pl.col("trial_id").cast(pl.String)
         t, x = rec.trials.lazy().collect(), rec.fixations.lazy().collect()
+        t = t.with_columns(pl.col("trial_id").cast(pl.String).alias("trial"))
         if len(files) > 1:
             t, x = t.with_columns(tid_expr.alias("trial_id")), x.with_columns(tid_expr.alias("trial_id"))
         if "participant_id" not in t.columns:

@@ -1,21 +1,29 @@
-"""Benchmark: `readgaze prep onestop` vs a straightforward pandas implementation of the same steps.
+"""Benchmark: ``readgaze prep onestop`` against the fair pandas baseline, at OneStop's scale.
 
-Writes OneStop-scale synthetic reports (default 2.4 M fixation rows, 2.6 M IA rows; OneStop's column
-names, ``.`` for missing values, 1-based fixation IA ids and 0-based ``IA_ID``, 360 participants x 54
-paragraphs) to /tmp, then times, each in its own process (peak RSS from ``getrusage``):
+1. Writes OneStop-scale synthetic Data Viewer reports once with the shared generator
+   (``../shared/bench/onestop_scale.py``: 2.4 M fixation rows, 2.6 M IA rows, 1.56 GB) under
+   ``/tmp/readgaze_bench_prep`` (never in the repository), and reuses them later.
+2. Times the *parse floor*: polars (all threads) parsing only the columns prep writes out, from both
+   files at once; and the narrower floor of the columns readgaze parses on every row.
+3. Runs, alternating A B C D A B C D ... (``--rounds``), each in a fresh process (peak RSS of that
+   process from ``wait4``):
 
-* readgaze: ``readgaze prep onestop --fixation-report F --ia-report I --out DIR``;
-* pandas: read both CSVs, build the text layouts, align fixations to words (nearest line, then the
-  box holding x), compute the same word measures and trial features with per-trial Python loops
-  (``groupby``, as lab code does it), look up Zipf frequencies, write parquet.
+   A. ``python ../shared/bench/pandas_prep_baseline.py`` (the same preparation in plain pandas);
+   B. ``readgaze prep onestop`` with its defaults (``slice`` lines, every measure and table), with
+      an empty parse cache (so it parses, hashes and stores);
+   C. the same with ``--line-assigner nearest``, empty cache;
+   D. re-preparing with ``--line-assigner nearest`` while the cache holds B's parse (the re-run a
+      user makes after changing an option).
 
-The pandas run can use a fraction of the trials (``--pandas-fraction``; its time is scaled by
-1/fraction and its memory reported as measured), because the full scale takes long on 2 shared cores.
+   and prints each side's median wall and peak, the ratios pandas / readgaze and readgaze / floor.
+4. Checks that readgaze's word measures (``nearest``: both sides then use the recorded positions)
+   equal the baseline's on every word row.
+5. Scaling rows: B (and A) at 0.6 M and 1.2 M fixations, next to 2.4 M.
 
 Usage::
 
-    python experiments/bench_prep.py                   # full scale
-    python experiments/bench_prep.py --scale 0.05      # quick check
+    python experiments/bench_prep.py                       # the full benchmark (minutes; ~3.5 GiB peak)
+    python experiments/bench_prep.py --fixations 600000 --rounds 1 --no-scaling   # quick look
 """
 
 from __future__ import annotations
@@ -23,294 +31,201 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-import polars as pl
-
-SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "onestop_sample" / "ia.csv"
-LING = ["word_length", "word_length_no_punctuation", "wordfreq_frequency", "subtlex_frequency", "gpt2_surprisal",
-        "universal_pos", "ptb_pos", "dependency_relation", "morphological_features", "entity_type", "Reduced_POS",
-        "head_word_index", "distance_to_head"]
-VOCAB = ["the", "wolf", "stops", "dead.", "Between", "two", "paw", "prints", "on", "a", "muddy", "mountain",
-         "however,", "shopper", "secret", "\"Yes,\"", "and", "of", "to", "in", "researcher", "track,", "said"]
-LINE_TOP, LINE_H, LEFT, RIGHT_MAX = 154, 114, 358, 2100
-
-
-# --- synthetic OneStop-like reports -----------------------------------------------------------
-
-def _layouts(rng, n_words: np.ndarray):
-    """Word boxes of each text: widths 40-250 px, lines of 114 px from y = 154, x from 358."""
-    out = []
-    for n in n_words:
-        w = rng.integers(40, 250, n)
-        left, top, lefts, tops = LEFT, LINE_TOP, np.empty(n, int), np.empty(n, int)
-        for i in range(n):  # generation only, a few hundred texts
-            if left + w[i] > RIGHT_MAX:
-                left, top = LEFT, top + LINE_H
-            lefts[i], tops[i] = left, top
-            left += w[i]
-        out.append((lefts, lefts + w, tops, tops + LINE_H))
-    return out
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_BENCH = ROOT.parent / "shared" / "bench"
+FOLDER = Path("/tmp/readgaze_bench_prep")
+MEASURES = {  # readgaze word_measures column -> pandas baseline column (flags compared as 0/1)
+    "first_fixation_duration_ms": "first_fixation_duration_ms", "gaze_duration_ms": "gaze_duration_ms",
+    "total_fixation_duration_ms": "total_fixation_duration_ms",
+    "regression_path_duration_ms": "regression_path_duration_ms", "fixation_count": "fixation_count",
+    "skipped": "skip", "regression_in": "regression_in", "regression_in_count": "regression_in_count",
+    "regression_out": "regression_out", "regression_out_count": "regression_out_count",
+}
 
 
-def _masked(values: np.ndarray, keep: np.ndarray) -> pl.Series:
-    """values where keep, else null (written as `.`)."""
-    return pl.select(pl.when(pl.Series(keep)).then(pl.Series(values))).to_series()
+def reports(n: int, seed: int, generator: Path) -> Path:
+    """The synthetic reports for ``n`` fixation rows (written once, then reused)."""
+    folder = FOLDER / f"onestop_{n}_seed{seed}"
+    if not ((folder / "generation.json").is_file() and (folder / "ia.csv").is_file()):
+        shutil.rmtree(folder, ignore_errors=True)
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, str(generator), "--fixations", str(n), "--out", str(folder),
+                        "--seed", str(seed)], check=True, stdout=subprocess.DEVNULL)
+        print(f"generated {folder} in {time.perf_counter() - t0:.0f} s", flush=True)
+    return folder
 
 
-def write_reports(folder: Path, scale: float, seed: int = 0) -> tuple[Path, Path]:
-    rng = np.random.default_rng(seed)
-    sample = pl.read_csv(SAMPLE, null_values=".", infer_schema_length=None)
-    paragraphs = [(b, a, k, lvl) for b in (1, 2, 3) for a in range(1, 11) for k in range(1, 7) for lvl in ("Adv", "Ele")]
-    paragraphs = paragraphs[: 2 * 162]
-    n_words = rng.integers(103, 166, len(paragraphs))
-    layouts = _layouts(rng, n_words)
-    labels = [rng.choice(VOCAB, n) for n in n_words]
-    n_part = max(2, round(360 * scale))
-    trials = []
-    for p in range(n_part):  # each participant: the 54 paragraphs of one batch, each at one level
-        batch = p % 3 + 1
-        for j, (b, a, k, lvl) in enumerate(paragraphs[::2]):
-            if b == batch:
-                idx = 2 * j + int(rng.integers(0, 2))
-                trials.append((f"l{p % 60 + 1}_{p + 1}", idx, len(trials) % 70 + 1))
-    t_part = np.array([t[0] for t in trials])
-    t_par = np.array([t[1] for t in trials])
-    n_fix = np.maximum(20, (n_words[t_par] * rng.uniform(0.75, 1.1, len(trials))).astype(int))
-    # scanpaths: forward steps, refixations, skips, regressions (vectorised over all trials)
-    total = int(n_fix.sum())
-    trial_of = np.repeat(np.arange(len(trials)), n_fix)
-    steps = rng.choice([1, 2, 0, -1, -3, 3], total, p=[0.6, 0.15, 0.12, 0.08, 0.02, 0.03])
-    first = np.r_[0, np.cumsum(n_fix)[:-1]]
-    steps[first] = 0
-    pos = np.cumsum(steps)
-    pos -= np.repeat(pos[first], n_fix)
-    word = np.clip(pos, 0, n_words[t_par][trial_of] - 1)
-    box = [np.concatenate([layouts[t_par[t]][c] for t in range(len(trials))]) for c in range(4)]
-    offs = np.r_[0, np.cumsum(n_words[t_par])[:-1]]
-    g = offs[trial_of] + word
-    x = rng.uniform(box[0][g], box[1][g]).astype(int)
-    y = (box[2][g] + LINE_H // 2 + rng.normal(0, 15, total)).astype(int)
-    off = rng.random(total) < 0.013
-    x[off] = 200  # left of every text: off word
-    dur = np.clip(rng.gamma(4.0, 55.0, total), 20, 1500).astype(int)
-    start = np.cumsum(dur + 30) - np.repeat(np.cumsum(dur + 30)[first], n_fix) + 1000
-    fix_idx = np.arange(total) - np.repeat(first, n_fix) + 1
-    meta = pl.DataFrame({
-        "participant_id": t_part, "TRIAL_INDEX": np.array([t[2] for t in trials]) + 10,
-        "trial_index": np.array([t[2] for t in trials]),
-        "article_batch": [paragraphs[i][0] for i in t_par], "article_id": [paragraphs[i][1] for i in t_par],
-        "paragraph_id": [paragraphs[i][2] for i in t_par], "difficulty_level": [paragraphs[i][3] for i in t_par],
-        "article_title": "Synthetic article", "question_preview": (np.arange(len(trials)) // 54) % 2 == 0,
-        "question": "What did the wolf do?", "repeated_reading_trial": False, "selected_answer": "A",
-        "is_correct": True, "EYE_TRACKED": "Right"})
-    meta = meta.with_columns(
-        pl.concat_str("article_batch", "article_id", "paragraph_id", "difficulty_level", separator="_")
-        .alias("unique_paragraph_id"))
-    meta = meta.with_columns((pl.col("participant_id") + "_" + pl.col("unique_paragraph_id") + "_r0")
-                             .alias("unique_trial_id"))
-    lab = np.concatenate([labels[t_par[t]] for t in range(len(trials))])
-    fx = pl.DataFrame({"_t": trial_of, "CURRENT_FIX_DURATION": dur, "CURRENT_FIX_END": start + dur - 1,
-                       "CURRENT_FIX_INDEX": fix_idx,
-                       "CURRENT_FIX_INTEREST_AREA_ID": pl.Series(np.where(off, 0, word + 1)).replace(0, None),
-                       "CURRENT_FIX_INTEREST_AREA_LABEL": _masked(lab[g], ~off),
-                       "CURRENT_FIX_START": start, "CURRENT_FIX_X": x, "CURRENT_FIX_Y": y,
-                       "NEXT_SAC_AMPLITUDE": np.round(rng.uniform(0.5, 6, total), 2),
-                       "NEXT_SAC_DIRECTION": rng.choice(["RIGHT", "LEFT", "UP", "DOWN"], total)})
-    fx = fx.join(meta.with_row_index("_t").with_columns(pl.col("_t").cast(pl.Int64)), on="_t").drop("_t")
-    fix_path, ia_path = folder / "fixations.csv", folder / "ia.csv"
-    fx.write_csv(fix_path, null_value=".")
-    # IA report: one row per trial x word; Data Viewer measures from simple counts, `.` for unfixated
-    ia_trial = np.repeat(np.arange(len(trials)), n_words[t_par])
-    ia_id = np.arange(len(ia_trial)) - np.repeat(offs, n_words[t_par])
-    cnt = np.bincount(g[~off], minlength=len(ia_trial))
-    dwell = np.bincount(g[~off], weights=dur[~off], minlength=len(ia_trial)).astype(int)
-    ling = sample.select(LING)
-    ling = ling[np.arange(len(ia_trial)) % ling.height]
-
-    def measure(v):
-        return _masked(v, cnt > 0)
-
-    ia = pl.DataFrame({"_t": ia_trial, "IA_BOTTOM": box[3], "IA_DWELL_TIME": dwell,
-                       "IA_FIRST_FIXATION_DURATION": measure(np.minimum(dwell, 250)),
-                       "IA_FIRST_RUN_DWELL_TIME": measure(dwell), "IA_FIXATION_COUNT": cnt, "IA_ID": ia_id,
-                       "IA_LABEL": np.concatenate([labels[t_par[t]] for t in range(len(trials))]),
-                       "IA_LAST_RUN_DWELL_TIME": measure(dwell), "IA_LEFT": box[0],
-                       "IA_REGRESSION_IN": measure(np.zeros(len(ia_trial), int)),
-                       "IA_REGRESSION_IN_COUNT": measure(np.zeros(len(ia_trial), int)),
-                       "IA_REGRESSION_OUT": measure(np.zeros(len(ia_trial), int)),
-                       "IA_REGRESSION_OUT_COUNT": measure(np.zeros(len(ia_trial), int)),
-                       "IA_REGRESSION_PATH_DURATION": measure(dwell), "IA_RIGHT": box[1],
-                       "IA_SECOND_RUN_DWELL_TIME": pl.Series([None] * len(ia_trial), dtype=pl.Int64),
-                       "IA_SKIP": (cnt == 0).astype(int), "IA_TOP": box[2],
-                       "critical_span_indices": "[(4,44)]", "distractor_span_indices": "[(84,106)]"})
-    ia = pl.concat([ia, ling], how="horizontal")
-    ia = ia.join(meta.with_row_index("_t").with_columns(pl.col("_t").cast(pl.Int64)), on="_t").drop("_t")
-    ia.write_csv(ia_path, null_value=".")
-    return fix_path, ia_path
-
-
-# --- the pandas baseline (run in its own process) ------------------------------------------------
-
-def _pandas_measures(tr):
-    """Per-trial Python loop over the in-word scanpath: Data Viewer's definitions."""
-    seq = tr[tr["word_index"].notna()]
-    words = seq["word_index"].astype(int).to_numpy()
-    durs = seq["CURRENT_FIX_DURATION"].to_numpy(float)
-    res = {}
-    max_so_far = -1
-    for i, (w, d) in enumerate(zip(words, durs)):
-        r = res.get(w)
-        new_run = i == 0 or words[i - 1] != w
-        if r is None:
-            end = next((j for j in range(i + 1, len(words)) if words[j] > w), len(words))
-            r = res[w] = {"first_fixation_duration_ms": d, "gaze_duration_ms": 0.0, "total_fixation_duration_ms": 0.0,
-                          "regression_path_duration_ms": durs[i:end].sum(), "fixation_count": 0, "run_count": 0,
-                          "skipped": max_so_far > w, "regression_in_count": 0, "regression_out_count": 0,
-                          "_first_run": True}
-        elif new_run:
-            r["_first_run"] = False
-        if r["_first_run"]:
-            r["gaze_duration_ms"] += d
-        r["total_fixation_duration_ms"] += d
-        r["fixation_count"] += 1
-        r["run_count"] += new_run
-        r["regression_in_count"] += bool(new_run and i > 0 and words[i - 1] > w)
-        max_so_far = max(max_so_far, w)
-        if i + 1 < len(words) and words[i + 1] < w and max_so_far == w:
-            r["regression_out_count"] += 1
-    return res
-
-
-def pandas_prep(fix_path, ia_path, out, fraction):
-    import pandas as pd
-    from wordfreq import zipf_frequency
-
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+def run(cmd: list[str], env: dict | None = None) -> tuple[float, float]:
+    """Run a command in its own process: (wall seconds, peak RSS GiB of that process)."""
     t0 = time.perf_counter()
-    fx = pd.read_csv(fix_path, na_values=".", keep_default_na=False)
-    ia = pd.read_csv(ia_path, na_values=".", keep_default_na=False)
-    t_read = time.perf_counter() - t0
-    for df in (fx, ia):
-        df["trial_id"] = df["unique_trial_id"]
-    keep = sorted(ia["trial_id"].unique())
-    keep = set(keep[: max(1, int(len(keep) * fraction))])
-    fx, ia = fx[fx["trial_id"].isin(keep)].copy(), ia[ia["trial_id"].isin(keep)].copy()
-    t1 = time.perf_counter()
-    words = ia.drop_duplicates(["unique_paragraph_id", "IA_ID"])[
-        ["unique_paragraph_id", "IA_ID", "IA_LABEL", "IA_LEFT", "IA_RIGHT", "IA_TOP", "IA_BOTTOM"]]
-    words = words.assign(line_index=words.groupby("unique_paragraph_id")["IA_TOP"].rank(method="dense").astype(int) - 1)
-    # align: nearest line by y, then the box holding x on that line
-    lines = words.groupby(["unique_paragraph_id", "line_index"]).agg(top=("IA_TOP", "min"), bottom=("IA_BOTTOM", "max"))
-    lines = lines.reset_index().assign(mid=lambda d: (d.top + d.bottom) / 2).sort_values("mid")
-    fx = fx.sort_values("CURRENT_FIX_Y")
-    fx["CURRENT_FIX_Y"] = fx["CURRENT_FIX_Y"].astype(float)
-    fx = pd.merge_asof(fx, lines[["unique_paragraph_id", "mid", "line_index"]], left_on="CURRENT_FIX_Y",
-                       right_on="mid", by="unique_paragraph_id", direction="nearest")
-    fx["CURRENT_FIX_X"] = fx["CURRENT_FIX_X"].astype(float)
-    w2 = words.sort_values("IA_LEFT").assign(IA_LEFT=lambda d: d.IA_LEFT.astype(float))
-    fx = pd.merge_asof(fx.sort_values("CURRENT_FIX_X"), w2[["unique_paragraph_id", "line_index", "IA_LEFT", "IA_RIGHT", "IA_ID"]],
-                       left_on="CURRENT_FIX_X", right_on="IA_LEFT", by=["unique_paragraph_id", "line_index"])
-    fx["word_index"] = fx["IA_ID"].where(fx["CURRENT_FIX_X"] < fx["IA_RIGHT"])
-    fx = fx.sort_values(["trial_id", "CURRENT_FIX_INDEX"])
-    rows = []
-    for trial_id, tr in fx.groupby("trial_id", sort=True):
-        for w, r in _pandas_measures(tr).items():
-            r.pop("_first_run")
-            rows.append({"trial_id": trial_id, "word_index": w, **r})
-    measured = pd.DataFrame(rows)
-    grid = ia[["trial_id", "IA_ID"]].rename(columns={"IA_ID": "word_index"})
-    wm = grid.merge(measured, on=["trial_id", "word_index"], how="left")
-    wm["total_fixation_duration_ms"] = wm["total_fixation_duration_ms"].fillna(0)
-    wm["fixation_count"] = wm["fixation_count"].fillna(0)
-    wm["skipped"] = wm["skipped"].fillna(True).astype(bool)
-
-    def features(tr):
-        t = tr.sort_values("CURRENT_FIX_INDEX")
-        dx = t["CURRENT_FIX_X"].diff()
-        amp = np.hypot(dx, t["CURRENT_FIX_Y"].diff())[dx > 0]
-        return pd.Series({"fixation_count": len(t), "mean_forward_saccade_amplitude_px": amp.mean(),
-                          "reading_time_ms": (t["CURRENT_FIX_START"] + t["CURRENT_FIX_DURATION"]).max()
-                          - t["CURRENT_FIX_START"].min()})
-    trial_feats = fx.groupby("trial_id").apply(features)
-    trial_feats["skip_rate"] = wm.groupby("trial_id")["skipped"].mean()
-    freq = {w: zipf_frequency(w.strip(".,\"'"), "en") for w in words["IA_LABEL"].unique()}
-    words["frequency_zipf"] = words["IA_LABEL"].map(freq)
-    fx.to_parquet(out / "fixations.parquet")
-    wm.to_parquet(out / "word_measures.parquet")
-    words.to_parquet(out / "words.parquet")
-    trial_feats.to_parquet(out / "trials.parquet")
-    return json.dumps({"trials": len(keep), "read_s": t_read, "rest_s": time.perf_counter() - t1})
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})})
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err[-3000:]}")
+    return wall, usage.ru_maxrss / 2**20
 
 
-# --- driver ---------------------------------------------------------------------------------------
+FLOOR_CODE = r"""
+import json, sys, time, polars as pl
+fix, ia, fix_cols, ia_cols = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
+def scan(path, cols):
+    head = pl.read_csv(path, n_rows=10000, null_values=["."], infer_schema_length=10000, columns=cols)
+    schema = {c: head.schema.get(c, pl.String) for c in pl.scan_csv(path).collect_schema().names()}
+    return pl.scan_csv(path, schema=schema, null_values=["."]).select(cols)
+frames = [scan(fix, fix_cols), scan(ia, ia_cols)]
+t0 = time.perf_counter()
+out = pl.collect_all(frames)
+print(json.dumps({"s": time.perf_counter() - t0, "rows": [f.height for f in out]}))
+"""
 
-def _child(code: str) -> tuple[float, float, str]:
-    """Run Python code in a fresh process; return (seconds, peak RSS GiB, its last stdout line)."""
-    t0 = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", code + "\nimport resource\n"
-                           "print('MAXRSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"],
-                          capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
-    seconds = time.perf_counter() - t0
-    if done.returncode:
-        raise SystemExit(done.stderr[-3000:])
-    lines = done.stdout.strip().splitlines()
-    rss = int(lines[-1].split()[1]) / 2**20
-    return seconds, rss, (lines[-2] if len(lines) > 1 else "")
+
+def floor(folder: Path, fix_cols: list[str], ia_cols: list[str]) -> float:
+    """Seconds polars takes to parse ``fix_cols`` / ``ia_cols`` of both reports at once (fresh process)."""
+    done = subprocess.run([sys.executable, "-c", FLOOR_CODE, str(folder / "fixations.csv"), str(folder / "ia.csv"),
+                           json.dumps(fix_cols), json.dumps(ia_cols)], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])["s"]
+
+
+def floor_columns(folder: Path) -> tuple[list[str], list[str], list[str], list[str]]:
+    """(fixation, IA) columns prep writes out; and those readgaze parses on every row."""
+    import polars as pl
+
+    from readgaze.io.onestop import TRIAL_COLUMNS, WORD_FEATURES
+    from readgaze.io.sources import SOURCES
+
+    fix = pl.scan_csv(folder / "fixations.csv").collect_schema().names()
+    ia = pl.scan_csv(folder / "ia.csv").collect_schema().names()
+    spec = SOURCES["onestop"]
+    ia_roles = {c for cands in spec.ia_columns.values() for c in cands}
+    trial_id = set(spec.required_trial_columns) | {"participant_id"}
+    out_ia = [c for c in ia if c in ia_roles or c in TRIAL_COLUMNS or c in WORD_FEATURES or c == "word_length"]
+    narrow_fix = [c for c in fix if c not in TRIAL_COLUMNS or c in trial_id or c == "TRIAL_INDEX"]
+    narrow_ia = [c for c in ia if c in ia_roles or c in trial_id]
+    return fix, out_ia, narrow_fix, narrow_ia
+
+
+def readgaze_cmd(folder: Path, out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "readgaze.cli", "prep", "onestop", "--fixation-report", str(folder / "fixations.csv"),
+            "--ia-report", str(folder / "ia.csv"), "--out", str(out), "--force", "--quiet", *extra]
+
+
+def pandas_cmd(folder: Path, out: Path, baseline: Path) -> list[str]:
+    return [sys.executable, str(baseline), "--fixation-report", str(folder / "fixations.csv"),
+            "--ia-report", str(folder / "ia.csv"), "--out", str(out)]
+
+
+def compare_measures(rg: Path, pd_out: Path) -> str:
+    """Word measures of readgaze (``rg``) vs the pandas baseline (``pd_out``), on every word row."""
+    import polars as pl
+
+    keys = ["participant_id", "TRIAL_INDEX"]
+    rt = pl.read_parquet(rg / "trials.parquet", columns=["trial_id", *keys])
+    pt = pl.read_parquet(pd_out / "trials.parquet", columns=["trial_id", *keys])
+    ours = (pl.read_parquet(rg / "word_measures.parquet").join(rt, on="trial_id")
+            .drop("trial_id"))
+    theirs = pl.read_parquet(pd_out / "word_measures.parquet").join(pt, on="trial_id").drop("trial_id")
+    j = ours.join(theirs, on=[*keys, "word_index"], how="full", suffix="_pd", coalesce=True)
+    unmatched = j.filter(pl.col("fixation_count").is_null() | pl.col("fixation_count_pd").is_null()).height
+    differ = {}
+    for a, b in MEASURES.items():
+        b = b if b != a else f"{a}_pd"
+        x, y = pl.col(a).cast(pl.Float64), pl.col(b).cast(pl.Float64)
+        differ[a] = j.select(x.ne_missing(y).sum()).item()
+    fixated = j.filter(pl.col("fixation_count") > 0).height
+    bad = {k: v for k, v in differ.items() if v}
+    verdict = "equal" if not bad and not unmatched else f"DIFFER {bad}, {unmatched} unmatched rows"
+    return (f"measures vs pandas baseline: {verdict} on all {j.height:,} word rows ({fixated:,} fixated), "
+            f"{len(MEASURES)} measures")
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--scale", type=float, default=1.0, help="fraction of OneStop's 360 participants")
-    p.add_argument("--pandas-fraction", type=float, default=0.1, help="fraction of trials the pandas run uses")
-    p.add_argument("--folder", default="/tmp/readgaze_bench_prep")
-    p.add_argument("--reuse", action="store_true", help="reuse reports already written")
-    p.add_argument("--line-assigner", default="nearest",
-                   help="readgaze's line assigner (default nearest: the same work as the pandas baseline, which "
-                        "assigns lines by nearest y; prep's own default is slice)")
+    p.add_argument("--fixations", type=int, default=2_400_000, help="fixation rows (default 2,400,000: OneStop)")
+    p.add_argument("--seed", type=int, default=1129)
+    p.add_argument("--rounds", type=int, default=3, help="alternating rounds of A B C D (default 3)")
+    p.add_argument("--scaling", default="600000,1200000", help="smaller sizes for the scaling rows")
+    p.add_argument("--no-scaling", action="store_true")
+    p.add_argument("--generator", type=Path, default=SHARED_BENCH / "onestop_scale.py")
+    p.add_argument("--baseline", type=Path, default=SHARED_BENCH / "pandas_prep_baseline.py")
     args = p.parse_args(argv)
-    folder = Path(args.folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    fix_path, ia_path = folder / "fixations.csv", folder / "ia.csv"
-    if not (args.reuse and fix_path.exists() and ia_path.exists()):
-        t0 = time.perf_counter()
-        write_reports(folder, args.scale)
-        print(f"wrote synthetic reports in {time.perf_counter() - t0:.0f} s")
-    n_fix = pl.scan_csv(fix_path).select(pl.len()).collect().item()
-    n_ia = pl.scan_csv(ia_path).select(pl.len()).collect().item()
-    print(f"fixation rows {n_fix:,} ({fix_path.stat().st_size / 2**20:.0f} MiB), "
-          f"IA rows {n_ia:,} ({ia_path.stat().st_size / 2**20:.0f} MiB)")
-    rg_s, rg_gb, split = _child(
-        "import json, time\nfrom readgaze.cli import main\nimport data_prep.sources as S\n"
-        "load = S.load_onestop\nspent = {}\n"
-        "def timed(*a, **k):\n    t = time.perf_counter(); r = load(*a, **k); spent['load_s'] = time.perf_counter() - t; return r\n"
-        "S.load_onestop = timed\n"
-        f"assert main(['prep', 'onestop', '--fixation-report', {str(fix_path)!r}, '--ia-report', {str(ia_path)!r}, "
-        f"'--out', {str(folder / 'rg')!r}, '--force', '--quiet', '--line-assigner', {args.line_assigner!r}]) == 0\n"
-        "print(json.dumps(spent))")
-    load_s = json.loads(split)["load_s"]
-    print(f"readgaze prep: {rg_s:.1f} s (readgaze.io.onestop.load_onestop {load_s:.1f} s, the steps after "
-          f"loading {rg_s - load_s:.1f} s incl. start-up), peak RSS {rg_gb:.2f} GiB")
-    m = json.loads((folder / "rg" / "manifest.json").read_text())
-    print(f"  rows out: {m['rows_out']}")
-    pd_s, pd_gb, kept = _child(f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
-                               f"from bench_prep import pandas_prep; print(pandas_prep({str(fix_path)!r}, "
-                               f"{str(ia_path)!r}, {str(folder / 'pd')!r}, {args.pandas_fraction}))")
-    info = json.loads(kept)
-    other = pd_s - info["read_s"] - info["rest_s"]  # interpreter start, imports, filtering
-    scaled = other + info["read_s"] + info["rest_s"] / args.pandas_fraction
-    print(f"pandas: read the full CSVs {info['read_s']:.1f} s; the steps after reading on "
-          f"{args.pandas_fraction:.0%} of the trials ({info['trials']} trials) {info['rest_s']:.1f} s; "
-          f"process total {pd_s:.1f} s, peak RSS {pd_gb:.2f} GiB")
-    print(f"pandas extrapolated to all trials (read + steps / fraction + rest): {scaled:.0f} s")
-    print(f"ratio pandas / readgaze: {scaled / rg_s:.1f}x end to end (goal >= 10x); steps after loading: "
-          f"{info['rest_s'] / args.pandas_fraction / (rg_s - load_s):.1f}x; readgaze peak {rg_gb:.2f} GiB (goal <= 4)")
+    folder = reports(args.fixations, args.seed, args.generator)
+    size = sum((folder / f).stat().st_size for f in ("fixations.csv", "ia.csv"))
+    info = json.loads((folder / "generation.json").read_text())
+    print(f"reports: {info['fixation_rows']:,} fixation rows, {info['ia_rows']:,} IA rows, {size / 1e9:.2f} GB "
+          f"({folder})", flush=True)
+    out_fix, out_ia, narrow_fix, narrow_ia = floor_columns(folder)
+    work = Path(tempfile.mkdtemp(prefix="readgaze_bench_prep_"))
+    try:
+        floors = [floor(folder, out_fix, out_ia) for _ in range(2)]
+        narrow = [floor(folder, narrow_fix, narrow_ia) for _ in range(2)]
+        parse_floor = min(floors)
+        print(f"parse floor (polars, all threads, both files at once, the {len(out_fix)} + {len(out_ia)} columns "
+              f"prep writes out): {parse_floor:.2f} s (runs {', '.join(f'{s:.2f}' for s in floors)}); the "
+              f"{len(narrow_fix)} + {len(narrow_ia)} columns readgaze parses on every row: {min(narrow):.2f} s",
+              flush=True)
+        warm_cache = work / "cache_warm"
+        sides = {
+            "A pandas baseline": lambda r: run(pandas_cmd(folder, work / "pd", args.baseline)),
+            "B readgaze prep (defaults: slice)": lambda r: run(readgaze_cmd(folder, work / "rg_slice"),
+                                                                {"READGAZE_CACHE_DIR": str(_fresh(work / f"c{r}b"))}),
+            "C readgaze prep --line-assigner nearest": lambda r: run(
+                readgaze_cmd(folder, work / "rg_nearest", "--line-assigner", "nearest"),
+                {"READGAZE_CACHE_DIR": str(_fresh(work / f"c{r}c"))}),
+            "D re-prep, cached parse, --line-assigner nearest": lambda r: run(
+                readgaze_cmd(folder, work / "rg_warm", "--line-assigner", "nearest"),
+                {"READGAZE_CACHE_DIR": str(warm_cache)}),
+        }
+        run(readgaze_cmd(folder, work / "rg_fill"), {"READGAZE_CACHE_DIR": str(warm_cache)})  # fills D's cache
+        got = {k: [] for k in sides}
+        for r in range(args.rounds):
+            for name, side in sides.items():
+                got[name].append(side(r))
+                print(f"  round {r + 1} {name}: {got[name][-1][0]:.1f} s, {got[name][-1][1]:.2f} GiB", flush=True)
+            for c in work.glob("c*[bc]"):
+                shutil.rmtree(c, ignore_errors=True)
+        med = {k: (statistics.median(w for w, _ in v), max(g for _, g in v)) for k, v in got.items()}
+        print(f"\nmedian wall of {args.rounds} alternating rounds (peak RSS = max over rounds):")
+        for name, (wall, gib) in med.items():
+            print(f"  {name:52s} {wall:7.1f} s  {gib:5.2f} GiB")
+        pd_wall = med["A pandas baseline"][0]
+        goals = {"B": 2.5, "C": 3.0, "D": 10.0}
+        for name, (wall, gib) in med.items():
+            tag = name[0]
+            if tag in goals:
+                print(f"  ratio pandas / {tag}: {pd_wall / wall:.2f}x (goal >= {goals[tag]}x); {tag} / parse floor: "
+                      f"{wall / parse_floor:.2f}x (goal <= 1.5x); peak {gib:.2f} GiB (goal <= 1.5)")
+        print(compare_measures(work / "rg_nearest", work / "pd"))
+        if not args.no_scaling:
+            print("\nscaling (one run each; B = readgaze defaults, A = pandas):")
+            rows = [(int(n), reports(int(n), args.seed, args.generator)) for n in args.scaling.split(",") if n]
+            for n, f in rows:
+                b = run(readgaze_cmd(f, work / "s_rg"), {"READGAZE_CACHE_DIR": str(_fresh(work / "s_cache"))})
+                a = run(pandas_cmd(f, work / "s_pd", args.baseline))
+                print(f"  {n:>9,} fixations: B {b[0]:6.1f} s {b[1]:5.2f} GiB | A {a[0]:6.1f} s {a[1]:5.2f} GiB",
+                      flush=True)
+            b_wall, b_gib = med["B readgaze prep (defaults: slice)"]
+            print(f"  {args.fixations:>9,} fixations: B {b_wall:6.1f} s {b_gib:5.2f} GiB | A {pd_wall:6.1f} s "
+                  f"{med['A pandas baseline'][1]:5.2f} GiB  (medians above)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def _fresh(path: Path) -> Path:
+    shutil.rmtree(path, ignore_errors=True)
+    return path
 
 
 if __name__ == "__main__":

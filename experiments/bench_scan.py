@@ -105,13 +105,13 @@ def phase(name: str) -> dict:
         schema = scan_csv(CSV).collect_schema()
         result = {"columns": len(schema), "ia_id_dtype": str(schema["CURRENT_FIX_INTEREST_AREA_ID"])}
     elif name == "read":
-        agg = _aggregate(read_fixation_report(CSV))
+        agg = _aggregate(read_fixation_report(CSV, ia_id_base=1))
         result = {"trials": agg.height, "fixations": int(agg["fixation_count"].sum()),
                   "off_word": int(agg["off_word"].sum())}
     else:
         schema = dict(_chunk(np.random.default_rng(0), 0, 1, 2).schema)
         schema.update({"CURRENT_FIX_INTEREST_AREA_ID": pl.Int64, "NEXT_SAC_AMPLITUDE": pl.Float64})
-        agg = _aggregate(read_fixation_report(CSV, schema=schema, check_keys=False))
+        agg = _aggregate(read_fixation_report(CSV, schema=schema, check_keys=False, ia_id_base=1))
         result = {"trials": agg.height, "fixations": int(agg["fixation_count"].sum()),
                   "off_word": int(agg["off_word"].sum())}
     wall = time.perf_counter() - t0

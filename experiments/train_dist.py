@@ -21,8 +21,11 @@ from models.dist import DEFAULT_VOTERS, DISTAssigner, collate, crop, prepare
 from readgaze.simulate import simulate_line_trials
 
 
+CHILD_PROBABILITY = 0.3  # share of simulated trials read like beginning readers (more regressions, more noise)
+
+
 def make_set(n_trials: int, seed: int, voters) -> list:
-    trials = simulate_line_trials(n_trials, seed=seed)
+    trials = simulate_line_trials(n_trials, seed=seed, child_probability=CHILD_PROBABILITY)
     return [prepare(t.xy, t.line_y_px, voters, t.true_line, t.word_xy, t.word_line) for t in trials]
 
 
@@ -69,7 +72,8 @@ def save(out: Path, config: dict, voters, members: list, args) -> None:
     torch.save({"config": config, "voters": list(voters),
                 "members": [{k: v.half() if v.is_floating_point() else v for k, v in m.state_dict().items()}
                             for m in members],
-                "trained_on": f"simulate_line_trials(n={args.n_train}, seed=1); {args.steps} steps x "
+                "trained_on": f"simulate_line_trials(n={args.n_train}, seed=1, child_probability={CHILD_PROBABILITY}); "
+                              f"{args.steps} steps x "
                               f"{args.batch_size} windows of {args.window}; val seed=2"}, out)
 
 
@@ -78,8 +82,8 @@ def main(argv=None) -> None:
     p.add_argument("--out", type=Path, default=Path("models/weights/dist.pt"))
     p.add_argument("--n-train", type=int, default=3000)
     p.add_argument("--n-val", type=int, default=300)
-    p.add_argument("--members", type=int, default=3)
-    p.add_argument("--steps", type=int, default=1500)
+    p.add_argument("--members", type=int, default=4)
+    p.add_argument("--steps", type=int, default=1000)
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--d-model", type=int, default=64)
@@ -87,9 +91,10 @@ def main(argv=None) -> None:
     p.add_argument("--window", type=int, default=192, help="training crops windows of this many fixations")
     p.add_argument("--dropout", type=float, default=0.0)
     p.add_argument("--cache", type=Path, default=None, help="reuse the prepared simulated trials from this file")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (1 avoids oversubscription on shared CPUs)")
     p.add_argument("--no-votes", action="store_true", help="train without the classical votes input")
     args = p.parse_args(argv)
-    torch.set_num_threads(max(torch.get_num_threads(), 1))
+    torch.set_num_threads(args.threads)
     voters = () if args.no_votes else DEFAULT_VOTERS
     t0 = time.time()
     if args.cache is not None and args.cache.exists():

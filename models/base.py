@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import sys
 from pathlib import Path
 
 import lightning as L
@@ -24,6 +25,7 @@ import torch.nn.functional as F
 from torchmetrics.functional.classification import (binary_auroc, multiclass_accuracy, multiclass_auroc)
 
 from models.batch import REGIMES, ReadingBatch
+from readgaze.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +44,17 @@ class ReadingModel(L.LightningModule):
     warmup_ratio : float
         Share of the training steps with a linear learning-rate warm-up, followed by linear decay to 0; 0 = constant.
     class_weighted_loss : bool
-        Weight the cross-entropy by inverse training-class frequency.
+        Weight the cross-entropy by inverse training-class frequency (``sum(counts) / counts``, from the
+        datamodule's ``class_counts`` at ``setup``). When no datamodule with training trials is attached (e.g.
+        ``trainer.fit(model, train_dataloaders=...)``), ``fit`` stops with :class:`readgaze.errors.ConfigError`
+        instead of silently training unweighted; set it False to train unweighted.
     predictions_dir : str, optional
         Where to write predictions; default the logger's ``log_dir`` (or ``trainer.default_root_dir``).
     """
+
+    adam_betas: tuple[float, float] = (0.9, 0.999)
+    """AdamW betas; EyeBench's RoBERTa-based models use (0.9, 0.98) and eps 1e-6 (their classes set them)."""
+    adam_eps: float = 1e-8
 
     def __init__(self, num_classes: int = 2, learning_rate: float = 1e-3, weight_decay: float = 0.0,
                  warmup_ratio: float = 0.0, class_weighted_loss: bool = True,
@@ -64,10 +73,35 @@ class ReadingModel(L.LightningModule):
     def setup(self, stage: str) -> None:
         datamodule = getattr(self.trainer, "datamodule", None) if self._trainer is not None else None
         if self.class_weighted_loss and getattr(datamodule, "trials", None) is not None:
-            counts = datamodule.class_counts.to(torch.float32)
-            weights = torch.where(counts > 0, counts.sum() / counts.clamp(min=1), torch.zeros_like(counts))
-            self.class_weights = weights.to(self.class_weights.device)
-            log.info("class weights %s from training counts %s", weights.tolist(), counts.tolist())
+            self.set_class_weights(datamodule.class_counts)
+        elif self.class_weighted_loss and stage == "fit":
+            raise ConfigError("class_weighted_loss is on but the trainer has no readgaze datamodule with training "
+                              "trials to count the classes from; pass datamodule=ReadingDataModule(...) or set "
+                              "model.init_args.class_weighted_loss false")
+        if datamodule is not None and hasattr(datamodule, "write_qc") and getattr(datamodule, "trials", None) is not None:
+            self._write_qc(datamodule)
+
+    def set_class_weights(self, counts: torch.Tensor) -> torch.Tensor:
+        """Set the loss weights from training class counts ``(num_classes,)``: ``sum / count``, 0 for absent classes."""
+        counts = torch.as_tensor(counts, dtype=torch.float32)
+        weights = torch.where(counts > 0, counts.sum() / counts.clamp(min=1), torch.zeros_like(counts))
+        self.class_weights = weights.to(self.class_weights.device)
+        log.info("class weights %s from training counts %s", weights.tolist(), counts.tolist())
+        return weights
+
+    def _write_qc(self, datamodule) -> None:
+        """``qc.json`` beside the predictions; the non-zero records printed once per datamodule."""
+        if self._trainer is None or self.trainer.global_rank != 0:
+            return
+        log_dir = getattr(self.logger, "log_dir", None) if self.logger else None
+        datamodule.write_qc(self.predictions_dir or log_dir or self.trainer.default_root_dir)
+        if getattr(datamodule, "_qc_printed", False):
+            return
+        datamodule._qc_printed = True
+        for record in datamodule.qc_records():
+            if record["count"]:
+                print(f"qc: {record['step']}/{record['table']}: {record['action']} {record['count']:,} "
+                      f"({record['reason']})", file=sys.stderr)
 
     def on_save_checkpoint(self, checkpoint: dict) -> None:
         """Keep only this class's own arguments in the checkpoint's hyperparameters.
@@ -94,7 +128,8 @@ class ReadingModel(L.LightningModule):
             if parameter.requires_grad:
                 (no_decay if parameter.ndim < 2 else decay).append(parameter)
         optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": self.weight_decay},
-                                       {"params": no_decay, "weight_decay": 0.0}], lr=self.learning_rate)
+                                       {"params": no_decay, "weight_decay": 0.0}], lr=self.learning_rate,
+                                      betas=self.adam_betas, eps=self.adam_eps)
         if self.warmup_ratio <= 0:
             return optimizer
         total = max(int(self.trainer.estimated_stepping_batches), 1)

@@ -14,7 +14,7 @@ import torch
 from readgaze.splits import REGIMES as TEST_REGIMES
 
 REGIMES = ("seen", *TEST_REGIMES)
-"""Evaluation regimes, in the order of ``ReadingBatch.regime_index`` (REFERENCE.md §3.2)."""
+"""Evaluation regimes, in the order of ``ReadingBatch.regime_index`` (EyeBench, Shubi et al., 2025)."""
 
 OFF_TEXT = -1
 """``fixation_word_index`` of a fixation on no word (off the text, or on a word cut off by truncation)."""
@@ -54,7 +54,9 @@ class ReadingBatch:
     fixation_word_index : torch.Tensor
         ``(B, F)`` int64 fixated word (0-based), :data:`OFF_TEXT` for an off-text fixation and for padding.
     fixation_word_category : torch.Tensor
-        ``(B, F)`` int64 word-length class of the fixated word (1: 1 char, 2: 2-4, 3: 5-10, 4: 11+), 0 off text/padding.
+        ``(B, F)`` int64 reduced part of speech of the fixated word (1 FUNC, 2 NOUN, 3 VERB, 4 ADJ, 5 UNKNOWN; from
+        ``Reduced_POS``, else ``universal_pos``, else word length: :func:`readgaze.feature_sets.word_classes`), 0 off
+        text/padding.
     fixation_word_is_content : torch.Tensor
         ``(B, F)`` int64: 2 content word, 1 function word, 0 off text/padding.
     trial_features : torch.Tensor
@@ -85,6 +87,22 @@ class ReadingBatch:
         """The same batch with every tensor on ``device``."""
         moved = {f.name: getattr(self, f.name) for f in fields(self)}
         return ReadingBatch(**{k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in moved.items()})
+
+    def token_word_index(self) -> torch.Tensor:
+        """``(B, T)`` int64: the paragraph word (0-based) each text token belongs to, -1 for special, padding and
+        question tokens. The segment ids :func:`kernels.segment_pool` takes to pool sub-tokens into words."""
+        token = torch.arange(self.input_ids.shape[1], device=self.input_ids.device)  # (T,)
+        inside = ((token >= self.word_token_start[..., None]) & (token < self.word_token_end[..., None])
+                  & self.word_mask[..., None])  # (B, W, T)
+        return torch.where(inside.any(dim=1), inside.to(torch.int8).argmax(dim=1), -1)
+
+    def fixated_word_rows(self, per_word: torch.Tensor) -> torch.Tensor:
+        """``per_word`` ``(B, W, D)`` gathered in scanpath order: ``(B, F, D)``, zeros for off-text and padding
+        fixations (and for fixations on words cut off by truncation)."""
+        word = self.fixation_word_index  # (B, F)
+        index = word.clamp(min=0, max=max(per_word.shape[1] - 1, 0))[..., None].expand(-1, -1, per_word.shape[-1])
+        rows = torch.gather(per_word, 1, index) if per_word.shape[1] else per_word.new_zeros(*word.shape, per_word.shape[-1])
+        return rows * ((word >= 0) & self.fixation_mask)[..., None].to(rows.dtype)
 
     def fixation_token_band(self, window: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
         """Half-open token range ``[start, end)`` of each fixation's word and its ``window`` neighbours each side.

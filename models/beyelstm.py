@@ -1,24 +1,35 @@
-"""BEyeLSTM: three BiLSTMs over the scanpath (gaze, word class, content word) plus global gaze features.
+"""BEyeLSTM: three BiLSTMs over the scanpath (gaze, reduced part of speech, content word) plus global gaze features.
 
 Reference: Reich, D. R., Prasse, P., Tschirner, C., Haller, P., Goldhammer, F., & Jäger, L. A. (2022). Inferring
 native and non-native human reading comprehension and subjective text difficulty from scanpaths in reading. ETRA '22,
-doi:10.1145/3517031.3529639. As configured in EyeBench ``BEyeLSTMArgs`` (REFERENCE.md §1.3).
+doi:10.1145/3517031.3529639. Defaults as EyeBench's ``BEyeLSTMArgs``.
 
-Idea: the scanpath is read three times by bidirectional LSTMs: once as the fixations' duration, pupil size and
-position; once as the word class of each fixated word; once as whether each fixated word is a content word. A fourth
-block maps trial-level ("global scanpath") features through a dense layer. The four summaries are concatenated and a
+Idea: the scanpath is read three times by bidirectional LSTMs: as the fixations' duration, pupil size and position;
+as the reduced part of speech of each fixated word; and as whether each fixated word is a content word. A fourth
+block maps the trial's global scanpath features through a dense layer. The four summaries are concatenated and a
 two-layer head classifies. No text embedding is used.
 
-Inputs: fixation level (``fixation_features`` columns ``duration_ms, pupil, x_px, y_px`` and the pupil's missing
-indicator, ``fixation_word_category``, ``fixation_word_is_content``) and ``trial_features``.
+Inputs (set the datamodule's ``trial_feature_set: beyelstm_global``, as the packaged configs do):
 
-Departures:
-- Word class: the reduced part of speech (5 classes) when the corpus has it is not in the canonical words table, so
-  the word class is the length class of :class:`models.batch.ReadingBatch` (4 classes + off text); content word =
-  the corpus's ``is_content_word``, else an open-class ``universal_pos`` tag, else ``word_length > 3``.
-- Global features: :data:`models.features.TRIAL_FEATURE_NAMES` (speed, skip and regression rates, mean reading
-  measures; 13 values) instead of the 708 grouped means of the GD code.
-- Sequences are packed by length (as EyeBench; GD ran the LSTM over zero padding).
+- fixation block: ``fixation_features`` columns ``duration_ms, pupil, x_px, y_px`` (4 features);
+- reduced-POS sequence: ``fixation_word_category`` = the fixated word's reduced part of speech (1 FUNC, 2 NOUN,
+  3 VERB, 4 ADJ, 5 UNKNOWN; 0 off text), from the words table's ``Reduced_POS`` (OneStop) when present, else its
+  ``universal_pos`` mapped as OneStop maps it (NOUN/PROPN → NOUN, VERB → VERB, ADJ/ADV → ADJ, SYM/X/INTJ → UNKNOWN,
+  others FUNC), else the stated fallback FUNC for words of at most 3 characters and UNKNOWN for longer ones (no
+  tagger is run);
+- content-word sequence: ``fixation_word_is_content`` (2 content, 1 function, 0 off text), from ``is_content_word``,
+  else an open-class universal tag, else word length > 3;
+- global block: :data:`readgaze.feature_sets.FEATURE_SETS` ``["beyelstm_global"]``, **692 features**: the
+  stationary and transition gaze entropies (words as areas of interest), the numbers of fixations and words, and
+  the means of readgaze's 16 word measures over the trial's words of each of 43 classes (content/function 2,
+  reduced POS 5, entity type 19, universal POS 17). Missing against the published 708 (44 × 16 + 4): one word group
+  of the lab's list, and the 16 report columns themselves, for which readgaze's own word measures stand
+  (first-fixation, gaze, total, go-past, selective go-past, single-fixation and rereading durations, fixation,
+  run and regression counts, skip, regression in/out, first-fixation progressive, landing position). The
+  entropies are computed over words, not over screen regions. A group the words table cannot fill (no
+  ``entity_type``) leaves its features missing (0 after scaling).
+
+Departures: sequences are packed by length (as EyeBench; the goal-decoding code ran the LSTM over zero padding).
 """
 
 from __future__ import annotations
@@ -30,25 +41,27 @@ from torch.nn.utils.rnn import pack_padded_sequence
 from models.base import ReadingModel
 from models.batch import ReadingBatch
 from models.features import FIXATION_FEATURES, TRIAL_FEATURE_NAMES
+from readgaze.feature_sets import REDUCED_POS
 
-GAZE_COLUMNS = ("duration_ms", "pupil", "x_px", "y_px", "pupil_missing")
-"""The fixation-block inputs: EyeBench's ``CURRENT_FIX_DURATION, PUPIL, X, Y`` (+ the pupil's missing flag)."""
-N_WORD_CATEGORIES, N_CONTENT_CLASSES = 5, 3  # incl. 0 = off text / padding
+GAZE_COLUMNS = ("duration_ms", "pupil", "x_px", "y_px")
+"""The fixation-block inputs: EyeBench's ``CURRENT_FIX_DURATION, PUPIL, X, Y``."""
+N_WORD_CATEGORIES, N_CONTENT_CLASSES = len(REDUCED_POS) + 1, 3  # incl. 0 = off text / padding
 
 
 class BEyeLSTM(ReadingModel):
-    """Gaze, word-class and content-word BiLSTMs plus a global-feature block.
+    """Gaze, reduced-POS and content-word BiLSTMs plus a global-feature block.
 
     Parameters
     ----------
     n_trial_features : int
-        Size of the global feature vector; linked from the datamodule.
+        Size of the global feature vector; linked from the datamodule (692 with ``trial_feature_set:
+        beyelstm_global``; the default is the datamodule's default set).
     hidden_size : int
-        LSTM hidden size per direction (EyeBench 64; GD 128).
+        LSTM hidden size per direction (EyeBench 64; GD 128; sweep {64, 128}).
     embedding_dim : int
-        Word-class and content-word embedding size (EyeBench 4; GD 8).
+        Reduced-POS and content-word embedding size (EyeBench 4; GD 8; sweep {4, 8}).
     dropout : float
-        Dropout in every block (EyeBench 0.5; GD 0.3).
+        Dropout in every block (EyeBench 0.5; GD 0.3; sweep {0.1, 0.3, 0.5}).
     fc1_size, fc2_size : int
         The two dense layers after each LSTM (EyeBench 50, 20).
     global_out_size : int
@@ -58,6 +71,9 @@ class BEyeLSTM(ReadingModel):
     num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir
         See :class:`models.base.ReadingModel` (EyeBench lr swept in {1e-3, 3e-3, 1e-2}).
     """
+
+    sequence_blocks = ("gaze", "category", "content")
+    """The LSTM blocks this model reads (a variant drops some, :class:`models.fse.FSE`)."""
 
     def __init__(self, n_trial_features: int = len(TRIAL_FEATURE_NAMES), hidden_size: int = 64,
                  embedding_dim: int = 4, dropout: float = 0.5, fc1_size: int = 50, fc2_size: int = 20,
@@ -70,31 +86,35 @@ class BEyeLSTM(ReadingModel):
                              persistent=False)
         lstm = dict(hidden_size=hidden_size, fc1_size=fc1_size, fc2_size=fc2_size, dropout=dropout)
         self.gaze_block = LSTMBlock(len(GAZE_COLUMNS), **lstm)
-        self.category_embedding = nn.Embedding(N_WORD_CATEGORIES, embedding_dim, padding_idx=0)
-        self.category_block = LSTMBlock(embedding_dim, **lstm)
-        self.content_embedding = nn.Embedding(N_CONTENT_CLASSES, embedding_dim, padding_idx=0)
-        self.content_block = LSTMBlock(embedding_dim, **lstm)
+        if "category" in self.sequence_blocks:
+            self.category_embedding = nn.Embedding(N_WORD_CATEGORIES, embedding_dim, padding_idx=0)
+            self.category_block = LSTMBlock(embedding_dim, **lstm)
+        if "content" in self.sequence_blocks:
+            self.content_embedding = nn.Embedding(N_CONTENT_CLASSES, embedding_dim, padding_idx=0)
+            self.content_block = LSTMBlock(embedding_dim, **lstm)
         self.global_block = nn.Sequential(nn.Dropout(dropout), nn.Linear(n_trial_features, global_out_size),
                                           nn.ReLU())
-        self.head = nn.Sequential(nn.Linear(3 * fc2_size + global_out_size, after_concat_size), nn.ReLU(),
-                                  nn.Linear(after_concat_size, num_classes))
+        self.head = nn.Sequential(nn.Linear(len(self.sequence_blocks) * fc2_size + global_out_size,
+                                            after_concat_size), nn.ReLU(), nn.Linear(after_concat_size, num_classes))
 
     def forward(self, batch: ReadingBatch) -> torch.Tensor:
         """Logits ``(B, num_classes)``.
 
-        Legend: B batch, F fixations, E embedding, S fc2_size, G global_out_size::
+        Legend: B batch, F fixations, E embedding, S fc2_size, G global_out_size, n n_trial_features::
 
-            gaze (B,F,5)                 ─► BiLSTM block ─► (B,S) ─┐
-            word class (B,F) ─► embed E  ─► BiLSTM block ─► (B,S) ─┤
-            content (B,F)    ─► embed E  ─► BiLSTM block ─► (B,S) ─┼─► concat ─► fc–ReLU–fc ─► logits
-            trial_features (B,n)         ─► dropout–fc–ReLU ─► (B,G) ┘
+            gaze (B,F,4)                   ─► BiLSTM block ─► (B,S) ─┐
+            reduced POS (B,F) ─► embed E   ─► BiLSTM block ─► (B,S) ─┤
+            content (B,F)     ─► embed E   ─► BiLSTM block ─► (B,S) ─┼─► concat ─► fc–ReLU–fc ─► logits
+            trial_features (B,n)           ─► dropout–fc–ReLU ─► (B,G) ┘
         """
         lengths = batch.fixation_mask.sum(dim=1)  # (B,)
-        gaze = batch.fixation_features.index_select(-1, self.gaze_columns)  # (B, F, 5)
-        parts = [self.gaze_block(gaze, lengths),  # (B, S)
-                 self.category_block(self.category_embedding(batch.fixation_word_category), lengths),  # (B, S)
-                 self.content_block(self.content_embedding(batch.fixation_word_is_content), lengths),  # (B, S)
-                 self.global_block(batch.trial_features)]  # (B, G)
+        gaze = batch.fixation_features.index_select(-1, self.gaze_columns) * batch.fixation_mask[..., None]  # (B,F,4)
+        parts = [self.gaze_block(gaze, lengths)]  # (B, S)
+        if "category" in self.sequence_blocks:
+            parts.append(self.category_block(self.category_embedding(batch.fixation_word_category), lengths))
+        if "content" in self.sequence_blocks:
+            parts.append(self.content_block(self.content_embedding(batch.fixation_word_is_content), lengths))
+        parts.append(self.global_block(batch.trial_features))  # (B, G)
         return self.head(torch.cat(parts, dim=-1))  # (B, C)
 
 

@@ -13,9 +13,11 @@ Validation and test use one loader each, with every trial's regime in the batch:
 from __future__ import annotations
 
 import functools
+import json
 import logging
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Callable, Literal
 
 import lightning as L
 import numpy as np
@@ -27,12 +29,27 @@ from models import features as feat
 from models.batch import OFF_TEXT, REGIMES, ReadingBatch
 from models.text_encoder import load_tokenizer
 from readgaze.errors import ConfigError, DataError, SchemaError
+from readgaze.feature_sets import FEATURE_SETS, compute_feature_sets, feature_matrix
 from readgaze.qc import QCLog
 from readgaze.splits import assign_fold, make_splits, read_fold_files
 
 log = logging.getLogger(__name__)
 Task = Literal["reading_goal", "comprehension", "goal_question"]
+ReadingRegime = Literal["ordinary", "information_seeking", "all"]
 TABLES = ("trials", "words", "fixations", "word_measures")
+QUESTION_ROLES = ("lonely", "coupled_1", "coupled_2")
+"""goal_question classes: the paragraph's question on its own critical span, then the two sharing one span."""
+FEATURE_SOURCES = {
+    "surprisal_bits": ("words", "readgaze prep ... --surprisal-model PATH (a local causal LM)"),
+    "frequency_zipf": ("words", "readgaze prep ... --language CODE (wordfreq frequencies)"),
+    "pupil": ("fixations", "a fixation report with a pupil column (CURRENT_FIX_PUPIL)"),
+    "x_px": ("fixations", "a fixation report with fixation positions"),
+    "y_px": ("fixations", "a fixation report with fixation positions"),
+    "gaze_duration_ms": ("word_measures", "readgaze prep (word measures are computed from the fixations)"),
+    "regression_path_duration_ms": ("word_measures", "readgaze prep (word measures are computed from the fixations)"),
+    "total_fixation_duration_ms": ("word_measures", "readgaze prep (word measures are computed from the fixations)"),
+}
+"""Feature columns a dataset may lack, the table they live in and how ``readgaze prep`` makes them."""
 
 
 class ReadingDataModule(L.LightningDataModule):
@@ -44,9 +61,20 @@ class ReadingDataModule(L.LightningDataModule):
         Dataset folder written by ``readgaze prep`` (``trials.parquet``, ``words.parquet``, ``fixations.parquet``,
         ``word_measures.parquet``).
     task : {"reading_goal", "comprehension", "goal_question"}
-        reading_goal: 1 = information seeking, text = paragraph. comprehension: 1 = ``is_correct``, text =
-        paragraph + question. goal_question: the index of the reader's question among the paragraph's questions
-        (sorted by ``onestopqa_question_id``; information-seeking trials only), text = paragraph + all its questions.
+        reading_goal: 1 = information seeking, text = paragraph (both reading goals). comprehension: 1 =
+        ``is_correct``, text = paragraph + question, trials of ``reading_regime``. goal_question (goal selection,
+        Shubi et al. 2025, arXiv:2505.02872): which of the paragraph's three questions the reader was given,
+        as the question's *role* (:data:`QUESTION_ROLES`: 0 the lonely question, 1 and 2 the coupled pair that
+        shares a critical span, in ``onestopqa_question_id`` order), so a class means the same thing in every
+        difficulty level and layout version of the paragraph; information-seeking trials only; text = paragraph
+        + the candidate questions in role order. The role comes from ``same_critical_span`` (0 = no other
+        question shares the span; OneStop); a paragraph without exactly one lonely question falls back to the
+        rank of ``onestopqa_question_id`` within the paragraph (QC record ``no lonely/coupled structure``).
+        Paragraphs are ``(item_id, paragraph_id)`` when the trials have ``paragraph_id``, else ``text_id``.
+    reading_regime : {"ordinary", "information_seeking", "all"}, optional
+        comprehension only: the reading goal of the trials kept. Default ``"ordinary"`` when the trials have a
+        ``reading_goal`` column (EyeBench ``OneStop_RC``: ordinary reading, first reading, 9,718 trials), else
+        ``"all"``. The comprehension paper (Shubi et al. 2024) trains each regime separately.
     fold : int
         Validation fold; test is ``fold + 1`` (mod ``n_folds``).
     n_folds : int
@@ -54,7 +82,21 @@ class ReadingDataModule(L.LightningDataModule):
     split_seed : int
         Seed of the fold assignment.
     fold_files : str, optional
-        Folder of published fold files (``items/fold_k.csv``, ``subjects/fold_k.csv``) instead of making folds.
+        Folder of published fold files instead of making folds: ``items/fold_k.csv`` (articles as
+        ``{article_batch}_{article_id}``) and ``subjects/fold_k.csv`` (participant ids), headerless, K = the number
+        of files (EyeBench's OneStop folds: 10 x 3 articles, 10 x 18 participants). The fold's regimes are then
+        :func:`readgaze.splits.assign_fold` of those folds, which equals EyeBench's published per-fold trial
+        tables (``trial_ids/fold_k_trial_ids_by_regime.csv``) for comprehension on ordinary reading.
+        ``n_folds``, ``split_seed`` and ``split_within`` are ignored; trials whose participant or item is in no
+        fold file raise :class:`readgaze.errors.DataError`.
+    split_within : str, optional
+        Readgaze's own folds only: a trial column constant per participant and per item (OneStop:
+        ``article_batch``, as the goal-decoding code's per-batch split) within which participants and items are
+        dealt evenly to folds (:func:`readgaze.splits.make_splits` ``within``).
+    trial_feature_set : {"readgaze", "beyelstm_global", "fse_global"}
+        What ``trial_features`` holds: readgaze's trial features (:data:`models.features.TRIAL_FEATURES`, default),
+        or a published global set of :data:`readgaze.feature_sets.FEATURE_SETS` (BEyeLSTM's 692 grouped
+        means and entropies; FSE's 4 global features), computed per trial and scaled on the training split.
     strict : bool
         :func:`readgaze.splits.assign_fold`'s strict regimes.
     split_unit : {"auto", "participant_item", "trial"}
@@ -75,10 +117,22 @@ class ReadingDataModule(L.LightningDataModule):
 
     def __init__(self, path: str, task: Task = "reading_goal", fold: int = 0, n_folds: int = 10,
                  split_seed: int = 0, fold_files: str | None = None, strict: bool = False,
-                 split_unit: Literal["auto", "participant_item", "trial"] = "auto", text_encoder: str = "tiny", max_text_tokens: int = 512, batch_size: int = 16,
-                 num_workers: int = 0) -> None:
+                 split_unit: Literal["auto", "participant_item", "trial"] = "auto", text_encoder: str = "tiny",
+                 max_text_tokens: int = 512, batch_size: int = 16, num_workers: int = 0,
+                 reading_regime: ReadingRegime | None = None, split_within: str | None = None,
+                 trial_feature_set: Literal["readgaze", "beyelstm_global", "fse_global"] = "readgaze") -> None:
         super().__init__()
+        if task not in TASKS:
+            raise ConfigError(f"data.task: got {task!r}, expected one of {sorted(TASKS)}")
+        if reading_regime not in (None, "ordinary", "information_seeking", "all"):
+            raise ConfigError(f"data.reading_regime: got {reading_regime!r}, expected ordinary, "
+                              f"information_seeking or all")
         self.path, self.task, self.fold, self.n_folds = Path(path), task, fold, n_folds
+        self.reading_regime, self.split_within = reading_regime, split_within
+        if trial_feature_set not in ("readgaze", "beyelstm_global", "fse_global"):
+            raise ConfigError(f"data.trial_feature_set: got {trial_feature_set!r}, expected readgaze, "
+                              f"beyelstm_global or fse_global")
+        self.trial_feature_set = trial_feature_set
         self.split_seed, self.fold_files, self.strict, self.split_unit = split_seed, fold_files, strict, split_unit
         self.text_encoder, self.max_text_tokens = text_encoder, max_text_tokens
         self.batch_size, self.num_workers = batch_size, num_workers
@@ -99,20 +153,47 @@ class ReadingDataModule(L.LightningDataModule):
 
     @property
     def n_trial_features(self) -> int:
-        return len(feat.TRIAL_FEATURE_NAMES)
+        if self.trial_feature_set == "readgaze":
+            return len(feat.TRIAL_FEATURE_NAMES)
+        return len(feat.with_indicators(FEATURE_SETS[self.trial_feature_set]))
 
     @property
     def num_classes(self) -> int:
-        """2 for the binary tasks; for goal_question the most questions any paragraph has."""
+        """2 for the binary tasks; 3 for goal_question (the question roles)."""
         if self._num_classes is None:
             if self.task == "goal_question" and "onestopqa_question_id" not in self._scan("trials").collect_schema():
                 raise ConfigError("task goal_question needs the column onestopqa_question_id (which of the "
                                   "paragraph's questions the reader was given); this dataset has none",
                                   file=self.path / "trials.parquet", column="onestopqa_question_id")
-            self._num_classes = 2 if self.task != "goal_question" else int(
-                self._scan("trials").group_by("text_id").agg(pl.col("onestopqa_question_id").n_unique())
-                .select(pl.col("onestopqa_question_id").max()).collect().item())
+            self._num_classes = TASKS[self.task].num_classes
         return self._num_classes
+
+    @property
+    def effective_reading_regime(self) -> str:
+        """The reading goal(s) of the task's trials: ``ordinary``, ``information_seeking`` or ``all``."""
+        if self.task == "reading_goal":
+            return "all"
+        if self.task == "goal_question":
+            return "information_seeking"
+        if self.reading_regime is not None:
+            return self.reading_regime
+        return "ordinary" if "reading_goal" in self._scan("trials").collect_schema().names() else "all"
+
+    def qc_records(self) -> list[dict]:
+        """The datamodule's QC records (drops, fallbacks, cut words, unknown words, missing columns)."""
+        return self.qc.to_json()
+
+    def write_qc(self, directory: str | Path) -> Path:
+        """Write ``qc.json``: the task, reading regime, split unit and every QC record; returns its path."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / "qc.json"
+        fallback = any(r["reason"] == "split_unit_fallback_to_trial" for r in self.qc.records)
+        record = {"task": self.task, "reading_regime": self.effective_reading_regime, "fold": self.fold,
+                  "split_unit": "trial" if self.split_unit == "trial" or fallback else "participant_item",
+                  "fold_files": self.fold_files, "records": self.qc_records()}
+        path.write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
+        return path
 
     @property
     def class_counts(self) -> torch.Tensor:
@@ -137,6 +218,7 @@ class ReadingDataModule(L.LightningDataModule):
                        f"({self.trials['label'][0]}); the model can run but learns and measures nothing")
             log.warning(message)
             self.qc.add("task", "trials", "single_class_label", self.trials.height, "warning", message)
+        self._warn_missing_features()
         arrays = self._feature_arrays()
         tokens = self._tokenise()
         for split in ("train", "val", "test"):
@@ -171,9 +253,9 @@ class ReadingDataModule(L.LightningDataModule):
     def _task_trials(self) -> pl.DataFrame:
         """The task's trials with an Int64 ``label``; excluded trials are counted per reason."""
         trials = self._scan("trials").collect()
-        needed = {"reading_goal": ["reading_goal"], "comprehension": ["is_correct", "question"],
-                  "goal_question": ["reading_goal", "onestopqa_question_id", "question"]}[self.task]
-        missing = [c for c in ["trial_id", "participant_id", "item_id", "text_id", *needed] if c not in trials.columns]
+        spec = TASKS[self.task]
+        missing = [c for c in ["trial_id", "participant_id", "item_id", "text_id", *spec.needs]
+                   if c not in trials.columns]
         if missing:
             raise SchemaError(f"trials.parquet lacks column(s) {missing} needed for task {self.task}",
                               file=self.path / "trials.parquet")
@@ -181,23 +263,32 @@ class ReadingDataModule(L.LightningDataModule):
             if flag in trials.columns:
                 self.qc.add("task", "trials", f"{flag} trial", trials[flag].fill_null(False).sum())
                 trials = trials.filter(~pl.col(flag).fill_null(False))
-        if self.task == "reading_goal":
-            label = (pl.col("reading_goal") == "information_seeking").cast(pl.Int64)
-            keep = pl.col("reading_goal").is_in(["ordinary", "information_seeking"])
-        elif self.task == "comprehension":
-            label, keep = pl.col("is_correct").cast(pl.Int64), pl.col("is_correct").is_not_null()
-        else:
-            ids = pl.col("onestopqa_question_id")
-            candidates = (trials.filter(ids.is_not_null()).select("text_id", "onestopqa_question_id", "question")
-                          .unique().sort("text_id", "onestopqa_question_id")
-                          .group_by("text_id", maintain_order=True)
-                          .agg(pl.col("question").str.join(" ").alias("candidate_questions")))
-            keep = (pl.col("reading_goal") == "information_seeking") & ids.is_not_null()
-            trials = trials.join(candidates, on="text_id", how="left").with_columns(
-                (ids.rank("dense").over("text_id").cast(pl.Int64) - 1).alias("_rank"))
-            label = pl.col("_rank")
-        self.qc.add("task", "trials", f"no {self.task} label", trials.filter(~keep.fill_null(False)).height)
-        return trials.filter(keep.fill_null(False)).with_columns(label.alias("label"))
+        if self.reading_regime not in (None, "all") and self.task == "comprehension":
+            if "reading_goal" not in trials.columns:
+                raise SchemaError(f"data.reading_regime {self.reading_regime}: trials.parquet has no reading_goal "
+                                  f"column (use reading_regime all)", file=self.path / "trials.parquet",
+                                  column="reading_goal")
+        labelled = spec.trials(trials, self)
+        keep = pl.col("label").is_not_null()
+        self.qc.add("task", "trials", f"no {self.task} label", labelled.filter(~keep).height)
+        labelled = labelled.filter(keep)
+        regime = self.effective_reading_regime
+        if self.task == "comprehension" and regime != "all":
+            other = labelled.filter(pl.col("reading_goal") != regime).height
+            self.qc.add("task", "trials", f"reading_regime {regime}: other reading goal", other)
+            labelled = labelled.filter(pl.col("reading_goal") == regime)
+        return labelled.with_columns(pl.col("label").cast(pl.Int64))
+
+    def _warn_missing_features(self) -> None:
+        """Warn once per feature column the dataset lacks (it becomes all-missing), naming the prep option."""
+        for column, (table, option) in FEATURE_SOURCES.items():
+            if column in self._scan(table).collect_schema().names():
+                continue
+            message = (f"{table}.parquet has no column {column}: the feature {column} is all missing (0 with its "
+                       f"indicator set) for every trial; make it with {option}")
+            log.warning(message)
+            self.qc.add("features", table, f"missing feature column {column}", self.trials.height, "warning",
+                        message)
 
     def _assignment(self, trials: pl.DataFrame) -> pl.DataFrame:
         if self.split_unit == "trial":
@@ -206,8 +297,12 @@ class ReadingDataModule(L.LightningDataModule):
             splits = read_fold_files(self.fold_files)
         else:
             stratify = "reading_goal" if "reading_goal" in trials.columns else None
+            if self.split_within is not None and self.split_within not in trials.columns:
+                raise ConfigError(f"data.split_within: trials.parquet has no column {self.split_within!r}",
+                                  file=self.path / "trials.parquet", column=self.split_within)
             try:
-                splits = make_splits(trials, n_folds=self.n_folds, seed=self.split_seed, stratify_by=stratify)
+                splits = make_splits(trials, n_folds=self.n_folds, seed=self.split_seed, stratify_by=stratify,
+                                     within=self.split_within)
             except ConfigError as error:
                 if self.split_unit == "auto":
                     return self._fallback_to_trials(trials, error)
@@ -245,11 +340,15 @@ class ReadingDataModule(L.LightningDataModule):
         fix_own = fixations.select(feat.FIXATION_OWN).to_numpy()
         fix_word = fixations.select(*feat.WORD_MEASURES, *feat.WORD_LEXICAL).to_numpy()
         trial_raw = trial_table.select(feat.TRIAL_FEATURES).to_numpy()
+        trial_names = feat.TRIAL_FEATURES
+        if self.trial_feature_set != "readgaze":
+            trial_names = FEATURE_SETS[self.trial_feature_set]
+            trial_raw = self._published_trial_features(trial_names)
         in_train = np.isin(trial_words["trial_row"].to_numpy(), train)
         word_scaler = feat.RobustScaler(feat.WORD_MEASURES + feat.WORD_LEXICAL).fit(word_raw[in_train])
         fix_scaler = feat.RobustScaler(feat.FIXATION_OWN).fit(
             fix_own[np.isin(fixations["trial_row"].to_numpy(), train)])
-        trial_scaler = feat.RobustScaler(feat.TRIAL_FEATURES).fit(trial_raw[train])
+        trial_scaler = feat.RobustScaler(trial_names).fit(trial_raw[train])
         n = self.trials.height
         return {
             "word": word_scaler.transform(word_raw),
@@ -266,11 +365,19 @@ class ReadingDataModule(L.LightningDataModule):
             "text_words": trial_words,
         }
 
+    def _published_trial_features(self, names: tuple[str, ...]) -> np.ndarray:
+        """``(n_trials, len(names))`` float64 of a :mod:`readgaze.feature_sets` set, rows in ``trial_row`` order."""
+        tables = {t: self._scan(t) for t in ("fixations", "words", "word_measures")}
+        trials = self.trials.lazy().select("trial_id", "text_id")
+        table = compute_feature_sets(tables["fixations"], tables["words"], tables["word_measures"], trials,
+                                     sets=(self.trial_feature_set,))
+        ordered = self.trials.select("trial_row", "trial_id").join(table, on="trial_id", how="left").sort("trial_row")
+        return feature_matrix(ordered, names)
+
     def _tokenise(self) -> dict[str, np.ndarray]:
         """Tokenise each distinct (text, second segment) once; ``key`` maps each trial row to its encoding."""
         tokenizer = load_tokenizer(self.text_encoder)
-        second = {"reading_goal": pl.lit(None, pl.String), "comprehension": pl.col("question"),
-                  "goal_question": pl.col("candidate_questions")}[self.task]
+        second = TASKS[self.task].second_segment
         keys = self.trials.select("trial_row", "text_id", second.alias("second"))
         texts = (feat.word_table(self._scan("words")).select("text_id", "word").collect()
                  .group_by("text_id", maintain_order=True).agg("word"))
@@ -285,6 +392,73 @@ class ReadingDataModule(L.LightningDataModule):
                     truncated, "changed")
         key = keys.join(unique, on=["text_id", "second"], how="left", nulls_equal=True).sort("trial_row")["key"]
         return {"key": key.to_numpy(), "encodings": encodings}
+
+
+def _reading_goal_trials(trials: pl.DataFrame, datamodule: ReadingDataModule) -> pl.DataFrame:
+    """1 = information seeking, 0 = ordinary; other goals get a null label."""
+    goal = pl.col("reading_goal")
+    return trials.with_columns(pl.when(goal.is_in(["ordinary", "information_seeking"]))
+                               .then((goal == "information_seeking").cast(pl.Int64)).alias("label"))
+
+
+def _comprehension_trials(trials: pl.DataFrame, datamodule: ReadingDataModule) -> pl.DataFrame:
+    """1 = correct answer; the reading regime is applied by the datamodule (counted)."""
+    return trials.with_columns(pl.col("is_correct").cast(pl.Int64).alias("label"))
+
+
+def _goal_question_trials(trials: pl.DataFrame, datamodule: ReadingDataModule) -> pl.DataFrame:
+    """Information-seeking trials labelled with the role of the reader's question (:data:`QUESTION_ROLES`).
+
+    A paragraph is ``(item_id, paragraph_id)`` (every level and layout version of it), or ``text_id`` when
+    there is no ``paragraph_id``. ``candidate_questions`` joins the paragraph's questions in role order.
+    """
+    paragraph = ["item_id", "paragraph_id"] if "paragraph_id" in trials.columns else ["text_id"]
+    qid = "onestopqa_question_id"
+    questions = trials.filter(pl.col(qid).is_not_null())
+    lonely_flag = (pl.col("same_critical_span").fill_null(-1) == 0) if "same_critical_span" in trials.columns \
+        else pl.lit(False)
+    per_question = (questions.group_by(*paragraph, qid)
+                    .agg(pl.col("question").drop_nulls().first(), lonely_flag.all().alias("lonely"))
+                    .sort(*paragraph, qid))
+    structured = (pl.col("lonely").sum().over(paragraph) == 1) & (pl.len().over(paragraph) == 3)
+    rank = pl.col(qid).rank("dense").over(paragraph).cast(pl.Int64) - 1
+    coupled_rank = pl.col(qid).rank("dense").over(*paragraph, "lonely").cast(pl.Int64)
+    per_question = per_question.with_columns(
+        pl.when(structured).then(pl.when(pl.col("lonely")).then(0).otherwise(coupled_rank)).otherwise(rank)
+        .alias("label"), structured.alias("_structured"))
+    unstructured = per_question.filter(~pl.col("_structured")).select(paragraph).unique().height
+    datamodule.qc.add("task", "paragraphs", "no lonely/coupled structure (same_critical_span): role = rank of "
+                      "onestopqa_question_id", unstructured, "changed")
+    too_many = per_question.filter(pl.col("label") >= len(QUESTION_ROLES)).height
+    if too_many:
+        raise DataError(f"task goal_question: {too_many} questions are beyond the third of their paragraph "
+                        f"(expected 3 questions per paragraph)", column=qid)
+    candidates = (per_question.sort(*paragraph, "label").group_by(paragraph, maintain_order=True)
+                  .agg(pl.col("question").fill_null("").str.join(" ").alias("candidate_questions")))
+    keep = (pl.col("reading_goal") == "information_seeking").fill_null(False)
+    roles = per_question.select(*paragraph, qid, pl.col("label").alias("_role"))
+    return (trials.join(roles, on=[*paragraph, qid], how="left", nulls_equal=False)
+            .join(candidates, on=paragraph, how="left")
+            .with_columns(pl.when(keep).then(pl.col("_role")).alias("label")).drop("_role"))
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One task: trial columns it needs, its labelling function, its second text segment, its classes."""
+
+    needs: tuple[str, ...]
+    trials: Callable[[pl.DataFrame, "ReadingDataModule"], pl.DataFrame]
+    second_segment: pl.Expr
+    num_classes: int = 2
+
+
+TASKS: dict[str, TaskSpec] = {
+    "reading_goal": TaskSpec(("reading_goal",), _reading_goal_trials, pl.lit(None, pl.String)),
+    "comprehension": TaskSpec(("is_correct", "question"), _comprehension_trials, pl.col("question")),
+    "goal_question": TaskSpec(("reading_goal", "onestopqa_question_id", "question"), _goal_question_trials,
+                              pl.col("candidate_questions"), num_classes=len(QUESTION_ROLES)),
+}
+"""Task name -> :class:`TaskSpec`; ``trials`` returns the trials with an Int64 ``label`` (null = not in the task)."""
 
 
 def _trial_assignment(trials: pl.DataFrame, n_folds: int, fold: int, seed: int) -> pl.DataFrame:

@@ -31,6 +31,8 @@ trains a small ensemble whose weights ship in ``models/weights/dist.pt``.
 from __future__ import annotations
 
 import math
+import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -43,9 +45,40 @@ from kernels import cross_attention
 
 N_FIXATION_FEATURES = 10
 N_LINE_FEATURES = 5
-DEFAULT_VOTERS = ("slice", "warp", "stretch", "regress", "cluster", "chain", "segment", "attach")
+# The crowd (slice, cluster with k-means++, warp), its majority vote, and cheap methods that fail differently.
+# regress, stretch and merge (tens of ms per trial: numerical optimisation) are left out for speed.
+DEFAULT_VOTERS = ("slice", "cluster", "warp", "vote", "chain", "segment", "split", "attach")
+CROWD = ("slice", "cluster", "warp")
 WEIGHTS = Path(__file__).with_name("weights") / "dist.pt"
 WINDOW = 160  # fixations per training window; inference reads long trials in half-overlapping windows
+THREADS_ENV = "READGAZE_TORCH_THREADS"
+
+
+@contextmanager
+def torch_threads(n: int | None = None):
+    """Run the block with ``n`` torch intra-op threads, then restore the previous count.
+
+    Default: the environment variable ``READGAZE_TORCH_THREADS`` if set, else 1. The ensemble is small
+    (batches of a few thousand fixation tokens at hidden size 64); with more threads on a loaded machine,
+    torch's thread pool competes with every other process for the cores (measured on 2 shared cores:
+    1.37 s/trial with torch's default, 52 ms/trial with one thread). Set ``READGAZE_TORCH_THREADS=4`` (or
+    pass ``n``) on an idle multi-core machine.
+    """
+    if n is None:
+        text = os.environ.get(THREADS_ENV, "1")
+        try:
+            n = int(text)
+        except ValueError:
+            from readgaze.errors import ConfigError
+            raise ConfigError(f"{THREADS_ENV}: got {text!r}, expected a whole number of threads (e.g. 1)") from None
+    before = torch.get_num_threads()
+    if n != before:
+        torch.set_num_threads(max(int(n), 1))
+    try:
+        yield
+    finally:
+        if torch.get_num_threads() != before:
+            torch.set_num_threads(before)
 
 
 @dataclass
@@ -105,28 +138,42 @@ def trial_features(xy: np.ndarray, line_y_px: np.ndarray) -> tuple[np.ndarray, n
 
 def classical_votes(xy: np.ndarray, line_y_px: np.ndarray, methods=DEFAULT_VOTERS, word_xy=None,
                     word_line=None) -> np.ndarray:
-    """Line chosen by each classical method, shape (n, len(methods)), int64 (``readgaze.lines.assign_trial``).
+    """Line chosen by each classical method, shape (n, len(methods)), int64 (see :func:`classical_votes_many`)."""
+    return classical_votes_many([(xy, line_y_px, word_xy, word_line)], methods)[0]
 
-    Each method runs with readgaze's defaults, whose pixel thresholds scale with the trial's line pitch (Carr et
-    al.'s published values on a 64-px pitch). ``warp`` needs ``word_xy``/``word_line`` (word centres in
-    reading order); without them it votes like ``attach``.
+
+def classical_votes_many(trials: list[tuple], methods=DEFAULT_VOTERS) -> list[np.ndarray]:
+    """Each classical method's lines for many trials, one (n_fixations, len(methods)) int64 array per trial.
+
+    ``trials``: ``[(xy, line_y_px, word_xy, word_line), ...]``. Every method runs over all trials in one
+    ``readgaze.lines.assign_trials`` call (batched where it batches) with readgaze's defaults, whose pixel
+    thresholds scale with the trial's line pitch (Carr et al.'s published values on a 64-px pitch). ``vote``
+    is the majority of the crowd's columns when slice, cluster and warp are voters too. ``warp`` needs the
+    word centres; a trial without them gets ``attach``'s lines in that column.
     """
-    from readgaze.lines import assign_trial
+    from readgaze.lines import assign_trials, majority
 
-    xy = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
-    line_y = np.asarray(line_y_px, dtype=np.float64)
-    if len(methods) == 0 or len(xy) == 0:
-        return np.zeros((len(xy), len(methods)), dtype=np.int64)
-    votes = []
-    for m in methods:
-        params = {}
-        if m in ("warp", "compare"):
-            if word_xy is None:
-                m = "attach"
-            else:
-                params.update(word_xy=np.asarray(word_xy, float), word_line=np.asarray(word_line))
-        votes.append(np.asarray(assign_trial(xy, line_y, method=m, **params)))
-    return np.stack(votes, axis=1).astype(np.int64)
+    trials = [(np.asarray(xy, dtype=np.float64).reshape(-1, 2), np.asarray(ly, dtype=np.float64), wxy, wl)
+              for xy, ly, wxy, wl in trials]
+    if len(methods) == 0:
+        return [np.zeros((len(t[0]), 0), dtype=np.int64) for t in trials]
+    columns = {}
+    for name in methods:
+        if name == "vote" and all(c in methods for c in CROWD):
+            continue                                     # the crowd's majority, from its members' columns below
+        if name in ("warp", "compare", "vote"):
+            has_words = [k for k, t in enumerate(trials) if t[2] is not None]
+            lines = assign_trials(trials, "attach") if len(has_words) < len(trials) else [None] * len(trials)
+            for k, got in zip(has_words, assign_trials([trials[k] for k in has_words], name)):
+                lines[k] = got
+            columns[name] = lines
+        else:
+            columns[name] = assign_trials(trials, name)
+    if "vote" in methods and "vote" not in columns:
+        columns["vote"] = [majority(np.stack(c, axis=1), max(len(t[1]), 1))[0]
+                           for t, *c in zip(trials, *(columns[m] for m in CROWD))]
+    return [np.stack([columns[m][k] for m in methods], axis=1).astype(np.int64).reshape(len(t[0]), len(methods))
+            for k, t in enumerate(trials)]
 
 
 def crop(trial: tuple, max_len: int, rng: np.random.Generator) -> tuple:
@@ -256,11 +303,19 @@ def _sinusoid(position: Tensor, d: int) -> Tensor:
 def prepare(xy: np.ndarray, line_y_px: np.ndarray, voters=DEFAULT_VOTERS, target=None, word_xy=None,
             word_line=None):
     """Features, votes and target (-100 where unknown) of one trial, ready for :func:`collate`."""
-    fix, lines = trial_features(xy, line_y_px)
-    votes = classical_votes(xy, line_y_px, voters, word_xy, word_line)
-    if target is not None:
-        target = np.where(np.asarray(target) < 0, -100, np.asarray(target)).astype(np.int64)
-    return fix, lines, votes, target
+    return prepare_many([(xy, line_y_px, word_xy, word_line)], voters, [target])[0]
+
+
+def prepare_many(trials: list[tuple], voters=DEFAULT_VOTERS, targets=None) -> list[tuple]:
+    """:func:`prepare` for ``[(xy, line_y_px, word_xy, word_line), ...]``, the votes batched across trials."""
+    votes = classical_votes_many(trials, voters)
+    out = []
+    for (xy, line_y_px, *_), v, target in zip(trials, votes, targets or [None] * len(trials)):
+        fix, lines = trial_features(xy, line_y_px)
+        if target is not None:
+            target = np.where(np.asarray(target) < 0, -100, np.asarray(target)).astype(np.int64)
+        out.append((fix, lines, v, target))
+    return out
 
 
 @lru_cache(maxsize=4)
@@ -325,16 +380,18 @@ def assign_trial(xy: np.ndarray, line_y_px: np.ndarray, *, word_xy: np.ndarray |
     ndarray, int64, shape (n_fixations,)
         0-based line index per fixation.
     """
-    members, voters = load_ensemble(weights)
-    with torch.inference_mode():
-        return predict_lines(members, [prepare(xy, line_y_px, voters, None, word_xy, word_line)])[0].astype(np.int64)
+    return assign_trials([(xy, line_y_px, word_xy, word_line)], weights=weights)[0]
 
 
-def assign_trials(trials: list[tuple], *, weights: str | None = None, batch_size: int = 16) -> list[np.ndarray]:
-    """Batched :func:`assign_trial` over ``[(xy, line_y_px, word_xy, word_line), ...]`` (word arrays may be None)."""
+def assign_trials(trials: list[tuple], *, weights: str | None = None, batch_size: int = 16,
+                  threads: int | None = None) -> list[np.ndarray]:
+    """Batched :func:`assign_trial` over ``[(xy, line_y_px, word_xy, word_line), ...]`` (word arrays may be None).
+
+    ``threads``: torch threads for the ensemble (default: see :func:`torch_threads`).
+    """
     members, voters = load_ensemble(weights)
-    prepared = [prepare(xy, ly, voters, None, wxy, wl) for xy, ly, wxy, wl in trials]
-    with torch.inference_mode():
+    prepared = prepare_many(trials, voters)
+    with torch_threads(threads), torch.inference_mode():
         return [p.astype(np.int64) for p in predict_lines(members, prepared, batch_size)]
 
 

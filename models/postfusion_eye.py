@@ -1,7 +1,7 @@
 """PostFusion-Eye: a fixation CNN whose outputs attend to the text tokens of the fixated word, then pooled.
 
 Reference: Shubi, O., Meiri, Y., Hadar, C. A., & Berzak, Y. (2024). Fine-grained prediction of reading comprehension
-from eye movements. EMNLP 2024, arXiv:2410.04484 (PostFusion-Eye); EyeBench ``PostFusion`` (REFERENCE.md §1.3).
+from eye movements. EMNLP 2024, arXiv:2410.04484 (PostFusion-Eye); EyeBench ``PostFusion`` (Shubi et al., 2025).
 
 Idea: the text and the scanpath are encoded separately, a transformer for the text and a 1-D CNN for the fixation
 sequence, and fused late. Each encoded fixation attends (one head, :func:`kernels.cross_attention`) to the tokens of
@@ -13,11 +13,19 @@ Inputs: fixation level (``fixation_features``, ``fixation_word_index``) and the 
 
 Departures and fixes:
 - The EyeBench mask turned the 0/1 "allowed" matrix into all-True rows (``+= 1; .bool()``), masking every text
-  token, so the cross-attention output was 0 + bias (REFERENCE.md §7.1). Here the band is explicit and tested to
+  token, so the cross-attention output was 0 + bias (EyeBench ``post_fusion_model.shared_step``). Here the band is explicit and tested to
   admit the fixated word's tokens and nothing outside the window.
-- Off-text fixations keep their row (no drop-then-index shift, §7.2) and attend to ``[CLS]`` only; the intended
+- Off-text fixations keep their row (no drop-then-index shift as in EyeBench ``get_text_features``) and attend to ``[CLS]`` only; the intended
   EyeBench mask let every fixation also see ``[CLS]`` (a band is contiguous, so on-text fixations do not here).
 - The query of the pooling attention is chosen per trial from the data (question present or not), not per task.
+- Text: the paragraph and the question as :mod:`models.data` builds them for every model: no ``"Question: "``
+  prefix (the segment id marks the question), and an over-long paragraph loses its end (EyeBench keeps the last
+  tokens; no OneStop paragraph reaches 512 tokens).
+- Optimiser: AdamW with betas (0.9, 0.98), eps 1e-6, as EyeBench's RoBERTa models (taken to hold for its
+  RoBERTa-based PostFusion too).
+
+Feature set: the fixation-level set, :data:`models.features.FIXATION_FEATURES` (54 numbers; see
+:mod:`models.roberteye_f` and :data:`models.features.PUBLISHED_FEATURES` for what each stands for).
 """
 
 from __future__ import annotations
@@ -52,6 +60,8 @@ class PostFusionEye(ReadingModel):
     num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir
         See :class:`models.base.ReadingModel`.
     """
+
+    adam_betas, adam_eps = (0.9, 0.98), 1e-6  # EyeBench base_roberta
 
     def __init__(self, text_encoder: str = "tiny", n_fixation_features: int = len(FIXATION_FEATURES),
                  window: int = 1, eye_projection_dropout: float = 0.1, cross_attention_dropout: float = 0.1,

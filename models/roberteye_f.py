@@ -1,7 +1,7 @@
 """RoBERTEye-F: fixations as extra tokens beside the text, fused by the transformer's own self-attention.
 
 Reference: Shubi, O., Meiri, Y., Hadar, C. A., & Berzak, Y. (2024). Fine-grained prediction of reading comprehension
-from eye movements. EMNLP 2024, arXiv:2410.04484 (RoBERTa-Eye-F); EyeBench ``RoberteyeFixation`` (REFERENCE.md §1.3).
+from eye movements. EMNLP 2024, arXiv:2410.04484 (RoBERTa-Eye-F); EyeBench ``RoberteyeFixation`` (Shubi et al., 2025).
 
 Idea: each fixation becomes one input vector of the text encoder. A small MLP projects the fixation's features (its
 duration, position, saccades, and the reading measures and lexical features of the word it lands on) to the hidden
@@ -15,8 +15,18 @@ Departures from the paper:
   text in the sequence. With explicit position ids, self-attention does not depend on sequence order, so this is the
   paper's model; it also makes the model with no fixations exactly the text-only baseline (tested).
 - Off-text fixations keep their slot (the lab code dropped them before indexing and shifted every later fixation,
-  REFERENCE.md §7.2); their position is the ``[CLS]`` position.
+  EyeBench ``get_text_features``); their position is the ``[CLS]`` position.
 - Fixations are padded to the batch's longest scanpath, not to 815.
+- A paragraph longer than ``max_text_tokens`` loses its *end* (EyeBench keeps the last tokens): readgaze keeps the
+  words read first, and at 512 tokens no OneStop paragraph (at most 165 words) is cut either way.
+- Comprehension: the question is the second segment as it stands, without EyeBench's ``"Question: "`` prefix
+  (the segment id already marks it; :mod:`models.data` builds the text for every model alike).
+- Optimiser as EyeBench's RoBERTa models: AdamW, betas (0.9, 0.98), eps 1e-6, weight decay except on biases and
+  norms, linear warm-up and decay (:class:`models.base.ReadingModel`).
+
+Feature set: the fixation-level set, :data:`models.features.FIXATION_FEATURES` (54 numbers: 15 fixation features,
+9 missing flags, then the fixated word's 23 word features and 7 missing flags; the published vector has 16 + 33 =
+49). Which published feature each stands for, and which readgaze lacks: :data:`models.features.PUBLISHED_FEATURES`.
 """
 
 from __future__ import annotations
@@ -49,6 +59,8 @@ class RoBERTEyeF(ReadingModel):
         See :class:`models.base.ReadingModel` (EyeBench: lr swept in {1e-5, 3e-5, 1e-4}, wd 0.1, warm-up 10 %).
     """
 
+    adam_betas, adam_eps = (0.9, 0.98), 1e-6  # EyeBench base_roberta
+
     def __init__(self, text_encoder: str = "tiny", n_fixation_features: int = len(FIXATION_FEATURES),
                  eye_projection_dropout: float = 0.3, freeze_text_encoder: bool = False, head_dropout: float = 0.1,
                  num_classes: int = 2, learning_rate: float = 1e-5, weight_decay: float = 0.1,
@@ -78,20 +90,26 @@ class RoBERTEyeF(ReadingModel):
         embeddings = self.encoder.embeddings
         batch_size, n_tokens = batch.input_ids.shape
         text = embeddings.word_embeddings(batch.input_ids)  # (B, T, D)
-        gaze = self.eye_projection(batch.fixation_features)  # (B, F, D)
+        features, start, end, mask = self.gaze_slots(batch)  # (B, S, n), 3 x (B, S)
+        gaze = self.eye_projection(features)  # (B, S, D)
         offset = position_offset(self.encoder)
         text_position = offset + torch.arange(n_tokens, device=text.device).expand(batch_size, n_tokens)  # (B, T)
-        start, end = batch.fixation_token_band(window=0)  # (B, F) the fixated word's tokens; off text: [CLS]
-        gaze_position = offset + start  # (B, F) the id the embedding layer adds; corrected to the mean below
+        gaze_position = offset + start  # (B, S) the id the embedding layer adds; corrected to the mean below
         gaze = gaze + mean_position_embedding(embeddings.position_embeddings.weight[offset:offset + n_tokens],
                                               start, end) - embeddings.position_embeddings(gaze_position)
         hidden = self.encoder(
-            inputs_embeds=torch.cat([text, gaze], dim=1),  # (B, T+F, D)
-            attention_mask=torch.cat([batch.attention_mask, batch.fixation_mask], dim=1).long(),
+            inputs_embeds=torch.cat([text, gaze], dim=1),  # (B, T+S, D)
+            attention_mask=torch.cat([batch.attention_mask, mask], dim=1).long(),
             position_ids=torch.cat([text_position, gaze_position], dim=1),
             token_type_ids=torch.cat([torch.zeros_like(batch.input_ids), torch.ones_like(start)], dim=1),
-        ).last_hidden_state  # (B, T+F, D)
+        ).last_hidden_state  # (B, T+S, D)
         return self.head(hidden)  # (B, C)
+
+    def gaze_slots(self, batch: ReadingBatch):
+        """The gaze vectors beside the text: one per fixation, its word's token span (off text: ``[CLS]``), and
+        the fixation mask; ``(B, F, n_fixation_features)``, then three ``(B, F)`` tensors."""
+        start, end = batch.fixation_token_band(window=0)
+        return batch.fixation_features, start, end, batch.fixation_mask
 
 
 def mean_position_embedding(table: torch.Tensor, start: torch.Tensor, end: torch.Tensor) -> torch.Tensor:

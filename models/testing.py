@@ -15,6 +15,10 @@ Planted signals (so a model that uses the scanpath can beat reading speed on *ne
 
 The simulation loops over trials and fixations in Python: it is a fixture generator for a few hundred trials, not
 library code for real data.
+
+:func:`write_planted_corpus` instead runs :func:`readgaze.simulate.simulate_corpus` (the OneStop-like reader) through
+the real preparation pipeline, and :func:`fit_briefly` trains any :class:`~models.base.ReadingModel` on it for a few
+epochs on CPU and returns its validation metrics per regime: the ``learns`` tests (``tests/test_models_learn.py``).
 """
 
 from __future__ import annotations
@@ -217,3 +221,96 @@ def _write(out: Path, words, trials, fixations, measures, seed: int) -> None:
     manifest = {"source": "models.testing.write_synthetic_dataset", "seed": seed,
                 "counts": {"trials": len(trials), "texts": words["text_id"].n_unique()}}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2))
+
+
+def write_planted_corpus(path: str | Path, *, n_participants: int = 48, n_items: int = 12, goal_effect: float = 1.0,
+                         words_per_paragraph: tuple[int, int] = (40, 60), seed: int = 0) -> Path:
+    """A dataset folder from :func:`readgaze.simulate.simulate_corpus` with a planted reading-goal signal.
+
+    One paragraph per item at one of two levels, no calibration drift (so ``nearest`` line assignment is exact and
+    the models see the simulator's gold words), prepared by :func:`data_prep.pipeline.prepare` as
+    ``readgaze prep`` does. The manifest's ``config.oracle`` holds :func:`readgaze.simulate.oracle_accuracy`
+    (``reading_goal_lr_auroc``: a logistic regression on in- vs out-of-span reading, participants grouped; it
+    knows the critical span, the models do not).
+    """
+    from data_prep.dataset import write_dataset
+    from data_prep.pipeline import prepare
+    from readgaze.simulate import simulate_corpus
+
+    from readgaze.simulate import oracle_accuracy
+
+    corpus = simulate_corpus(n_participants, n_items, 1, seed=seed, goal_effect=goal_effect, drift_scale=0.0,
+                             words_per_paragraph=words_per_paragraph)
+    prepared = prepare(corpus.trials, corpus.words, corpus.fixations, line_assigner="nearest")
+    config = {"mode": "readgaze.simulate", "goal_effect": goal_effect, "seed": seed, "line_assigner": "nearest",
+              "oracle": oracle_accuracy(corpus)}
+    return write_dataset(path, prepared, sources={}, config=config, force=True)
+
+
+def fit_briefly(model, datamodule, *, max_epochs: int = 10, learning_rate: float | None = None,
+                seed: int = 0) -> dict[str, float]:
+    """Train ``model`` on ``datamodule``'s training split with AdamW (no schedule) and return its validation metrics.
+
+    The epoch kept is the one with the lowest pooled validation loss (the protocol's model selection; never the
+    best AUROC). Returns :func:`models.base.regime_metrics` of that epoch as floats plus ``epoch`` and
+    ``val_loss``. Class weights are set from the training counts, as the Lightning ``setup`` does.
+    """
+    import torch
+
+    from models.base import regime_metrics
+
+    torch.manual_seed(seed)
+    datamodule.setup("fit")
+    counts = datamodule.class_counts.to(torch.float32)
+    model.class_weights = torch.where(counts > 0, counts.sum() / counts.clamp(min=1), torch.zeros_like(counts))
+    parameters = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(parameters, lr=learning_rate or model.learning_rate,
+                                  weight_decay=model.weight_decay)
+    val = list(datamodule.val_dataloader())
+    best: dict[str, float] = {}
+    for epoch in range(max_epochs):
+        model.train()
+        for batch in datamodule.train_dataloader():
+            optimizer.zero_grad()
+            model.loss(model(batch), batch.label).backward()
+            torch.nn.utils.clip_grad_norm_(parameters, 1.0)
+            optimizer.step()
+        model.eval()
+        with torch.no_grad():
+            logits = torch.cat([model(b) for b in val])
+        label = torch.cat([b.label for b in val])
+        regime = torch.cat([b.regime_index for b in val])
+        loss = float(torch.nn.functional.cross_entropy(logits, label, weight=model.class_weights))
+        if not best or loss < best["val_loss"]:
+            best = {k: float(v) for k, v in regime_metrics(logits, label, regime, model.num_classes).items()}
+            best.update(epoch=epoch, val_loss=loss)
+    return best
+
+
+def pad_batch(batch, tokens: int = 3, words: int = 2, fixations: int = 4):
+    """The same trials with ``tokens``, ``words`` and ``fixations`` more padding rows (what a longer trial in the
+    batch adds): a model's logits must not change (the padding-invariance tests)."""
+    import torch
+    import torch.nn.functional as F
+
+    from models.batch import OFF_TEXT, ReadingBatch
+    from models.text_encoder import load_tokenizer
+
+    pad_id = load_tokenizer("tiny").pad_token_id or 0
+
+    def right(x, n, value):  # pad dim 1 of x by n
+        spec = [0, 0] * (x.dim() - 2) + [0, n]
+        return F.pad(x, spec, value=value)
+
+    return ReadingBatch(
+        trial_id=batch.trial_id, label=batch.label, regime_index=batch.regime_index,
+        input_ids=right(batch.input_ids, tokens, pad_id), attention_mask=right(batch.attention_mask, tokens, False),
+        token_segment=right(batch.token_segment, tokens, 0),
+        word_token_start=right(batch.word_token_start, words, 0), word_token_end=right(batch.word_token_end, words, 0),
+        word_features=right(batch.word_features, words, 0.0), word_mask=right(batch.word_mask, words, False),
+        fixation_features=right(batch.fixation_features, fixations, 0.0),
+        fixation_mask=right(batch.fixation_mask, fixations, False),
+        fixation_word_index=right(batch.fixation_word_index, fixations, OFF_TEXT),
+        fixation_word_category=right(batch.fixation_word_category, fixations, 0),
+        fixation_word_is_content=right(batch.fixation_word_is_content, fixations, 0),
+        trial_features=batch.trial_features)

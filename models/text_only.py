@@ -2,7 +2,7 @@
 
 Reference: the "RoBERTa (no eyes)" baseline of Shubi et al. (2024), *Fine-grained prediction of reading
 comprehension from eye movements*, EMNLP, arXiv:2410.04484, and EyeBench's ``Roberta`` with
-``prepend_eye_features_to_text=False`` (REFERENCE.md §1.2). It measures how much of a task the text (paragraph, and
+``prepend_eye_features_to_text=False`` (Shubi et al., 2025). It measures how much of a task the text (paragraph, and
 question where the task gives one) predicts by itself; a gaze model that does not beat it has learned nothing from
 the eyes.
 

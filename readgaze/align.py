@@ -1,17 +1,19 @@
 """Fixation → word alignment: each fixation gets the word box it lies in, on its assigned line.
 
-Rules (verified against Data Viewer on the OneStop sample, REFERENCE.md):
+Rules (each checked against Data Viewer's own interest-area ids on a OneStop sample of 24 trials):
 
 * Boxes are half-open, ``left_px <= x < right_px``. On a shared edge (``right == next left``) the
   fixation goes to the word that **starts** there (Data Viewer: 25/25 left edges, 6/6 top edges).
-* Overlapping boxes on one line (BR-13): the box that starts last at or before ``x`` wins, which
-  is the shared-edge rule generalised. Each overlapping pair is counted as a QC warning.
+* Overlapping boxes on one line: a fixation inside several boxes goes to the one with the lowest
+  interest-area id, as Data Viewer assigns it (SR Research, *EyeLink Data Viewer User's Manual*
+  4.2, "Interest Areas") and as pymovements does. Boxes overlapping an earlier box are counted as a QC warning, and fixations inside more than one
+  box as ``in_overlapping_boxes``.
 * A fixation first gets a line (``line_index``) from a line assigner, then the word on that line
   whose box contains ``x``. The default assigner, ``"nearest"``, takes the line whose box holds
   ``y``, else the nearest line midline if ``y`` lies within half a line pitch of the text block;
   any other name is passed to :func:`readgaze.lines.assign_lines`.
 * A fixation outside every word box keeps a null ``word_index`` and is counted (``off_text``);
-  those outside the screen are counted again as ``off_screen`` (BR-20).
+  those outside the screen are counted again as ``off_screen``.
 """
 
 from __future__ import annotations
@@ -101,15 +103,18 @@ def nearest_line(fixations: pl.LazyFrame, words: pl.LazyFrame, *, margin_lines: 
 
 
 def count_overlaps(words: pl.LazyFrame) -> int:
-    """Number of pairs of neighbouring boxes on one line that overlap (``right > next left``)."""
-    nxt = pl.col("left_px").shift(-1).over("text_id", "line_index", order_by="left_px")
-    return int(words.select((pl.col("right_px") > nxt).fill_null(False).sum()).collect().item())
+    """Number of boxes that overlap an earlier-starting box of their line (``left < max right so far``)."""
+    reach = pl.col("right_px").cum_max().shift(1).over("text_id", "line_index", order_by=["left_px", "ia_index"])
+    return int(words.select((pl.col("left_px") < reach).fill_null(False).sum()).collect().item())
 
 
-def _word_on_line(fixations: pl.DataFrame, words: pl.DataFrame) -> pl.DataFrame:
-    """Attach the box on the fixation's line that starts last at or before ``x``, if it holds ``x``.
+def _word_on_line(fixations: pl.DataFrame, words: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """Attach the box on the fixation's line that holds ``x``; where several do, the lowest ``ia_index``.
 
-    Among boxes starting at the same ``left_px`` the one with the higher ``ia_index`` is taken.
+    Boxes of a line are grouped into runs of overlapping boxes (a box that starts at or after the
+    furthest right edge so far starts a new run, so shared edges never overlap). A fixation is found in
+    its run by one binary search; only fixations in runs of two or more boxes look at each member.
+    Returns the frame and the number of fixations that lay inside more than one box.
     """
     texts = words["text_id"].unique().sort()
     n_lines = float(words["line_index"].max() + 1)
@@ -117,22 +122,46 @@ def _word_on_line(fixations: pl.DataFrame, words: pl.DataFrame) -> pl.DataFrame:
         "_code", "line_index", "left_px", "ia_index")
     bg = boxes["_code"].to_numpy() * n_lines + boxes["line_index"].to_numpy()
     left, right = boxes["left_px"].to_numpy(), boxes["right_px"].to_numpy()
+    group = pl.Series(bg)
+    reach = pl.DataFrame({"g": group, "r": right}).select(
+        pl.col("r").cum_max().shift(1).over("g"))["r"].fill_null(-np.inf).to_numpy()
+    new_run = np.r_[True, bg[1:] != bg[:-1]] | (left >= reach)
+    run = np.cumsum(new_run) - 1
+    first = np.flatnonzero(new_run)
+    run_g, run_left = bg[first], left[first]
+    run_right = np.maximum.reduceat(right, first) if len(first) else right
+    run_size = np.diff(np.r_[first, len(bg)])
     c = _codes(fixations["text_id"], texts)
     line = fixations["line_index"].fill_null(-1).to_numpy()
     x = fixations["x_px"].cast(pl.Float64).fill_null(np.nan).to_numpy()
     ok = (c >= 0) & (line >= 0) & ~np.isnan(x)
     fg = c * n_lines + line
-    j = np.searchsorted(_key(bg, left), _key(fg, np.nan_to_num(x)), side="right") - 1
+    j = np.searchsorted(_key(run_g, run_left), _key(fg, np.nan_to_num(x)), side="right") - 1
     jj = j.clip(0)
-    hit = ok & (j >= 0) & (bg[jj] == fg) & (x < right[jj])
-    word = pl.Series("word_index", np.where(hit, boxes["word_index"].to_numpy()[jj], -1), pl.Int32)
-    ia = pl.Series("ia_index", np.where(hit, boxes["ia_index"].to_numpy()[jj], -1), pl.Int32)
+    hit = ok & (j >= 0) & (run_g[jj] == fg) & (x < run_right[jj])
+    pick = first[jj]  # a one-box run: its box
+    many = np.flatnonzero(hit & (run_size[jj] > 1))
+    n_multi = 0
+    if len(many):
+        members = pl.DataFrame({"_run": run, "_box": np.arange(len(bg)), "_l": left, "_r": right,
+                                "_ia": boxes["ia_index"].to_numpy()})
+        cand = (pl.DataFrame({"_fx": many, "_run": jj[many], "_x": x[many]}).join(members, on="_run")
+                .filter((pl.col("_l") <= pl.col("_x")) & (pl.col("_x") < pl.col("_r")))
+                .group_by("_fx").agg(pl.col("_box").sort_by("_ia").first(), pl.len().alias("_n")))
+        inside = np.zeros(len(x), bool)
+        inside[cand["_fx"].to_numpy()] = True
+        pick[cand["_fx"].to_numpy()] = cand["_box"].to_numpy()
+        hit[many] &= inside[many]  # in the run's span but in a gap of none of its boxes cannot happen; kept safe
+        n_multi = int((cand["_n"] > 1).sum())
+    word = pl.Series("word_index", np.where(hit, boxes["word_index"].to_numpy()[pick], -1), pl.Int32)
+    ia = pl.Series("ia_index", np.where(hit, boxes["ia_index"].to_numpy()[pick], -1), pl.Int32)
     return fixations.with_columns(pl.when(word >= 0).then(word).alias("word_index"),
-                                  pl.when(ia >= 0).then(ia).alias("ia_index"))
+                                  pl.when(ia >= 0).then(ia).alias("ia_index")), n_multi
 
 
 def align_words(fixations, words, trials, *, line_assigner: str = "nearest",
-                screen_px: tuple[float, float] | None = None) -> tuple[pl.LazyFrame, QCLog]:
+                screen_px: tuple[float, float] | None = None, direction: str | None = None,
+                **line_params) -> tuple[pl.LazyFrame, QCLog]:
     """Align each fixation to the word it lies in, on its assigned text line.
 
     Parameters
@@ -147,6 +176,11 @@ def align_words(fixations, words, trials, *, line_assigner: str = "nearest",
         ``trial_id`` → ``text_id``.
     line_assigner : str, default "nearest"
         ``"nearest"`` (:func:`nearest_line`) or a method name of :func:`readgaze.lines.assign_lines`.
+    direction : {"ltr", "rtl"}, optional
+        Reading direction, passed to :func:`readgaze.lines.assign_lines` (``"nearest"`` uses y only);
+        default a ``direction`` column of ``words``, else ``"ltr"``. Word boxes need no direction.
+    **line_params
+        Parameters of the line-assignment method.
     screen_px : (width, height), optional
         Screen size in px; a fixation outside ``[0, width) x [0, height)`` is counted
         ``off_screen``. Without it only negative coordinates count as off screen.
@@ -197,11 +231,12 @@ def align_words(fixations, words, trials, *, line_assigner: str = "nearest",
         lined = nearest_line(base, words)
     else:
         from readgaze.lines import assign_lines  # the line-assignment area's lookup by method name
-        lined, line_qc = assign_lines(base, words, method=line_assigner, trials=trials)
+        lined, line_qc = assign_lines(base, words, method=line_assigner, trials=trials, direction=direction,
+                                      **line_params)
         qc.extend(line_qc)
         lined = lined.lazy()
     df = lined.collect()
-    out = _word_on_line(df, words.collect())
+    out, n_multi = _word_on_line(df, words.collect())
     if "_align_row" in out.columns and not out["_align_row"].is_sorted():
         out = out.sort("_align_row")
     off_text = pl.col("word_index").is_null()
@@ -222,7 +257,9 @@ def align_words(fixations, words, trials, *, line_assigner: str = "nearest",
     if counts[2]:
         qc.add(STEP, "fixations", "trial_without_text", counts[2], action="flagged")
     qc.add(STEP, "words", "overlapping_boxes", count_overlaps(words), action="warning",
-           detail="neighbouring boxes on a line overlap; the later-starting box wins")
+           detail="boxes overlapping an earlier box of their line; a fixation in several goes to the lowest ia_index")
+    qc.add(STEP, "fixations", "in_overlapping_boxes", n_multi, action="flagged",
+           detail="inside two or more boxes; assigned to the lowest ia_index (Data Viewer's rule)")
     added = [c for c in out.columns if c not in cols and c not in ("text_id", "_align_row", "line_index",
                                                                     "word_index", "ia_index")]
     keep = [c for c in cols if c not in ("line_index", "word_index", "ia_index")] + added  # + e.g. vertical_drift_px

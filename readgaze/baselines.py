@@ -1,33 +1,102 @@
-"""Classical baselines over trial-level features: majority class and reading-speed logistic regression.
+"""Classical baselines over trial-level features: scikit-learn pipelines fit per fold, selected on validation.
 
-* ``majority``: predicts the training split's most frequent class for every test trial; its
-  ``prediction_prob`` is the training class frequency, so AUROC is 0.5 by construction.
-* ``reading_speed``: logistic regression on ``reading_speed_wpm`` (or other trial-level columns of
-  ``trials.parquet``, see :mod:`readgaze.trial_features`), standardised with the training split's mean
-  and SD, ``class_weight="balanced"`` (the lab sweep forced ``None``, REFERENCE.md §7 item 7). A missing
-  feature value is replaced by the training split's median (counted in ``qc``), never by another
-  trial's value.
+Each baseline is a named :class:`Baseline` in :data:`BASELINES`: a feature list (from
+:mod:`readgaze.feature_sets` or :mod:`readgaze.trial_features`), a scikit-learn estimator behind a
+``StandardScaler`` and a hyperparameter grid. Per fold, every grid point is fit on the ``train`` trials
+only and scored on the ``val`` trials (AUROC; balanced accuracy when the validation split holds one
+class, or for more than two classes); the best point (first on ties) predicts the requested split.
+With no validation trials the first grid point is used, counted in ``qc``. A feature missing in a trial
+is replaced by the training median (counted); a feature missing in every training trial is left out
+(counted). ``class_weight="balanced"`` wherever the estimator takes it (one lab sweep forced ``None``).
 
-Both are fit per fold on the ``train`` split only and predict that fold's ``test`` trials, returning
-the predictions frame that :func:`readgaze.metrics.evaluate` reads. Reference: Shubi et al. (2024),
-reading-speed baseline of goal decoding (REFERENCE.md §4.1: 58.9 % new participant on OneStop).
+* ``majority``: the training class frequencies for every trial (AUROC 0.5 by construction).
+* ``reading_speed``: logistic regression on readgaze's ``reading_speed_wpm`` (words per minute over the
+  fixation span; :mod:`readgaze.trial_features`). Output model name ``reading_speed_logistic_regression``.
+* ``words_per_paragraph_time``: logistic regression on ``paragraph_words_per_minute`` (words / paragraph
+  reading time, EyeBench's "Reading Speed" baseline).
+* ``mean_total_fixation_duration``: logistic regression on the mean total fixation duration per word
+  (the goal-decoding paper's "Reading Time" baseline).
+* ``meziere_logistic_regression``: logistic regression on Mézière et al.'s 9 features
+  (``FEATURE_SETS["meziere"]``); grid: l2 penalty with C ∈ {0.1, 1, 5, 10, 50, 100}, or no penalty.
+* ``svm``: support vector classifier on Hollenstein et al.'s 9 features; ``prediction_prob`` is the
+  logistic function of the decision score (monotone, so AUROC ranks by the score and 0.5 is the SVM's own
+  decision boundary; not a calibrated probability). Grid C × kernel × gamma × class weight.
+* ``random_forest``: random forest on Makowski et al.'s summary statistics (119 features); grid over
+  depth and max features at 200 trees (the published forest: 1000 trees, depth 6).
+* ``knn``: k nearest neighbours on readgaze's 8 trial features; grid k × weighting.
+* ``gradient_boosting``: ``HistGradientBoostingClassifier`` (100 iterations) on readgaze's 8 trial
+  features; grid learning rate × depth × minimum leaf size.
+
+The returned frame is what :func:`readgaze.metrics.evaluate` reads. References: Mézière et al. (2023),
+*Scientific Studies of Reading*, doi:10.1080/10888438.2022.2157729; Hollenstein et al. (2022), *Frontiers
+in Psychology*; Makowski et al. (2024), *Applied Sciences*; Shubi et al. (2024), EMNLP (goal decoding).
 """
 
 from __future__ import annotations
 
+import json
+import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import polars as pl
+from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import make_pipeline
+from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+from sklearn.model_selection import ParameterGrid
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
 
 from readgaze.errors import ConfigError, DataError, SchemaError
+from readgaze.feature_sets import FEATURE_SETS, compute_feature_sets
 from readgaze.qc import QCLog
 
-KINDS = ("majority", "reading_speed")
 TASKS = ("reading_goal", "comprehension", "goal_question")
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A classical baseline: its output model name, features, estimator factory and validation grid."""
+
+    model: str
+    features: tuple[str, ...]
+    estimator: type | None
+    fixed: dict = field(default_factory=dict)
+    grid: dict | list[dict] = field(default_factory=dict)
+
+
+_LR = dict(class_weight="balanced", max_iter=1000)
+BASELINES: dict[str, Baseline] = {
+    "majority": Baseline("majority", (), None),
+    "reading_speed": Baseline("reading_speed_logistic_regression", ("reading_speed_wpm",), LogisticRegression, _LR),
+    "words_per_paragraph_time": Baseline("words_per_paragraph_time_logistic_regression",
+                                         ("paragraph_words_per_minute",), LogisticRegression, _LR),
+    "mean_total_fixation_duration": Baseline("mean_total_fixation_duration_logistic_regression",
+                                             ("mean_total_fixation_duration_ms",), LogisticRegression, _LR),
+    "meziere_logistic_regression": Baseline(
+        "meziere_logistic_regression", FEATURE_SETS["meziere"], LogisticRegression, _LR,
+        [{"C": [0.1, 1.0, 5.0, 10.0, 50.0, 100.0]}, {"penalty_off": [True]}]),
+    "svm": Baseline("svm", FEATURE_SETS["hollenstein"], SVC, {"class_weight": None},
+                    {"C": [0.1, 1.0, 10.0, 100.0], "kernel": ["rbf"], "gamma": [0.001, 0.01, 0.1],
+                     "class_weight": [None, "balanced"]}),
+    "random_forest": Baseline("random_forest", FEATURE_SETS["summary_statistics"], RandomForestClassifier,
+                              dict(n_estimators=200, class_weight="balanced", n_jobs=1, random_state=0),
+                              {"max_depth": [6, None], "max_features": ["sqrt", 0.3]}),
+    "knn": Baseline("knn", FEATURE_SETS["readgaze"], KNeighborsClassifier, {},
+                    {"n_neighbors": [5, 11, 21, 41], "weights": ["uniform", "distance"]}),
+    "gradient_boosting": Baseline("gradient_boosting", FEATURE_SETS["readgaze"], HistGradientBoostingClassifier,
+                                  dict(class_weight="balanced", early_stopping=False, random_state=0),
+                                  {"learning_rate": [0.05, 0.1], "max_depth": [3, None], "min_samples_leaf": [5, 20]}),
+}
+"""Every baseline by the ``kind`` name :func:`run_baseline` takes."""
+KINDS = tuple(BASELINES)
+CLASSICAL = ("words_per_paragraph_time", "mean_total_fixation_duration", "meziere_logistic_regression", "svm",
+             "random_forest", "knn", "gradient_boosting")
+"""The baselines beyond ``majority`` and ``reading_speed`` (what ``readgaze cv`` adds when asked)."""
 
 
 def task_labels(trials: pl.DataFrame, task: str) -> pl.Expr:
@@ -44,34 +113,61 @@ def task_labels(trials: pl.DataFrame, task: str) -> pl.Expr:
                       f"readgaze derives labels only for reading_goal and comprehension")
 
 
+def with_baseline_features(trials: pl.DataFrame, dataset: str | Path) -> pl.DataFrame:
+    """``trials`` plus every :data:`readgaze.feature_sets.FEATURE_SETS` column computed from a dataset folder.
+
+    Reads ``fixations``, ``words``, ``word_measures`` and ``trials`` ``.parquet`` of ``dataset`` (a folder written
+    by ``readgaze prep``); recomputed columns replace same-named columns of ``trials``.
+    """
+    folder = Path(dataset)
+    tables = {n: pl.scan_parquet(folder / f"{n}.parquet") for n in ("fixations", "words", "word_measures", "trials")}
+    features = compute_feature_sets(tables["fixations"], tables["words"], tables["word_measures"],
+                                    tables["trials"].join(trials.lazy().select("trial_id"), on="trial_id", how="semi"))
+    return trials.drop([c for c in features.columns if c != "trial_id" and c in trials.columns]).join(
+        features, on="trial_id", how="left")
+
+
+def run_baselines(trials, assignment: pl.DataFrame, task: str, kinds: Sequence[str] = KINDS, *,
+                  split: str | Sequence[str] = "test", qc: QCLog | None = None) -> pl.DataFrame:
+    """:func:`run_baseline` for each of ``kinds``, concatenated (one ``model`` value per kind)."""
+    return pl.concat([run_baseline(trials, assignment, task, kind, split=split, qc=qc) for kind in kinds],
+                     how="diagonal_relaxed")
+
+
 def run_baseline(trials: pl.DataFrame | pl.LazyFrame, assignment: pl.DataFrame, task: str,
-                 kind: str = "reading_speed", *, features: Sequence[str] = ("reading_speed_wpm",),
-                 split: str = "test", qc: QCLog | None = None) -> pl.DataFrame:
-    """Fit a baseline per fold on the training trials and predict the ``split`` trials.
+                 kind: str = "reading_speed", *, features: Sequence[str] | None = None,
+                 split: str | Sequence[str] = "test", grid: dict | None = None,
+                 qc: QCLog | None = None) -> pl.DataFrame:
+    """Fit a baseline per fold on the training trials, select it on validation, predict the ``split`` trials.
 
     Parameters
     ----------
     trials : polars.DataFrame or LazyFrame
-        ``trial_id``, ``participant_id``, ``item_id``, the task's label source (``reading_goal``,
-        ``is_correct`` or ``label``) and, for ``reading_speed``, the ``features`` columns (Float64).
+        ``trial_id``, ``participant_id``, ``item_id``, the task's label source (``reading_goal``, ``is_correct``
+        or ``label``) and the baseline's feature columns (see :func:`with_baseline_features`).
     assignment : polars.DataFrame
-        :func:`readgaze.splits.assign_fold` output for one fold or several concatenated.
+        :func:`readgaze.splits.assign_fold` output (``trial_id``, ``fold_index``, ``split``, ``regime``) for one
+        fold or several concatenated.
     task : {"reading_goal", "comprehension", "goal_question"}
-    kind : {"reading_speed", "majority"}
-    features : sequence of str, default ("reading_speed_wpm",)
-        Trial-level columns of the logistic regression.
-    split : str, default "test"
-        Which split to predict (``"val"`` for model selection).
+    kind : str, default "reading_speed"
+        A key of :data:`BASELINES`.
+    features : sequence of str, optional
+        Replace the baseline's features (a logistic regression on other columns is named
+        ``logistic_regression``).
+    split : str or sequence of str, default "test"
+        Which split(s) to predict (``("val", "test")`` for ensembles fit on validation predictions).
+    grid : dict or list of dict, optional
+        Replace the baseline's validation grid (lists of values per estimator argument, as
+        ``sklearn.model_selection.ParameterGrid``; a grid value overrides a fixed argument).
     qc : QCLog, optional
-        Receives the count of trials without a label (dropped) and of imputed feature values (changed).
+        Receives the counts of trials without a label (dropped), imputed values and left-out features.
 
     Returns
     -------
     polars.DataFrame
-        ``model`` (``"majority"`` or ``"reading_speed_logistic_regression"``), ``trial_id``,
-        ``participant_id``, ``item_id``, ``fold_index`` (Int32), ``split``, ``regime``, ``label`` (Int64),
-        ``prediction_prob`` (Float64 P(class 1); List(Float64) when the training split has more than two
-        classes).
+        ``model``, ``trial_id``, ``participant_id``, ``item_id``, ``fold_index`` (Int32), ``split``, ``regime``,
+        ``label`` (Int64), ``prediction_prob`` (Float64 P(class 1); List(Float64) with more than two classes),
+        ``hyperparameters`` (String, JSON of the grid point chosen on validation).
 
     Raises
     ------
@@ -80,60 +176,131 @@ def run_baseline(trials: pl.DataFrame | pl.LazyFrame, assignment: pl.DataFrame, 
     SchemaError
         A needed column is missing.
     DataError
-        A fold's training split is empty or has a test class outside the training classes' range.
+        A fold's training split is empty or single-class, or a feature has no training value.
     """
-    if task not in TASKS or kind not in KINDS:
+    if task not in TASKS or kind not in BASELINES:
         raise ConfigError(f"got task {task!r}, kind {kind!r}; expected task in {TASKS}, kind in {KINDS}")
+    spec = BASELINES[kind]
+    if features is not None and tuple(features) != spec.features:
+        name = "logistic_regression" if spec.estimator is LogisticRegression else f"{spec.model}_custom_features"
+        spec = Baseline(name, tuple(features), spec.estimator, spec.fixed, spec.grid)
+    if grid is not None:
+        spec = Baseline(spec.model, spec.features, spec.estimator, spec.fixed, grid)
+    splits = (split,) if isinstance(split, str) else tuple(split)
     frame = trials.collect() if isinstance(trials, pl.LazyFrame) else trials
-    needed = ["trial_id", "participant_id", "item_id", *(features if kind == "reading_speed" else [])]
+    needed = ["trial_id", "participant_id", "item_id", *spec.features]
     missing = [c for c in needed if c not in frame.columns]
     missing += [c for c in ("trial_id", "fold_index", "split", "regime") if c not in assignment.columns]
     if missing:
-        raise SchemaError(f"missing column(s) {sorted(set(missing))} for the {kind} baseline")
+        raise SchemaError(f"missing column(s) {sorted(set(missing))} for the {kind} baseline"
+                          + ("; add them with readgaze.baselines.with_baseline_features" if spec.features else ""))
     qc = qc if qc is not None else QCLog()
     labelled = frame.select(*needed, task_labels(frame, task).alias("label"))
     qc.add("baseline", "trials", f"no {task} label", labelled["label"].null_count())
     data = assignment.select("trial_id", "fold_index", "split", "regime").join(
         labelled.filter(pl.col("label").is_not_null()), on="trial_id", how="inner")
-    parts = [_one_fold(part, kind, list(features), split, qc) for part in data.partition_by("fold_index")]
-    return pl.concat(parts, how="vertical_relaxed").sort("fold_index", "trial_id")
+    parts = [_one_fold(part, spec, splits, qc) for part in data.partition_by("fold_index")]
+    return pl.concat(parts, how="vertical_relaxed").sort("fold_index", "split", "trial_id")
 
 
-def _one_fold(data: pl.DataFrame, kind: str, features: list[str], split: str, qc: QCLog) -> pl.DataFrame:
+def _one_fold(data: pl.DataFrame, spec: Baseline, splits: tuple[str, ...], qc: QCLog) -> pl.DataFrame:
     fold = data["fold_index"][0]
     train = data.filter(pl.col("split") == "train")
-    target = data.filter(pl.col("split") == split)
+    val = data.filter(pl.col("split") == "val")
+    target = data.filter(pl.col("split").is_in(list(splits)))
     y = train["label"].to_numpy()
     if train.height == 0 or np.unique(y).size < 2:
         raise DataError(f"fold {fold}: the training split has {np.unique(y).size} class(es) in {train.height} "
                         f"trials; a baseline needs at least two")
-    classes = np.arange(int(max(y.max(), target["label"].max() or 0)) + 1)
-    if kind == "majority":
+    classes = np.arange(int(max(y.max(), data["label"].max() or 0)) + 1)
+    chosen: dict = {}
+    if spec.estimator is None:
         frequency = np.bincount(y, minlength=classes.size) / y.size
         prob = np.tile(frequency, (target.height, 1))
-        name = "majority"
     else:
-        x_train, x_target = _impute(train, target, features, fold, qc)
-        model = make_pipeline(StandardScaler(), LogisticRegression(class_weight="balanced", max_iter=1000))
-        model.fit(x_train, y)
+        if spec.grid:  # validation rows are read only to choose a grid point
+            x_train, (x_val, x_target) = _impute(train, (val, target), spec, fold, qc)
+        else:
+            (x_train, (x_target,)), x_val = _impute(train, (target,), spec, fold, qc), np.empty((0, 0))
+        model, chosen = _select(spec, x_train, y, x_val, val["label"].to_numpy(), fold, qc)
         prob = np.zeros((target.height, classes.size))
-        prob[:, model.classes_] = model.predict_proba(x_target)
-        name = "reading_speed_logistic_regression" if features == ["reading_speed_wpm"] else "logistic_regression"
+        prob[:, model.classes_] = _scores(model, x_target)
     column = pl.Series("prediction_prob", prob[:, 1] if classes.size == 2 else prob.tolist())
     return target.select("trial_id", "participant_id", "item_id", pl.col("fold_index").cast(pl.Int32), "split",
-                         "regime", "label").with_columns(column, pl.lit(name).alias("model"))
+                         "regime", "label").with_columns(column, pl.lit(spec.model).alias("model"),
+                                                         pl.lit(json.dumps(chosen, default=str)).alias("hyperparameters"))
 
 
-def _impute(train: pl.DataFrame, target: pl.DataFrame, features: list[str], fold: int,
-            qc: QCLog) -> tuple[np.ndarray, np.ndarray]:
-    """Feature matrices with nulls/NaN replaced by the training median (per feature), counted in ``qc``."""
+def _estimator(spec: Baseline, params: dict) -> Pipeline:
+    """``StandardScaler → estimator`` with the fixed and grid arguments (``penalty_off`` = no penalty)."""
+    arguments = {**spec.fixed, **{k: v for k, v in params.items() if k != "penalty_off"}}
+    if params.get("penalty_off"):
+        arguments["C"] = np.inf  # sklearn >= 1.8: C=inf is the unpenalised logistic regression
+    return Pipeline([("scale", StandardScaler()), ("classify", spec.estimator(**arguments))])
+
+
+def _select(spec: Baseline, x_train, y_train, x_val, y_val, fold: int, qc: QCLog):
+    """Fit every grid point on train, keep the best on validation (AUROC, else balanced accuracy)."""
+    points = list(ParameterGrid(spec.grid)) if spec.grid else [{}]
+    if any("n_neighbors" in p for p in points):  # k cannot exceed the training trials
+        fitting = [p for p in points if p["n_neighbors"] <= len(x_train)]
+        points = fitting or [{**points[0], "n_neighbors": len(x_train)}]
+    if len(x_val) == 0 and len(points) > 1:
+        qc.add("baseline", "trials", f"{spec.model} fold {fold}: no validation trials, first grid point used", 0,
+               "warning")
+        points = points[:1]
+    best = None
+    for params in points:
+        model = _estimator(spec, params).fit(x_train, y_train)
+        score = _validation_score(model, x_val, y_val) if len(points) > 1 else 0.0
+        if best is None or score > best[0]:
+            best = (score, model, params)
+    return best[1], best[2]
+
+
+def _validation_score(model: Pipeline, x_val: np.ndarray, y_val: np.ndarray) -> float:
+    scores = _scores(model, x_val)
+    present = np.unique(y_val)
+    if scores.shape[1] == 2 and present.size == 2:
+        return float(roc_auc_score(y_val, scores[:, 1]))
+    predicted = model.classes_[np.argmax(scores, axis=1)]
+    with warnings.catch_warnings():  # one validation class: sklearn warns that a predicted class is absent
+        warnings.simplefilter("ignore", UserWarning)
+        return float(balanced_accuracy_score(y_val, predicted))
+
+
+def _scores(model: Pipeline, x: np.ndarray) -> np.ndarray:
+    """Class scores ``(n, n_classes)``: ``predict_proba``, or for an SVC the logistic of its decision score."""
+    classifier = model[-1]
+    if isinstance(classifier, SVC):
+        decision = model.decision_function(x)
+        if decision.ndim == 1:
+            positive = 1.0 / (1.0 + np.exp(-decision))
+            return np.column_stack([1.0 - positive, positive])
+        exp = np.exp(decision - decision.max(axis=1, keepdims=True))
+        return exp / exp.sum(axis=1, keepdims=True)
+    return model.predict_proba(x)
+
+
+def _impute(train: pl.DataFrame, others: tuple[pl.DataFrame, ...], spec: Baseline, fold: int,
+            qc: QCLog) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """Feature matrices with nulls/NaN replaced by the training median (per feature), counted in ``qc``.
+
+    A feature with no training value is left out (counted); with none left, :class:`DataError`.
+    """
+    features = list(spec.features)
     medians = train.select(pl.col(features).cast(pl.Float64).fill_nan(None).median()).row(0)
-    if any(m is None for m in medians):
-        raise DataError(f"fold {fold}: a feature of {features} has no value in any training trial")
+    kept = [(c, m) for c, m in zip(features, medians) if m is not None]
+    dropped = len(features) - len(kept)
+    if dropped:
+        qc.add("baseline", "features", f"{spec.model} fold {fold}: feature has no training value, left out",
+               dropped, "dropped")
+    if not kept:
+        raise DataError(f"fold {fold}: no feature of {features} has a value in any training trial")
     out = []
-    for frame in (train, target):
-        values = frame.select(pl.col(features).cast(pl.Float64).fill_nan(None))
-        qc.add("baseline", "trials", f"fold {fold}: feature missing, set to the training median",
+    for frame in (train, *others):
+        values = frame.select(pl.col(c).cast(pl.Float64).fill_nan(None) for c, _ in kept)
+        qc.add("baseline", "trials", f"{spec.model} fold {fold}: feature missing, set to the training median",
                int(sum(values.null_count().row(0))), "changed")
-        out.append(values.with_columns(pl.col(c).fill_null(m) for c, m in zip(features, medians)).to_numpy())
-    return out[0], out[1]
+        out.append(values.with_columns(pl.col(c).fill_null(m) for c, m in kept).to_numpy())
+    return out[0], tuple(out[1:])

@@ -25,7 +25,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "test": ("models.cli", "test a model (LightningCLI)"),
     "predict": ("models.cli", "predict with a model (LightningCLI)"),
     "cv": ("models.cv", "cross-validate a config over every fold and regime"),
+    "configs": ("models.configs", "list the packaged task x model configs (use as -c TASK/MODEL)"),
+    "ensemble": ("models.ensemble", "out-of-sample ensembles (majority vote, logistic) of cv runs"),
     "demo": ("models.demo", "simulate, prepare, train and evaluate offline in one command"),
+    "models": ("models.registry", "list every model and baseline: tasks, paper, config"),
 }
 
 

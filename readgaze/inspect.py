@@ -3,9 +3,10 @@
 For a Data Viewer fixation or interest-area report (OneStop, SB-SAT or generic; detected from the
 columns) it prints participants, trials, fixations or IA rows, the interest-area id base, null counts
 per canonical column and repeated keys. When a fixation report and an IA report are inspected together,
-the fixation report's id base is found by label agreement with the IA report (BR-27); alone, Data
-Viewer's base 1 is assumed and said so. ``.asc`` files go to :func:`readgaze.io.asc.inspect_asc`; a
-dataset folder (with ``manifest.json``) shows its tables' row counts. Nothing is modified.
+the fixation report's id base is found by label agreement with the IA report; alone, it is 0 when an
+id is 0 and otherwise reported as unknown (never assumed). ``.asc`` files go to :func:`readgaze.io.asc.inspect_asc`; a
+dataset folder (with ``manifest.json``) shows its tables' row counts. An IA report also lists the
+interest-area faults of :func:`readgaze.text.ia_quirks`. Nothing is modified.
 """
 
 from __future__ import annotations
@@ -29,16 +30,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="fixation / IA / trial report (.csv, .tsv), .asc file, or dataset folder")
     parser.add_argument("--source", choices=("dataviewer", "onestop", "sbsat"), default=None,
                         help="report source (default: detected from the columns)")
+    parser.add_argument("--encoding", default="utf-8",
+                        help=".asc text encoding (default utf-8; e.g. cp1252); undecodable bytes are counted")
+    parser.add_argument("--screen-px", default=None, metavar="WIDTHxHEIGHT",
+                        help=".asc screen size for off-screen flags, e.g. 1280x1024 (default: DISPLAY_COORDS, "
+                        "else GAZE_COORDS)")
+    parser.add_argument("--trial-message", default=None,
+                        help=".asc regex on message text that starts a trial (default: one trial per block)")
 
 
 def run(args: argparse.Namespace) -> int:
-    text, ok = inspect_paths(args.paths, source=args.source)
+    text, ok = inspect_paths(args.paths, source=args.source, encoding=args.encoding,
+                             screen_px=_screen_px(args.screen_px),
+                             trial_message=args.trial_message)
     print(text)
     return 0 if ok else 2
 
 
-def inspect_paths(paths: list[str | Path], *, source: str | None = None) -> tuple[str, bool]:
-    """Return the printed summary of every path and whether all could be read."""
+def _screen_px(text: str | None) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    try:
+        width, height = (float(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise ReadgazeError(f"--screen-px {text!r}: expected WIDTHxHEIGHT, e.g. 1280x1024") from None
+    return width, height
+
+
+def inspect_paths(paths: list[str | Path], *, source: str | None = None, encoding: str = "utf-8",
+                  screen_px: tuple[float, float] | None = None,
+                  trial_message: str | None = None) -> tuple[str, bool]:
+    """Return the printed summary of every path and whether all could be read.
+
+    ``encoding``, ``screen_px`` and ``trial_message`` apply to ``.asc`` files
+    (:func:`readgaze.io.asc.read_asc`). An unreadable path gives one line, ``PATH: error: <file, row:
+    message>``.
+    """
+    asc_options = {"encoding": encoding, "screen_px": screen_px, "trial_message": trial_message}
     kinds = {}
     for p in map(Path, paths):
         try:
@@ -51,7 +79,8 @@ def inspect_paths(paths: list[str | Path], *, source: str | None = None) -> tupl
         try:
             if kind == "error":
                 raise ReadgazeError(detail)
-            blocks.append(_FORMATTERS[kind](p, source or detail, ia_partner))
+            extra = asc_options if kind == "asc" else {}
+            blocks.append(_FORMATTERS[kind](p, source or detail, ia_partner, **extra))
         except ReadgazeError as e:
             blocks.append(f"{p}: error: {e}")
             ok = False
@@ -83,6 +112,8 @@ def _fmt(n) -> str:
 
 def _nulls(lf: pl.LazyFrame, columns) -> str:
     have = lf.collect_schema().names()
+    if not any(c in have for c in columns):
+        return ""
     counts = lf.select([pl.col(c).null_count() for c in columns if c in have]).collect().row(0, named=True)
     return ", ".join(f"{c} {_fmt(n)}" for c, n in counts.items())
 
@@ -93,7 +124,13 @@ def _duplicates(lf: pl.LazyFrame, key: list[str]) -> int:
 
 def _fixations(path: Path, source: str, ia_partner: Path | None) -> str:
     fix0 = read_fixation_report(path, source=source, ia_id_base=0, check_keys=False)
-    base, how = 1, "assumed: Data Viewer convention; give the IA report too to check it"
+    low = fix0.select(pl.col("ia_index").min()).collect().item()
+    if source != "dataviewer":
+        base, how = 1, f"the {source} convention; give the IA report too to check it"
+    elif low == 0:
+        base, how = 0, "an interest-area id is 0"
+    else:
+        base, how = None, "unknown: give the IA report too, or pass ia_id_base= when reading"
     if ia_partner is not None:
         ia = read_ia_report(ia_partner, source=source, check_keys=False)
         check = detect_ia_id_base(fix0, ia, fixation_file=path, ia_file=ia_partner)
@@ -101,7 +138,8 @@ def _fixations(path: Path, source: str, ia_partner: Path | None) -> str:
             base = check.base
             how = (f"label agreement with {ia_partner.name}: base 1 {check.agreement[1]:.1%}, "
                    f"base 0 {check.agreement[0]:.1%} of {_fmt(check.checked)} fixations")
-    fix = fix0.with_columns(*(pl.when(pl.col(c) - base >= 0).then(pl.col(c) - base).alias(c)
+    shift = base or 0  # unknown base: off-word counts do not depend on it
+    fix = fix0.with_columns(*(pl.when(pl.col(c) - shift >= 0).then(pl.col(c) - shift).alias(c)
                               for c in ("ia_index", "word_index")))
     c = fix.select(pl.col("participant_id").n_unique().alias("p") if "participant_id" in
                    fix.collect_schema().names() else pl.lit(None).alias("p"),
@@ -131,7 +169,16 @@ def _ia(path: Path, source: str, _partner) -> str:
         f"  interest-area id base: {base} ({'an IA_ID is 0' if base == 0 else 'no IA_ID is 0'})",
         f"  duplicate keys (trial_id, ia_index): {_fmt(_duplicates(ia0, ['trial_id', 'ia_index']))}",
         f"  nulls per canonical column: {_nulls(ia0, _IA_CANONICAL)}",
-        f"  nulls per IA_* column: {_nulls(ia0, measures) or 'none'}"])
+        f"  nulls per IA_* column: {_nulls(ia0, measures) or 'none'}",
+        *_quirks(ia0, path)])
+
+
+def _quirks(ia: pl.LazyFrame, path: Path) -> list[str]:
+    from readgaze.text import ia_quirks
+
+    found = [r for r in ia_quirks(ia, name=path.name).records if r["count"]]
+    return [f"  {r['action']}: {r['reason']}: {_fmt(r['count'])} ({r['detail']})" for r in found] or [
+        "  interest-area quirks: none"]
 
 
 def _trial_report(path: Path, source: str, _partner) -> str:
@@ -154,12 +201,10 @@ def _table(path: Path, source: str, _partner) -> str:
                       f"  nulls: {_nulls(lf, schema.names())}"])
 
 
-def _asc(path: Path, _source, _partner) -> str:
-    try:
-        from readgaze.io.asc import inspect_asc
-    except ImportError:
-        raise ReadgazeError(f"{path.name}: .asc support (readgaze.io.asc.inspect_asc) is not available") from None
-    return inspect_asc(path)
+def _asc(path: Path, _source, _partner, **options) -> str:
+    from readgaze.io.asc import inspect_asc
+
+    return inspect_asc(path, **options)
 
 
 def _dataset(path: Path, _source, _partner) -> str:

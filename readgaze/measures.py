@@ -2,23 +2,29 @@
 
 The *scanpath* of a trial is its in-word fixations in time order; off-word fixations (null
 ``word_index``) are removed first, so they neither add to a measure nor end a regression path, and
-an off-word fixation between two fixations on one word does not split the run (REFERENCE.md, "Data
-Viewer interest-area measures"; the sample cannot test the last point). A *run* is a maximal
-stretch of consecutive scanpath fixations on one word. "Right" means a higher ``word_index``.
+an off-word fixation between two fixations on one word does not split the run (the definitions of
+SR Research (2021), *EyeLink Data Viewer User's Manual* 4.2, "Interest Area Report"; checked on the
+OneStop sample, which cannot test the last point). A *run* is a maximal stretch of consecutive
+scanpath fixations on one word. "Right" means a higher ``word_index``: later in reading order, so to the
+right in a left-to-right text and to the left in a right-to-left one. ``compute_word_measures(off_text=
+"leave")`` keeps off-word fixations in the sequence instead (eyekit's convention; see there).
 
-Each measure is a function named after its column that returns a ``pl.Expr`` to aggregate one
-word's scanpath fixations (``group_by(trial_id, word_index)``) over the helper columns that
-:func:`scanpath` adds. :func:`compute_word_measures` applies them all and adds the never-fixated
-words: durations null (not 0: the lab code's ``.``→0 bug, REFERENCE.md §7), total 0, count 0,
-skipped True.
+Each measure is a function named after its column. It reads one word's scanpath fixations through
+:class:`Words` (the fixations grouped by trial x word, each group in time order) and returns one
+value per fixated word, as a NumPy array (with a validity mask where a word can have no value).
+:func:`compute_word_measures` applies them all and adds the never-fixated words: durations null
+(not 0: a ``.`` read as 0 would bias every mean), total 0, count 0, skipped True. All steps are
+whole-array operations (sorts, cumulative sums, ``np.add.reduceat``): no loop over trials or rows.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import polars as pl
 
-from readgaze.errors import SchemaError
+from readgaze.errors import ConfigError, SchemaError
 
 
 def _next_greater(values: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -43,6 +49,81 @@ def _next_greater(values: np.ndarray, end: np.ndarray) -> np.ndarray:
     return np.minimum(cur, end)
 
 
+def _scanpath_arrays(trial: np.ndarray, word: np.ndarray, duration: np.ndarray) -> dict[str, np.ndarray]:
+    """The helper arrays of :func:`scanpath` for fixations sorted by trial, then time.
+
+    ``prev_word`` / ``next_word`` / ``prior_max_word`` are -1 where null (word indices are >= 0).
+    """
+    n = len(word)
+    w = word.astype(np.int64)
+    new_trial = np.ones(n, bool)
+    new_trial[1:] = trial[1:] != trial[:-1]
+    same_next = np.zeros(n, bool)
+    same_next[:-1] = ~new_trial[1:]
+    prev_word = np.where(new_trial, -1, np.r_[-1, w[:-1]]) if n else w
+    next_word = np.where(same_next, np.r_[w[1:], -1], -1) if n else w
+    trial_ord = np.cumsum(new_trial).astype(np.int64)
+    big = np.int64(1 << 32)  # trial ordinal * big + word: one running max gives the per-trial maximum
+    max_word = np.maximum.accumulate(trial_ord * big + w) - trial_ord * big if n else w
+    prior_max = np.where(new_trial, -1, np.r_[-1, max_word[:-1]]) if n else w
+    run_start = new_trial | (prev_word != w)
+    starts = np.flatnonzero(new_trial)
+    trial_end = (np.repeat(np.r_[starts[1:], n], np.diff(np.r_[starts, n])) if n
+                 else np.zeros(0, np.int64))  # no fixation on any word: an empty scanpath
+    end = _next_greater(w, trial_end)
+    cum = np.concatenate([[0.0], np.cumsum(duration)])
+    return {"_trial_ord": trial_ord, "prev_word": prev_word, "next_word": next_word, "max_word": max_word,
+            "prior_max_word": prior_max, "run_start": run_start, "run_id": np.cumsum(run_start).astype(np.int64),
+            "position": np.arange(n, dtype=np.int64), "path_end": end.astype(np.int64),
+            "path_duration_ms": cum[end] - cum[:-1]}
+
+
+@dataclass
+class Words:
+    """A trial's scanpath grouped by word: one group per (trial, word), each in time order.
+
+    ``order`` lists the scanpath rows group by group (a stable sort by trial, then word);
+    ``starts`` is the offset of each group in ``order``; ``first`` is each group's first fixation
+    (a row of the scanpath); ``group`` is the group of every scanpath row; ``sp`` holds the columns.
+    """
+
+    sp: dict[str, np.ndarray]
+    order: np.ndarray
+    starts: np.ndarray
+    first: np.ndarray
+    group: np.ndarray
+
+    @classmethod
+    def of(cls, sp: dict[str, np.ndarray]) -> Words:
+        key = sp["_trial_ord"] * np.int64(1 << 32) + sp["word_index"]
+        order = np.argsort(key, kind="stable")
+        k = key[order]
+        is_start = np.ones(len(k), bool)
+        is_start[1:] = k[1:] != k[:-1]
+        starts = np.flatnonzero(is_start)
+        group = np.empty(len(k), np.int64)
+        group[order] = np.cumsum(is_start) - 1
+        return cls(sp, order, starts, order[starts], group)
+
+    def sum(self, values: np.ndarray) -> np.ndarray:
+        """Per group, the sum of ``values`` (one per scanpath row) in time order."""
+        if not len(self.order):
+            return np.zeros(0, values.dtype)
+        return np.add.reduceat(values[self.order], self.starts)
+
+    def at_first(self, name: str) -> np.ndarray:
+        """Per group, column ``name`` at the word's first fixation."""
+        return self.sp[name][self.first]
+
+    def in_first_run(self) -> np.ndarray:
+        """Per scanpath row: it belongs to its word's first run."""
+        return self.sp["run_id"] == self.at_first("run_id")[self.group]
+
+    def in_path(self) -> np.ndarray:
+        """Per scanpath row: it lies in the regression path that starts at its word's first fixation."""
+        return self.sp["position"] < self.at_first("path_end")[self.group]
+
+
 def scanpath(fixations: pl.LazyFrame | pl.DataFrame, *, trial_key: str = "trial_id") -> pl.DataFrame:
     """In-word fixations in time order with the helper columns the measures aggregate.
 
@@ -60,107 +141,96 @@ def scanpath(fixations: pl.LazyFrame | pl.DataFrame, *, trial_key: str = "trial_
     sp = (fixations.lazy().filter(pl.col("word_index").is_not_null())
           .with_columns(pl.col("duration_ms").cast(pl.Float64), pl.col("word_index").cast(pl.Int64))
           .sort(trial_key, "fixation_index").collect())
-    w, t = pl.col("word_index"), pl.col(trial_key)
-    sp = sp.with_columns((t != t.shift(1)).fill_null(True).alias("_new_trial"),
-                         (t == t.shift(-1)).fill_null(False).alias("_same_next"))
-    big = 1 << 32  # trial ordinal * big + word: one global cum_max gives the per-trial running max
-    sp = sp.with_columns(pl.col("_new_trial").cum_sum().cast(pl.Int64).alias("_trial_ord"))
-    sp = sp.with_columns(
-        pl.when(~pl.col("_new_trial")).then(w.shift(1)).alias("prev_word"),
-        pl.when(pl.col("_same_next")).then(w.shift(-1)).alias("next_word"),
-        ((pl.col("_trial_ord") * big + w).cum_max() - pl.col("_trial_ord") * big).alias("max_word"))
-    sp = sp.with_columns(
-        pl.when(~pl.col("_new_trial")).then(pl.col("max_word").shift(1)).alias("prior_max_word"),
-        (pl.col("_new_trial") | (pl.col("prev_word") != w)).fill_null(True).alias("run_start"),
-        pl.int_range(pl.len(), dtype=pl.Int64).alias("position"))
-    sp = sp.with_columns(pl.col("run_start").cum_sum().cast(pl.Int64).alias("run_id"))
-    new_trial = sp["_new_trial"].to_numpy()
-    starts = np.flatnonzero(new_trial)
-    trial_end = np.repeat(np.r_[starts[1:], len(sp)], np.diff(np.r_[starts, len(sp)]))
-    end = _next_greater(sp["word_index"].to_numpy(), trial_end)
-    cum = np.concatenate([[0.0], np.cumsum(sp["duration_ms"].to_numpy())])
-    sp = sp.with_columns(pl.Series("path_end", end, pl.Int64),
-                         pl.Series("path_duration_ms", cum[end] - cum[:-1], pl.Float64))
-    word = ["_trial_ord", "word_index"]
-    sp = sp.with_columns((pl.col("run_id") == pl.col("run_id").min().over(word)).alias("in_first_run"),
-                         (pl.col("position") < pl.col("path_end").min().over(word)).alias("in_path"))
-    return sp.drop("_new_trial", "_same_next", "_trial_ord").with_columns(pl.col("word_index").cast(pl.Int32))
+    trial = sp[trial_key].to_physical().to_numpy() if sp[trial_key].dtype != pl.String else \
+        sp[trial_key].rle_id().to_numpy()
+    arrays = _scanpath_arrays(trial, sp["word_index"].to_numpy(), sp["duration_ms"].to_numpy())
+    g = Words.of({**arrays, "word_index": sp["word_index"].to_numpy()})
+    cols = {k: v for k, v in arrays.items() if k != "_trial_ord"}
+    out = sp.with_columns(pl.Series(k, v) for k, v in cols.items())
+    nulls = {"prev_word": "prev_word", "next_word": "next_word", "prior_max_word": "prior_max_word"}
+    return out.with_columns(
+        *[pl.when(pl.col(c) >= 0).then(pl.col(c)).alias(c) for c in nulls],
+        pl.Series("in_first_run", g.in_first_run()), pl.Series("in_path", g.in_path()),
+        pl.col("word_index").cast(pl.Int32))
 
 
-# --- one expression per column (aggregations over one word's scanpath fixations) ------------------
+# --- one function per column: a value per fixated word (group of Words) ------------------------
 
-def fixation_count() -> pl.Expr:
+def fixation_count(g: Words) -> np.ndarray:
     """Number of fixations on the word (``IA_FIXATION_COUNT``)."""
-    return pl.len().cast(pl.Int32).alias("fixation_count")
+    return np.diff(np.r_[g.starts, len(g.order)]).astype(np.int32)
 
 
-def total_fixation_duration_ms() -> pl.Expr:
+def total_fixation_duration_ms(g: Words) -> np.ndarray:
     """Sum of the word's fixation durations, ms (``IA_DWELL_TIME``)."""
-    return pl.col("duration_ms").sum().alias("total_fixation_duration_ms")
+    return g.sum(g.sp["duration_ms"])
 
 
-def first_fixation_duration_ms() -> pl.Expr:
+def first_fixation_duration_ms(g: Words) -> np.ndarray:
     """Duration of the word's first fixation, whether or not it was skipped in first pass."""
-    return pl.col("duration_ms").first().alias("first_fixation_duration_ms")
+    return g.at_first("duration_ms")
 
 
-def gaze_duration_ms() -> pl.Expr:
+def gaze_duration_ms(g: Words) -> np.ndarray:
     """Sum over the word's first run (``IA_FIRST_RUN_DWELL_TIME``), skipped-then-fixated words too."""
-    return (pl.col("duration_ms") * pl.col("in_first_run")).sum().alias("gaze_duration_ms")
+    return g.sum(g.sp["duration_ms"] * g.in_first_run())
 
 
-def skipped() -> pl.Expr:
+def skipped(g: Words) -> np.ndarray:
     """A word to the right was fixated before the word's first fixation (``IA_SKIP``)."""
-    return (pl.col("prior_max_word").first() > pl.col("word_index").first()).fill_null(False).alias("skipped")
+    return g.at_first("prior_max_word") > g.at_first("word_index")  # -1 (none before) is never greater
 
 
-def first_fixation_progressive() -> pl.Expr:
+def first_fixation_progressive(g: Words) -> np.ndarray:
     """The first fixation came before any word to the right was fixated (``IA_FIRST_FIX_PROGRESSIVE``)."""
-    return (~skipped()).alias("first_fixation_progressive")
+    return ~skipped(g)
 
 
-def single_fixation_duration_ms() -> pl.Expr:
+def single_fixation_duration_ms(g: Words) -> tuple[np.ndarray, np.ndarray]:
     """Duration of the first-pass fixation when first pass holds exactly one fixation, else null."""
-    one = pl.col("in_first_run").sum() == 1
-    return (pl.when(one & ~skipped()).then(pl.col("duration_ms").first())
-            .alias("single_fixation_duration_ms"))
+    one = g.sum(g.in_first_run().astype(np.int64)) == 1
+    return g.at_first("duration_ms"), one & ~skipped(g)
 
 
-def regression_path_duration_ms() -> pl.Expr:
+def regression_path_duration_ms(g: Words) -> np.ndarray:
     """Go-past time: from the word's first fixation (any pass) up to the first fixation on a word to
     its right, or the trial's end (``IA_REGRESSION_PATH_DURATION``)."""
-    return pl.col("path_duration_ms").first().alias("regression_path_duration_ms")
+    return g.at_first("path_duration_ms")
 
 
-def selective_regression_path_duration_ms() -> pl.Expr:
+def selective_regression_path_duration_ms(g: Words) -> np.ndarray:
     """Fixations on the word itself inside its regression path
     (``IA_SELECTIVE_REGRESSION_PATH_DURATION``)."""
-    return (pl.col("duration_ms") * pl.col("in_path")).sum().alias("selective_regression_path_duration_ms")
+    return g.sum(g.sp["duration_ms"] * g.in_path())
 
 
-def run_count() -> pl.Expr:
+def run_count(g: Words) -> np.ndarray:
     """Number of runs on the word (``IA_RUN_COUNT``)."""
-    return pl.col("run_start").sum().cast(pl.Int32).alias("run_count")
+    return g.sum(g.sp["run_start"].astype(np.int32)).astype(np.int32)
 
 
-def regression_in_count() -> pl.Expr:
+def regression_in_count(g: Words) -> np.ndarray:
     """Entries into the word from a word to its right, at any time (``IA_REGRESSION_IN_COUNT``)."""
-    entry = pl.col("run_start") & (pl.col("prev_word") > pl.col("word_index")).fill_null(False)
-    return entry.sum().cast(pl.Int32).alias("regression_in_count")
+    entry = g.sp["run_start"] & (g.sp["prev_word"] > g.sp["word_index"])
+    return g.sum(entry.astype(np.int32)).astype(np.int32)
 
 
-def regression_out_count() -> pl.Expr:
+def regression_out_count(g: Words) -> np.ndarray:
     """Exits to a word on the left made while no word to the right had been fixated yet
     (``IA_REGRESSION_OUT_COUNT``; 0 for words skipped in first pass)."""
-    exit_left = (pl.col("next_word") < pl.col("word_index")).fill_null(False)
-    return (exit_left & (pl.col("max_word") == pl.col("word_index"))).sum().cast(pl.Int32) \
-        .alias("regression_out_count")
+    sp = g.sp
+    exit_left = (sp["next_word"] >= 0) & (sp["next_word"] < sp["word_index"])
+    return g.sum((exit_left & (sp["max_word"] == sp["word_index"])).astype(np.int32)).astype(np.int32)
 
 
-def landing_position() -> pl.Expr:
-    """Where the first fixation landed in its box, as a fraction of the box width (0 = left edge)."""
-    return (((pl.col("x_px") - pl.col("_box_left")) / (pl.col("_box_right") - pl.col("_box_left")))
-            .first().alias("landing_position"))
+def landing_position(g: Words) -> tuple[np.ndarray, np.ndarray]:
+    """Where the first fixation landed in its box, as a fraction of the box width from the word's
+    beginning: 0 = left edge in a left-to-right text, right edge in a right-to-left one."""
+    x, left, right = (g.at_first(c) for c in ("x_px", "_box_left", "_box_right"))
+    valid = g.at_first("_x_valid") & g.at_first("_box_valid")
+    rtl = g.at_first("_rtl") if "_rtl" in g.sp else np.zeros(len(x), bool)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rtl, right - x, x - left) / (right - left), valid
 
 
 MEASURES = (first_fixation_duration_ms, single_fixation_duration_ms, gaze_duration_ms,
@@ -195,7 +265,54 @@ def _in_critical_span(grid: pl.DataFrame, trials: pl.DataFrame) -> pl.Series:
     return pl.Series("in_critical_span", np.cumsum(marks)[:-1] > 0, pl.Boolean)
 
 
-def compute_word_measures(fixations, words, trials) -> pl.LazyFrame:
+def _grid(trial_text: np.ndarray, words: pl.DataFrame, texts: pl.Series) -> pl.DataFrame:
+    """Every (trial code, word_index) of each trial's text, sorted by trial, then word."""
+    tw = words.select("text_id", "word_index").unique()
+    tw = tw.with_columns(pl.Series("_text", trial_codes(tw["text_id"], texts))).sort("_text", "word_index")
+    per_text = np.bincount(tw["_text"].to_numpy(), minlength=len(texts))
+    text_start = np.r_[0, np.cumsum(per_text)[:-1]]
+    trial = np.flatnonzero(trial_text >= 0)
+    n = per_text[trial_text[trial]]
+    rows = np.repeat(text_start[trial_text[trial]] - np.r_[0, np.cumsum(n)[:-1]], n) + np.arange(n.sum())
+    return pl.DataFrame({"_trial": np.repeat(trial, n).astype(np.int64),
+                         "word_index": tw["word_index"].to_numpy()[rows].astype(np.int32)})
+
+
+def _boxes(fx: pl.DataFrame, words: pl.DataFrame, texts: pl.Series, trial_text: np.ndarray,
+           key: str) -> dict[str, np.ndarray]:
+    """Left/right edge (px) of each fixation's box (the first box row of its text and ``key``)."""
+    w = words.select("text_id", key, "left_px", "right_px").drop_nulls([key])
+    wk = trial_codes(w["text_id"], texts) * np.int64(1 << 32) + w[key].to_numpy().astype(np.int64)
+    uniq, first = np.unique(wk, return_index=True)  # first box row of each (text, key)
+    text = trial_text[fx["_trial"].to_numpy()]
+    k = fx[key].fill_null(-1).to_numpy().astype(np.int64)
+    fk = text * np.int64(1 << 32) + k
+    j = np.searchsorted(uniq, fk).clip(max=max(len(uniq) - 1, 0))
+    hit = (text >= 0) & (k >= 0) & (uniq[j] == fk) if len(uniq) else np.zeros(len(fk), bool)
+    left = w["left_px"].cast(pl.Float64).to_numpy()[first][j] if len(uniq) else np.zeros(len(fk))
+    right = w["right_px"].cast(pl.Float64).to_numpy()[first][j] if len(uniq) else np.zeros(len(fk))
+    valid = hit & ~np.isnan(left) & ~np.isnan(right)
+    return {"_box_left": left, "_box_right": right, "_box_valid": valid}
+
+
+OFF_TEXT = ("skip", "leave")
+"""Conventions for off-text fixations (null ``word_index``), see :func:`compute_word_measures`."""
+
+
+def _rtl_texts(words: pl.DataFrame, texts: pl.Series, direction: str | None) -> np.ndarray:
+    """Per text code: read right to left (``direction``, else the ``direction`` column, else no)."""
+    from readgaze.text import check_direction
+
+    if direction is not None:
+        return np.full(len(texts), check_direction(direction) == "rtl")
+    if "direction" not in words.columns:
+        return np.zeros(len(texts), bool)
+    rtl = words.filter(pl.col("direction") == "rtl")["text_id"].unique()
+    return texts.is_in(rtl.implode()).to_numpy()
+
+
+def compute_word_measures(fixations, words, trials, *, off_text: str = "skip",
+                          direction: str | None = None) -> pl.LazyFrame:
     """Compute Data Viewer's word-level reading measures for every word of every trial's text.
 
     Parameters
@@ -208,6 +325,22 @@ def compute_word_measures(fixations, words, trials) -> pl.LazyFrame:
     trials : polars.LazyFrame or DataFrame
         ``trial_id``, ``text_id``; optional ``critical_span_start_index`` /
         ``critical_span_end_index`` (List(Int32), end exclusive) for ``in_critical_span``.
+    off_text : {"skip", "leave"}
+        What an off-text fixation (outside every word box, null ``word_index``) does.
+
+        * ``"skip"`` (default, Data Viewer): it is removed from the scanpath, so it adds nothing, ends
+          no run and no regression path. Evidence: on the OneStop sample (24 trials, 1,780 fixated
+          words) this reproduces Data Viewer's ``IA_REGRESSION_PATH_DURATION`` on every word; counting
+          the one off-text fixation's duration instead changes 2 words (99.89 %).
+        * ``"leave"`` (eyekit's reading of it): it stays in the sequence as a fixation on no word. It
+          ends the current run (a later fixation on the same word starts a new run), it is neither a
+          word to the right nor to the left (no regression in or out), and its duration counts in any
+          regression path still open.
+    direction : {"ltr", "rtl"}, optional
+        Reading direction, for ``landing_position`` (measured from the word's beginning: the left edge
+        in a left-to-right text, the right edge in a right-to-left one). Default: a ``direction``
+        column of ``words`` (per text) if present, else ``"ltr"``. The other measures need no setting:
+        their "right" is a higher ``word_index``, i.e. later in reading order in either direction.
 
     Returns
     -------
@@ -241,41 +374,83 @@ def compute_word_measures(fixations, words, trials) -> pl.LazyFrame:
     missing = [c for c in ("trial_id", "fixation_index", "duration_ms", "word_index") if c not in have]
     if missing:
         raise SchemaError(f"fixations table: missing column(s) {', '.join(missing)} (run align_words first)")
-    tr = trials.unique("trial_id", keep="first").collect().sort("trial_id")
-    words = words.with_columns(pl.col("word_index", "ia_index").cast(pl.Int32)).collect()
+    if off_text not in OFF_TEXT:
+        raise ConfigError(f"off_text: got {off_text!r}, expected 'skip' (Data Viewer) or 'leave' (eyekit)")
+    span_cols = [c for c in ("critical_span_start_index", "critical_span_end_index")
+                 if c in trials.collect_schema().names()]
+    tr = trials.select("trial_id", "text_id", *span_cols).unique("trial_id", keep="first").collect().sort("trial_id")
+    word_cols = [c for c in ("text_id", "word_index", "ia_index", "left_px", "right_px", "direction")
+                 if c in words.collect_schema().names()]
+    words = words.select(word_cols).with_columns(pl.col("word_index", "ia_index").cast(pl.Int32)).collect()
     texts = words["text_id"].unique().sort()
     tr_text = trial_codes(tr["text_id"], texts)  # text code of each trial (same helper, other table)
     needed = [c for c in ("trial_id", "fixation_index", "duration_ms", "word_index", "x_px", "ia_index") if c in have]
-    fx = fixations.select(needed).filter(pl.col("word_index").is_not_null()).collect()
-    fx = fx.with_columns(pl.Series("_trial", trial_codes(fx["trial_id"], tr["trial_id"])),
-                         pl.col("word_index").cast(pl.Int32)).drop("trial_id").filter(pl.col("_trial") >= 0)
-    sp = scanpath(fx, trial_key="_trial")
-    aggs = [m() for m in MEASURES]
-    if "x_px" in have:
-        key = "ia_index" if "ia_index" in have else "word_index"
-        boxes = words.group_by("text_id", key, maintain_order=True).agg(
-            pl.col("left_px").first().alias("_box_left"), pl.col("right_px").first().alias("_box_right"))
-        boxes = boxes.with_columns(pl.Series("_text", trial_codes(boxes["text_id"], texts))).drop("text_id")
-        sp = sp.with_columns(pl.Series("_text", tr_text[sp["_trial"].to_numpy()]), pl.col(key).cast(pl.Int32))
-        sp = sp.join(boxes, on=["_text", key], how="left", maintain_order="left")
-        aggs.append(landing_position())
-    per_word = (sp.lazy().group_by("_trial", "word_index").agg(aggs)
-                .with_columns((pl.col("regression_in_count") > 0).alias("regression_in"),
-                              (pl.col("regression_out_count") > 0).alias("regression_out")))
-    text_words = words.select("text_id", "word_index").unique()
-    text_words = text_words.with_columns(pl.Series("_text", trial_codes(text_words["text_id"], texts))).drop("text_id")
-    grid = pl.DataFrame({"_trial": np.arange(tr.height, dtype=np.int64), "_text": tr_text})
-    grid = grid.join(text_words, on="_text", how="inner").drop("_text").sort("_trial", "word_index")
-    out = grid.lazy().join(per_word, on=["_trial", "word_index"], how="left", maintain_order="left").collect()
-    out = out.with_columns(pl.col("total_fixation_duration_ms").fill_null(0.0),
-                           pl.col("fixation_count", "run_count").fill_null(0),
-                           pl.col("skipped").fill_null(True),
-                           (pl.col("total_fixation_duration_ms") - pl.col("gaze_duration_ms"))
-                           .alias("rereading_duration_ms"),
-                           _in_critical_span(grid, tr),
-                           pl.Series("trial_id", tr["trial_id"].gather(grid["_trial"])))
-    if "landing_position" not in out.columns:
-        out = out.with_columns(pl.lit(None, pl.Float64).alias("landing_position"))
+    fx = fixations.select(needed)  # "leave": an off-text fixation is word -1 (never right, never placed)
+    fx = (fx.filter(pl.col("word_index").is_not_null()) if off_text == "skip"
+          else fx.with_columns(pl.col("word_index").fill_null(-1))).collect()
+    fx = (fx.with_columns(pl.Series("_trial", trial_codes(fx["trial_id"], tr["trial_id"])),
+                          pl.col("word_index").cast(pl.Int32), pl.col("duration_ms").cast(pl.Float64))
+          .drop("trial_id").filter(pl.col("_trial") >= 0).sort("_trial", "fixation_index"))
+    trial = fx["_trial"].to_numpy()
+    word = fx["word_index"].to_numpy().astype(np.int64)
+    arrays = _scanpath_arrays(trial, word, fx["duration_ms"].to_numpy())
+    arrays.update(word_index=word, duration_ms=fx["duration_ms"].to_numpy())
+    with_x = "x_px" in have
+    if with_x:
+        x = fx["x_px"].cast(pl.Float64)
+        arrays.update(x_px=x.fill_null(np.nan).to_numpy(), _x_valid=x.is_not_null().to_numpy())
+        arrays.update(_boxes(fx, words, texts, tr_text, "ia_index" if "ia_index" in have else "word_index"))
+        arrays["_rtl"] = _rtl_texts(words, texts, direction)[np.maximum(tr_text[trial], 0)] if len(texts) else \
+            np.zeros(len(trial), bool)
+    g = Words.of(arrays)
+    grid = _grid(tr_text, words, texts)
+    big = np.int64(1 << 32)
+    gkey = grid["_trial"].to_numpy() * big + grid["word_index"].to_numpy()
+    wkey = trial[g.first] * big + word[g.first]
+    pos = np.searchsorted(gkey, wkey).clip(max=max(len(gkey) - 1, 0))
+    placed = (gkey[pos] == wkey) if len(gkey) else np.zeros(len(wkey), bool)
+    pos = pos[placed]
+    fixated = np.zeros(len(gkey), bool)
+    fixated[pos] = True
+
+    def spread(values: np.ndarray, fill=0, valid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        out = np.full(len(gkey), fill, dtype=values.dtype)
+        out[pos] = values[placed]
+        ok = fixated.copy()
+        if valid is not None:
+            ok[pos] &= valid[placed]
+        return out, ok
+
+    cols, masks = {}, {}
+    for name, fn, fill in (("first_fixation_duration_ms", first_fixation_duration_ms, np.nan),
+                           ("gaze_duration_ms", gaze_duration_ms, np.nan),
+                           ("total_fixation_duration_ms", total_fixation_duration_ms, 0.0),
+                           ("regression_path_duration_ms", regression_path_duration_ms, np.nan),
+                           ("fixation_count", fixation_count, 0), ("skipped", skipped, True),
+                           ("single_fixation_duration_ms", single_fixation_duration_ms, np.nan),
+                           ("selective_regression_path_duration_ms", selective_regression_path_duration_ms, np.nan),
+                           ("run_count", run_count, 0), ("regression_in_count", regression_in_count, 0),
+                           ("regression_out_count", regression_out_count, 0),
+                           ("first_fixation_progressive", first_fixation_progressive, False)):
+        got = fn(g)
+        values, valid = got if isinstance(got, tuple) else (got, None)
+        cols[name], masks[name] = spread(values, fill, valid)
+    if with_x:
+        values, valid = landing_position(g)
+        cols["landing_position"], masks["landing_position"] = spread(values, np.nan, valid)
+    always = {"total_fixation_duration_ms", "fixation_count", "skipped", "run_count"}  # filled, never null
+    frame = pl.DataFrame({**{k: v for k, v in cols.items()},
+                          **{f"_ok_{k}": m for k, m in masks.items() if k not in always}})
+    frame = frame.select(*[pl.when(pl.col(f"_ok_{k}")).then(pl.col(k)).alias(k) if k not in always else pl.col(k)
+                           for k in cols])
+    frame = frame.with_columns((pl.col("regression_in_count") > 0).alias("regression_in"),
+                               (pl.col("regression_out_count") > 0).alias("regression_out"),
+                               (pl.col("total_fixation_duration_ms") - pl.col("gaze_duration_ms"))
+                               .alias("rereading_duration_ms"))
+    if "landing_position" not in frame.columns:
+        frame = frame.with_columns(pl.lit(None, pl.Float64).alias("landing_position"))
+    out = pl.concat([grid.select(pl.Series("trial_id", tr["trial_id"].gather(grid["_trial"])), "word_index"),
+                     frame, _in_critical_span(grid, tr).to_frame()], how="horizontal")
     order = ["trial_id", "word_index", "first_fixation_duration_ms", "gaze_duration_ms",
              "total_fixation_duration_ms", "regression_path_duration_ms", "fixation_count", "skipped",
              "regression_in", "regression_out", "rereading_duration_ms", "single_fixation_duration_ms",

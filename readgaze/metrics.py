@@ -1,12 +1,21 @@
 """Per-regime scores of trial-level predictions, aggregated over cross-validation folds.
 
-Protocol (EyeBench, REFERENCE.md §3.3): a metric is computed per (model, regime, fold) on that fold's
+Protocol (EyeBench (Shubi et al., 2025), its evaluation section): a metric is computed per (model, regime, fold) on that fold's
 test trials; the table reports its mean ± SEM (standard error, ``std(ddof=1) / sqrt(n_folds)``) over
 folds. The "all" row pools a fold's test trials over the three regimes *before* computing the metric,
-then averages over folds; it is not the mean of the regime rows. Balanced accuracy uses a fixed
-threshold: positive when ``prediction_prob > 0.5`` (a tie counts as negative, as ``argmax`` over two
-classes does). AUROC is undefined on a fold whose regime holds one class only: that cell is skipped,
-counted in ``auroc_folds_skipped`` and left out of the mean.
+then averages over folds; it is not the mean of the regime rows. Balanced accuracy is reported twice:
+``balanced_accuracy`` at the fixed threshold 0.5 (positive when ``prediction_prob > 0.5``; a tie counts as
+negative, as ``argmax`` over two classes does; EyeBench's number), and ``balanced_accuracy_tuned`` at the
+threshold chosen per (model, fold) on that fold's *validation* predictions (:func:`choose_thresholds`), which
+an imbalanced task (comprehension, 81/19) needs: at 0.5 many folds predict one class (BA = 0.5). The test
+labels never choose the threshold. AUROC is undefined on a fold whose regime holds one class only: that cell is
+skipped, counted in ``auroc_folds_skipped`` and left out of the mean.
+
+Goal selection (:func:`evaluate_goal_selection`, Shubi et al. 2025, arXiv:2505.02872): with classes 0 = the
+lonely question, 1 and 2 = the coupled pair sharing a critical span, *All* is 3-way accuracy (chance 1/3),
+*Different spans* the accuracy of "lonely or coupled" read off the 3-way prediction (chance 5/9 for a uniform
+guess: 1/3 * 1/3 + 2/3 * 2/3), and *Same span* the accuracy of q2 vs q3 on the coupled trials, from the two
+coupled probabilities (chance 1/2).
 
 Multiclass (``goal_question``): ``prediction_prob`` is a ``List(Float64)`` of class probabilities and
 ``label`` the class index. Predictions are the argmax; balanced accuracy is the macro recall over the
@@ -29,12 +38,19 @@ from readgaze.splits.assign import REGIMES
 
 ALL = "all"
 REGIME_ORDER = (*REGIMES, ALL)
-METRICS = ("accuracy", "balanced_accuracy", "auroc")
+METRICS = ("accuracy", "balanced_accuracy", "balanced_accuracy_tuned", "auroc")
+METRIC_NAMES = {"accuracy": "Accuracy", "balanced_accuracy": "BA @ 0.5",
+                "balanced_accuracy_tuned": "BA @ val threshold", "auroc": "AUROC"}
+GOAL_SELECTION = ("all_accuracy", "different_spans_accuracy", "same_span_accuracy")
+GOAL_SELECTION_CHANCE = {"all_accuracy": 1 / 3, "different_spans_accuracy": 5 / 9, "same_span_accuracy": 1 / 2}
+GOAL_SELECTION_NAMES = {"all_accuracy": "All (3-way)", "different_spans_accuracy": "Different spans",
+                        "same_span_accuracy": "Same span"}
 AGGREGATION = "per-fold metric, mean ± SEM over folds; 'all' pools each fold's test trials over regimes"
 NEEDED = ("label", "prediction_prob", "regime", "fold_index", "trial_id")
 
 
-def evaluate_folds(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | None = "test") -> pl.DataFrame:
+def evaluate_folds(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | None = "test",
+                   thresholds: pl.DataFrame | None = None) -> pl.DataFrame:
     """Score every (model, regime, fold) cell, plus the pooled regime ``"all"`` per (model, fold).
 
     Parameters
@@ -46,13 +62,16 @@ def evaluate_folds(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | Non
         optional ``model`` (default ``"model"``) and ``split``.
     split : str or None, default "test"
         When a ``split`` column exists, only rows of this split are scored.
+    thresholds : polars.DataFrame, optional
+        ``model``, ``fold_index``, ``threshold`` (:func:`choose_thresholds` on the validation predictions):
+        gives ``balanced_accuracy_tuned``; null where a (model, fold) has no threshold, and when multiclass.
 
     Returns
     -------
     polars.DataFrame
         ``model``, ``regime``, ``fold_index``, ``n_trials``, ``n_positive`` (binary; null when
-        multiclass), ``accuracy``, ``balanced_accuracy``, ``auroc`` (Float64, fractions; ``auroc`` null when
-        undefined), ``auroc_skipped`` (Boolean).
+        multiclass), ``accuracy``, ``balanced_accuracy``, ``balanced_accuracy_tuned``, ``auroc`` (Float64,
+        fractions; ``auroc`` null when undefined), ``auroc_skipped`` (Boolean), ``threshold`` (Float64).
 
     Raises
     ------
@@ -65,23 +84,32 @@ def evaluate_folds(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | Non
     frame = check_predictions(predictions, split)
     multiclass = isinstance(frame.schema["prediction_prob"], pl.List)
     pooled = frame.with_columns(pl.lit(ALL).alias("regime"))
+    chosen = {} if thresholds is None or multiclass else {
+        (r["model"], int(r["fold_index"])): r["threshold"] for r in thresholds.iter_rows(named=True)}
     rows = []
     for part in pl.concat([frame, pooled]).partition_by("model", "regime", "fold_index", maintain_order=True):
         labels = part["label"].to_numpy()
         scores = np.stack(part["prediction_prob"].to_list()) if multiclass else part["prediction_prob"].to_numpy()
+        threshold = chosen.get((part["model"][0], int(part["fold_index"][0])))
+        tuned = None if threshold is None else _balanced_accuracy(labels, (scores > threshold).astype(np.int64))
         rows.append({"model": part["model"][0], "regime": part["regime"][0], "fold_index": part["fold_index"][0],
-                     "n_trials": part.height, **_scores(labels, scores, multiclass)})
+                     "n_trials": part.height, **_scores(labels, scores, multiclass),
+                     "balanced_accuracy_tuned": tuned, "threshold": threshold})
     schema = {"model": pl.String, "regime": pl.String, "fold_index": pl.Int32, "n_trials": pl.Int64,
               "n_positive": pl.Int64, "accuracy": pl.Float64, "balanced_accuracy": pl.Float64,
-              "auroc": pl.Float64, "auroc_skipped": pl.Boolean}
+              "auroc": pl.Float64, "auroc_skipped": pl.Boolean, "balanced_accuracy_tuned": pl.Float64,
+              "threshold": pl.Float64}
     order = pl.col("regime").replace_strict({r: i for i, r in enumerate(REGIME_ORDER)}, return_dtype=pl.Int32)
     return pl.DataFrame(rows, schema=schema).sort("model", order, "fold_index")
 
 
-def evaluate(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | None = "test") -> pl.DataFrame:
-    """Balanced accuracy, accuracy and AUROC per model and regime: mean ± SEM over folds.
+def evaluate(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | None = "test",
+             thresholds: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Balanced accuracy (at 0.5 and at the validation threshold), accuracy and AUROC per model and regime.
 
-    See the module docstring for the protocol and :func:`evaluate_folds` for the input.
+    Mean ± SEM over folds. See the module docstring for the protocol and :func:`evaluate_folds` for the input.
+    When ``split="test"``, ``thresholds`` is not given and the predictions also hold ``split == "val"`` rows,
+    the thresholds are chosen on those rows (:func:`choose_thresholds`); the test rows never choose them.
 
     Returns
     -------
@@ -106,7 +134,12 @@ def evaluate(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | None = "t
     >>> evaluate(predictions).select("regime", "balanced_accuracy_mean", "auroc_mean").rows()
     [('new_item', 1.0, 1.0), ('new_participant', 0.5, 1.0), ('all', 0.75, 1.0)]
     """
-    per_fold = evaluate_folds(predictions, split=split)
+    frame = predictions.collect() if isinstance(predictions, pl.LazyFrame) else predictions
+    if thresholds is None and split == "test" and "split" in frame.columns and (frame["split"] == "val").any():
+        val = frame.filter(pl.col("split") == "val")
+        if not isinstance(val.schema["prediction_prob"], pl.List):
+            thresholds = choose_thresholds(val)
+    per_fold = evaluate_folds(frame, split=split, thresholds=thresholds)
     aggregates = []
     for metric in METRICS:
         values = pl.col(metric).drop_nulls()
@@ -120,6 +153,149 @@ def evaluate(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | None = "t
                  pl.col("auroc_skipped").sum().cast(pl.Int64).alias("auroc_folds_skipped"))
             .with_columns(pl.lit(AGGREGATION).alias("aggregation"))
             .sort("model", order))
+
+
+def choose_thresholds(validation: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    """Per (model, fold): the threshold on P(class 1) with the highest balanced accuracy on validation.
+
+    The candidates are the midpoints between consecutive distinct validation probabilities, plus 0.5; the
+    validation trials of a fold are pooled over regimes. Ties go to the candidate closest to 0.5. A fold whose
+    validation trials hold one class keeps 0.5.
+
+    Parameters
+    ----------
+    validation : polars.DataFrame or LazyFrame
+        Binary validation predictions (``split`` column ignored): ``model`` (optional), ``fold_index``,
+        ``label``, ``prediction_prob`` (Float64), ``regime``, ``trial_id``.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``model`` (String), ``fold_index`` (Int32), ``threshold`` (Float64), ``val_balanced_accuracy``
+        (Float64, at that threshold), ``n_val_trials`` (Int64).
+
+    Raises
+    ------
+    SchemaError, DataError
+        As :func:`check_predictions`; SchemaError also for multiclass probabilities.
+    """
+    frame = check_predictions(validation, split=None)
+    if isinstance(frame.schema["prediction_prob"], pl.List):
+        raise SchemaError("choose_thresholds needs binary predictions (Float64 prediction_prob)",
+                          column="prediction_prob")
+    rows = []
+    for part in frame.partition_by("model", "fold_index", maintain_order=True):
+        labels, scores = part["label"].to_numpy(), part["prediction_prob"].to_numpy()
+        threshold, best = best_threshold(labels, scores)
+        rows.append({"model": part["model"][0], "fold_index": part["fold_index"][0], "threshold": threshold,
+                     "val_balanced_accuracy": best, "n_val_trials": part.height})
+    schema = {"model": pl.String, "fold_index": pl.Int32, "threshold": pl.Float64,
+              "val_balanced_accuracy": pl.Float64, "n_val_trials": pl.Int64}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def best_threshold(labels: np.ndarray, scores: np.ndarray) -> tuple[float, float]:
+    """Threshold (prediction = score > t) maximising balanced accuracy, and that balanced accuracy."""
+    if np.unique(labels).size < 2:
+        return 0.5, _balanced_accuracy(labels, (scores > 0.5).astype(np.int64))
+    values = np.unique(scores)
+    candidates = np.unique(np.r_[(values[1:] + values[:-1]) / 2, values[0] - 1e-9, 0.5])
+    positive = labels == 1
+    predicted = scores[None, :] > candidates[:, None]  # (C, N)
+    tpr = (predicted & positive).sum(axis=1) / positive.sum()
+    tnr = (~predicted & ~positive).sum(axis=1) / (~positive).sum()
+    balanced = (tpr + tnr) / 2
+    best = np.flatnonzero(np.isclose(balanced, balanced.max()))
+    pick = best[np.argmin(np.abs(candidates[best] - 0.5))]
+    return float(candidates[pick]), float(balanced[pick])
+
+
+def _balanced_accuracy(labels: np.ndarray, predicted: np.ndarray) -> float:
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="y_pred contains classes not in y_true")
+        return float(balanced_accuracy_score(labels, predicted))
+
+
+def goal_selection_folds(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | None = "test") -> pl.DataFrame:
+    """The three goal-selection accuracies per (model, regime, fold), plus the pooled regime ``"all"``.
+
+    Parameters
+    ----------
+    predictions : polars.DataFrame or LazyFrame
+        As :func:`evaluate_folds`, with 3-class ``prediction_prob`` (List(Float64)) and ``label`` the question's
+        role: 0 lonely, 1 and 2 the coupled pair (see the module docstring).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``model``, ``regime``, ``fold_index``, ``n_trials``, ``n_same_span`` (coupled trials), then
+        ``all_accuracy``, ``different_spans_accuracy``, ``same_span_accuracy`` (Float64 fractions;
+        ``same_span_accuracy`` null without coupled trials).
+
+    Raises
+    ------
+    SchemaError
+        ``prediction_prob`` is not three class probabilities.
+    """
+    frame = check_predictions(predictions, split)
+    if not isinstance(frame.schema["prediction_prob"], pl.List) or int(
+            frame["prediction_prob"].list.len().max() or 0) != 3:
+        raise SchemaError("goal selection needs 3 class probabilities (lonely, coupled 1, coupled 2)",
+                          column="prediction_prob")
+    rows = []
+    pooled = frame.with_columns(pl.lit(ALL).alias("regime"))
+    for part in pl.concat([frame, pooled]).partition_by("model", "regime", "fold_index", maintain_order=True):
+        labels, probs = part["label"].to_numpy(), np.stack(part["prediction_prob"].to_list())
+        predicted = probs.argmax(axis=1)
+        coupled = labels > 0
+        same = (1 + probs[coupled, 1:].argmax(axis=1)) == labels[coupled]
+        rows.append({"model": part["model"][0], "regime": part["regime"][0], "fold_index": part["fold_index"][0],
+                     "n_trials": part.height, "n_same_span": int(coupled.sum()),
+                     "all_accuracy": float((predicted == labels).mean()),
+                     "different_spans_accuracy": float(((predicted > 0) == coupled).mean()),
+                     "same_span_accuracy": float(same.mean()) if coupled.any() else None})
+    schema = {"model": pl.String, "regime": pl.String, "fold_index": pl.Int32, "n_trials": pl.Int64,
+              "n_same_span": pl.Int64, **{m: pl.Float64 for m in GOAL_SELECTION}}
+    order = pl.col("regime").replace_strict({r: i for i, r in enumerate(REGIME_ORDER)}, return_dtype=pl.Int32)
+    return pl.DataFrame(rows, schema=schema).sort("model", order, "fold_index")
+
+
+def evaluate_goal_selection(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | None = "test") -> pl.DataFrame:
+    """All / Different spans / Same span accuracy per model and regime: mean ± SEM over folds.
+
+    Returns one row per (``model``, ``regime``): ``n_folds``, ``n_trials``, and ``<metric>_mean``,
+    ``<metric>_sem`` for each of :data:`GOAL_SELECTION`. Raises as :func:`goal_selection_folds`.
+    """
+    per_fold = goal_selection_folds(predictions, split=split)
+    aggregates = []
+    for metric in GOAL_SELECTION:
+        values = pl.col(metric).drop_nulls()
+        sem = values.std(ddof=1) / values.count().cast(pl.Float64).sqrt()
+        aggregates += [values.mean().alias(f"{metric}_mean"),
+                       pl.when(values.count() > 1).then(sem).otherwise(None).alias(f"{metric}_sem")]
+    order = pl.col("regime").replace_strict({r: i for i, r in enumerate(REGIME_ORDER)}, return_dtype=pl.Int32)
+    return (per_fold.group_by("model", "regime", maintain_order=True)
+            .agg(pl.len().cast(pl.Int64).alias("n_folds"), pl.col("n_trials").sum(), *aggregates)
+            .sort("model", order))
+
+
+def goal_selection_table(evaluation: pl.DataFrame) -> str:
+    """Markdown: a chance row, then per (model, regime) All (3-way) | Different spans | Same span, in %."""
+    titles = {"new_item": "New item", "new_participant": "New participant",
+              "new_item_participant": "New item & participant", ALL: "All (pooled per fold)"}
+    header = " | ".join(GOAL_SELECTION_NAMES[m] for m in GOAL_SELECTION)
+    lines = [f"| Model | Regime | {header} | trials (folds) |", "|---|---|" + "---|" * (len(GOAL_SELECTION) + 1),
+             "| chance | any | " + " | ".join(f"{100 * GOAL_SELECTION_CHANCE[m]:.1f}" for m in GOAL_SELECTION)
+             + " | – |"]
+    for row in evaluation.iter_rows(named=True):
+        cells = [_cell(row, m) for m in GOAL_SELECTION]
+        lines.append(f"| {row['model']} | {titles[row['regime']]} | " + " | ".join(cells)
+                     + f" | {row['n_trials']:,} ({row['n_folds']}) |")
+    notes = ["Values are % (mean ± SEM over folds). Classes are the question's role: the lonely question (its own "
+             "critical span) and the coupled pair (one shared span). All: 3-way accuracy. Different spans: lonely "
+             "vs coupled, read off the 3-way prediction (chance 5/9 = 55.6 % for a uniform guess). Same span: "
+             "which of the coupled pair, on the coupled trials (chance 50 %)."]
+    return "\n".join(lines) + "\n\n" + "\n".join(f"- {note}" for note in notes) + "\n"
 
 
 def check_predictions(predictions: pl.DataFrame | pl.LazyFrame, split: str | None = "test") -> pl.DataFrame:
@@ -211,7 +387,8 @@ def _scores(labels: np.ndarray, scores: np.ndarray, multiclass: bool) -> dict:
 
 
 def results_table(evaluation: pl.DataFrame, *, description=None,
-                  metrics: tuple[str, ...] = ("balanced_accuracy", "auroc")) -> str:
+                  metrics: tuple[str, ...] = ("balanced_accuracy", "balanced_accuracy_tuned", "auroc"),
+                  notes: tuple[str, ...] = ()) -> str:
     """Markdown table: one row per (model, metric), one column per regime, cells ``mean ± SEM`` in %.
 
     Parameters
@@ -220,8 +397,10 @@ def results_table(evaluation: pl.DataFrame, *, description=None,
         Output of :func:`evaluate`.
     description : readgaze.splits.SplitDescription, optional
         Its ``headline_regimes`` come first (marked "headline") and its notes follow the table.
-    metrics : tuple of str, default ("balanced_accuracy", "auroc")
-        Any of ``accuracy``, ``balanced_accuracy``, ``auroc``.
+    metrics : tuple of str, default ("balanced_accuracy", "balanced_accuracy_tuned", "auroc")
+        Any of :data:`METRICS`; a metric with no value in ``evaluation`` (e.g. no validation thresholds) is left out.
+    notes : tuple of str
+        Extra notes printed under the table (e.g. the task's trials and reading regime).
 
     Returns
     -------
@@ -232,7 +411,9 @@ def results_table(evaluation: pl.DataFrame, *, description=None,
     regimes = [*headline, *[r for r in REGIME_ORDER if r not in headline]]
     titles = {"new_item": "New item", "new_participant": "New participant",
               "new_item_participant": "New item & participant", ALL: "All (pooled per fold)"}
-    names = {"accuracy": "Accuracy", "balanced_accuracy": "Balanced accuracy", "auroc": "AUROC"}
+    metrics = tuple(m for m in metrics if f"{m}_mean" in evaluation.columns
+                    and evaluation[f"{m}_mean"].drop_nulls().drop_nans().len() > 0)
+    names = METRIC_NAMES
     header = [titles[r] + (" (headline)" if r in headline and len(headline) < len(REGIMES) else "") for r in regimes]
     lines = ["| Model | Metric | " + " | ".join(header) + " |", "|---|---|" + "---|" * len(regimes)]
     cells = {(r["model"], r["regime"]): r for r in evaluation.iter_rows(named=True)}
@@ -242,9 +423,13 @@ def results_table(evaluation: pl.DataFrame, *, description=None,
             lines.append(f"| {model} | {names[metric]} | " + " | ".join(values) + " |")
         counts = [_count(cells.get((model, r))) for r in regimes]
         lines.append(f"| {model} | trials (folds) | " + " | ".join(counts) + " |")
+    ba = ("BA @ 0.5 is balanced accuracy at the fixed threshold 0.5 (EyeBench's number)"
+          + ("; BA @ val threshold uses the threshold that maximised each fold's validation balanced accuracy, "
+             "chosen per model and fold on validation predictions only" if "balanced_accuracy_tuned" in metrics
+             else "") + ".")
     notes = ["Values are % (mean ± SEM over folds). Each metric is computed per fold and regime; the "
              "'All' column pools a fold's test trials over the three regimes, then averages over folds "
-             "(it is not the mean of the regime columns). Balanced accuracy uses the fixed threshold 0.5."]
+             "(it is not the mean of the regime columns). " + ba, *notes]
     skipped = int(evaluation["auroc_folds_skipped"].sum()) if "auroc" in metrics else 0
     if skipped:
         notes.append(f"AUROC was undefined (one class) and skipped in {skipped} fold cells; those cells "
@@ -266,7 +451,8 @@ def _count(row: dict | None) -> str:
 
 
 def write_results(evaluation: pl.DataFrame, directory: str | Path, *, description=None,
-                  metrics: tuple[str, ...] = ("balanced_accuracy", "auroc"), stem: str = "results") -> dict[str, Path]:
+                  metrics: tuple[str, ...] = ("balanced_accuracy", "balanced_accuracy_tuned", "auroc"),
+                  stem: str = "results", notes: tuple[str, ...] = ()) -> dict[str, Path]:
     """Write ``<stem>.csv`` (the evaluation frame, fractions) and ``<stem>.md`` (:func:`results_table`).
 
     Returns ``{"csv": path, "markdown": path}``. The directory is created if needed.
@@ -275,5 +461,6 @@ def write_results(evaluation: pl.DataFrame, directory: str | Path, *, descriptio
     directory.mkdir(parents=True, exist_ok=True)
     paths = {"csv": directory / f"{stem}.csv", "markdown": directory / f"{stem}.md"}
     evaluation.write_csv(paths["csv"])
-    paths["markdown"].write_text(results_table(evaluation, description=description, metrics=metrics), encoding="utf-8")
+    paths["markdown"].write_text(results_table(evaluation, description=description, metrics=metrics, notes=notes),
+                                 encoding="utf-8")
     return paths

@@ -1,6 +1,6 @@
 """The canonical tables: column names, dtypes and units, in one place.
 
-Conventions (DESIGN.md): snake case, units as suffixes (``_ms``, ``_px``, ``_deg``, ``_hz``,
+Conventions: snake case, units as suffixes (``_ms``, ``_px``, ``_deg``, ``_hz``,
 ``_zipf``, ``_bits``), 0-based ``*_index`` columns, pixel origin at the screen's top left,
 interest-area boxes half-open ``[left_px, right_px) x [top_px, bottom_px)``.
 

@@ -2,7 +2,9 @@
 
 A :class:`TextLayout` is what line assignment and word alignment need to know about a text: one
 row per interest area in ``words`` (canonical ``words`` columns) and one row per text line in
-``lines``. Builders from IA reports, AOI files and passage files live in this module too.
+``lines``, and the text's reading ``direction`` (``"ltr"`` or ``"rtl"``). Builders from IA reports,
+AOI files and passage files live in this module too, with :func:`ia_quirks`, the checks for the
+interest-area faults that EyeBench (Shubi et al., 2025) fixed by hand.
 """
 
 from __future__ import annotations
@@ -11,6 +13,26 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
+
+from readgaze.errors import ConfigError
+from readgaze.qc import QCLog
+
+DIRECTIONS = ("ltr", "rtl")
+"""Reading directions: left to right (English, German), right to left (Hebrew, Arabic)."""
+NO_BREAK_SPACES = "[\u00a0\u2007\u202f]"
+"""No-break spaces (U+00A0, U+2007, U+202F) that typeset texts leave inside interest-area labels."""
+
+
+def check_direction(direction: str) -> str:
+    """Return ``direction`` if it is ``"ltr"`` or ``"rtl"``; else raise :class:`ConfigError`."""
+    if direction not in DIRECTIONS:
+        raise ConfigError(f"direction: got {direction!r}, expected 'ltr' (left to right) or 'rtl' (right to left)")
+    return direction
+
+
+def clean_label(label: pl.Expr) -> pl.Expr:
+    """An interest-area label with no-break spaces written as plain spaces (labels compare equal)."""
+    return label.str.replace_all(NO_BREAK_SPACES, " ")
 
 
 @dataclass(frozen=True)
@@ -27,11 +49,17 @@ class TextLayout:
         One row per line: ``line_index`` (Int32, 0-based, top to bottom), ``top_px``, ``bottom_px``,
         ``left_px``, ``right_px``, ``y_px`` (Float64; the line's vertical midline).
     text_id : str, optional
+    direction : {"ltr", "rtl"}
+        Reading direction; line assignment, landing position and the measures' "left"/"right" follow it.
     """
 
     words: pl.DataFrame
     lines: pl.DataFrame
     text_id: str | None = None
+    direction: str = "ltr"
+
+    def __post_init__(self) -> None:
+        check_direction(self.direction)
 
     @property
     def n_lines(self) -> int:
@@ -51,7 +79,7 @@ class TextLayout:
         return float((self.lines["bottom_px"] - self.lines["top_px"]).median())
 
     @classmethod
-    def from_words(cls, words: pl.DataFrame, text_id: str | None = None) -> "TextLayout":
+    def from_words(cls, words: pl.DataFrame, text_id: str | None = None, direction: str = "ltr") -> "TextLayout":
         """Build a layout from word boxes that already carry ``line_index``."""
         lines = (words.group_by("line_index")
                  .agg(pl.col("top_px").min(), pl.col("bottom_px").max(),
@@ -59,7 +87,7 @@ class TextLayout:
                  .with_columns(((pl.col("top_px") + pl.col("bottom_px")) / 2).alias("y_px"))
                  .sort("line_index"))
         return cls(words=words.sort("ia_index") if "ia_index" in words.columns else words,
-                   lines=lines, text_id=text_id)
+                   lines=lines, text_id=text_id, direction=direction)
 
 
 # --- builders ------------------------------------------------------------------------------------
@@ -73,7 +101,9 @@ def assign_box_lines(words: pl.DataFrame, *, by: str | list[str] | None = None) 
     """Number the text lines of word boxes from the boxes' rows on the screen.
 
     Boxes whose vertical midlines lie within half a median box height of each other form one line;
-    lines are numbered 0, 1, ... from top to bottom within each group ``by`` (e.g. ``text_id``).
+    lines are numbered 0, 1, ... from top to bottom within each group ``by`` (e.g. ``text_id``). A box
+    taller than 1.5 median heights (an interest area that spans a line break) belongs to the line it
+    starts on: its midline is taken one half median height below its top (:func:`ia_quirks` flags it).
 
     Parameters
     ----------
@@ -88,9 +118,10 @@ def assign_box_lines(words: pl.DataFrame, *, by: str | list[str] | None = None) 
         ``words`` with ``line_index`` (Int32) set (replaced if present), row order kept.
     """
     keys = [by] if isinstance(by, str) else list(by or [])
-    mid = (pl.col("top_px") + pl.col("bottom_px")) / 2
     tol = ((pl.col("bottom_px") - pl.col("top_px")).median() / 2).over(keys) if keys else \
         (pl.col("bottom_px") - pl.col("top_px")).median() / 2
+    tall = (pl.col("bottom_px") - pl.col("top_px")) > 3 * tol
+    mid = pl.when(tall).then(pl.col("top_px") + tol).otherwise((pl.col("top_px") + pl.col("bottom_px")) / 2)
     rows = (words.with_row_index("_row").with_columns(mid.alias("_mid"), tol.alias("_tol"))
             .sort([*keys, "_mid"]))
     gap = pl.col("_mid").diff().over(keys) if keys else pl.col("_mid").diff()
@@ -104,8 +135,9 @@ def merge_hyphen_splits(words: pl.DataFrame, *, by: str | list[str] | None = Non
     """Give a word split over a line break (``51-year-`` | ``old``) one ``word_index`` for its two boxes.
 
     An interest area whose label ends in a hyphen and which is the last box of its line continues
-    into the first box of the next line: both get the same ``word_index`` (OneStop's hyphenation
-    case, ``known_issues.md``). Every other box gets its own index, in ``ia_index`` order.
+    into the first box of the next line: both get the same ``word_index`` (OneStop's hyphenated
+    words). So does a hyphenated label written on both sides of the break (``hour-long`` |
+    ``hour-long``, an EyeBench hand fix). Every other box gets its own index, in ``ia_index`` order.
 
     Parameters
     ----------
@@ -125,21 +157,24 @@ def merge_hyphen_splits(words: pl.DataFrame, *, by: str | list[str] | None = Non
         return e.over(keys) if keys else e
 
     w = words.sort([*keys, "ia_index"])
-    continues = (over(pl.col("word").shift(1)).str.ends_with("-")
+    prev = over(pl.col("word").shift(1))
+    repeated = (prev == pl.col("word")) & pl.col("word").str.contains(r"\w-\w")
+    continues = ((prev.str.ends_with("-") | repeated)
                  & (over(pl.col("line_index").shift(1)) < pl.col("line_index"))).fill_null(False)
     w = w.with_columns(continues.alias("_cont"))
     index = over(pl.col("ia_index").rank("ordinal") - 1 - pl.col("_cont").cast(pl.Int64).cum_sum())
     return w.with_columns(index.cast(pl.Int32).alias("word_index")).drop("_cont")
 
 
-def layout_from_ia_rows(words_df: pl.DataFrame, text_id: str | None = None) -> TextLayout:
+def layout_from_ia_rows(words_df: pl.DataFrame, text_id: str | None = None, direction: str = "ltr") -> TextLayout:
     """Build a text layout from interest-area rows (an IA report's boxes, OneStop, SB-SAT).
 
     Accepts canonical names (``ia_index``, ``word``, ``left_px`` ...) or Data Viewer names
     (``IA_ID``, ``IA_LABEL``, ``IA_LEFT``, ``IA_RIGHT``, ``IA_TOP``, ``IA_BOTTOM``). Duplicate rows of
     one IA (one per trial in an IA report) are collapsed. Lines come from the boxes' rows
     (:func:`assign_box_lines`); a hyphen-split word keeps one ``word_index`` with two boxes
-    (:func:`merge_hyphen_splits`). ``ia_index`` is re-based to start at 0.
+    (:func:`merge_hyphen_splits`). ``ia_index`` is re-based to start at 0. No-break spaces in labels
+    become plain spaces (:func:`clean_label`).
 
     Raises
     ------
@@ -155,7 +190,7 @@ def layout_from_ia_rows(words_df: pl.DataFrame, text_id: str | None = None) -> T
     missing = [c for c in ("ia_index", "word", *_BOX) if c not in df.columns]
     if missing:
         raise SchemaError(f"interest-area rows lack column(s) {', '.join(missing)}")
-    df = (df.select(pl.col("ia_index").cast(pl.Int32), pl.col("word").cast(pl.String),
+    df = (df.select(pl.col("ia_index").cast(pl.Int32), clean_label(pl.col("word").cast(pl.String)),
                     *[pl.col(c).cast(pl.Float64) for c in _BOX]).unique().sort("ia_index"))
     if df["ia_index"].n_unique() != df.height:
         dup = df.filter(pl.col("ia_index").is_duplicated())["ia_index"][0]
@@ -164,7 +199,7 @@ def layout_from_ia_rows(words_df: pl.DataFrame, text_id: str | None = None) -> T
     df = merge_hyphen_splits(assign_box_lines(df))
     if text_id is not None:
         df = df.with_columns(pl.lit(text_id).alias("text_id"))
-    return TextLayout.from_words(df, text_id=text_id)
+    return TextLayout.from_words(df, text_id=text_id, direction=direction)
 
 
 def read_aoi_file(path, text_id: str | None = None) -> TextLayout:
@@ -263,3 +298,55 @@ def read_passages(path) -> dict[str, TextLayout]:
                                    pl.exclude("line_index").cast(pl.Float64))
         out[pid] = TextLayout(words=w.sort("ia_index"), lines=lines, text_id=pid)
     return out
+
+
+def ia_quirks(ia: pl.DataFrame | pl.LazyFrame, *, name: str = "IA report") -> QCLog:
+    """Check interest-area rows for the alignment faults EyeBench fixed by hand in its data.
+
+    EyeBench (Shubi et al., 2025, NeurIPS Datasets & Benchmarks; its data notes) lists: no-break spaces
+    inside labels, a hyphenated label duplicated over a line break, cp1252 bytes in SB-SAT exports, an
+    interest area spanning a line break, and MECO readers of Chinese with ``IA_FIRST_FIX_PROGRESSIVE``
+    0 on every row. What readgaze does with each: no-break spaces become plain spaces
+    (:func:`clean_label`); the duplicated label shares one ``word_index`` (:func:`merge_hyphen_splits`);
+    cp1252 is read with ``encoding="cp1252"`` (a UTF-8 error names the row,
+    :func:`readgaze.io.csv.scan_csv`); a tall box joins the line it starts on (:func:`assign_box_lines`).
+    This function counts each in the returned log (``table="words"``, ``action="flagged"``), and flags
+    a report whose ``IA_FIRST_FIX_PROGRESSIVE`` is 0 on every fixated row (``action="warning"``: Data
+    Viewer's first-pass measures are then all empty, readgaze's own measures from fixations are not).
+
+    Parameters
+    ----------
+    ia : polars.DataFrame or LazyFrame
+        Rows of :func:`readgaze.io.read_ia_report`: ``trial_id``, ``ia_index``, ``word``, ``top_px``,
+        ``bottom_px``, optional ``text_id``, ``line_index``, ``IA_FIRST_FIX_PROGRESSIVE`` and
+        ``IA_FIXATION_COUNT``.
+    name : str
+        The report's name, used in the details.
+    """
+    df = ia.lazy().collect()
+    key = "text_id" if "text_id" in df.columns else "trial_id"
+    layout = df.unique([key, "ia_index"], keep="first").sort(key, "ia_index")
+    qc, step = QCLog(), "ia_quirks"
+
+    def first(frame: pl.DataFrame) -> str | None:
+        return f"{name}: first at {key} {frame[key][0]}, IA {frame['ia_index'][0]}" if frame.height else None
+
+    nbsp = layout.filter(pl.col("word").str.contains(NO_BREAK_SPACES))
+    qc.add(step, "words", "no-break space in label", nbsp.height, action="flagged", detail=first(nbsp))
+    height = pl.col("bottom_px") - pl.col("top_px")
+    tall = layout.filter(height > 1.5 * height.median().over(key))
+    qc.add(step, "words", "interest area spans a line break", tall.height, action="flagged", detail=first(tall))
+    lines = layout if "line_index" in layout.columns else assign_box_lines(layout, by=key)
+    prev = pl.col("word").shift(1).over(key)
+    dup = lines.filter((prev == pl.col("word")) & pl.col("word").str.contains(r"\w-\w")
+                       & (pl.col("line_index").shift(1).over(key) < pl.col("line_index")))
+    qc.add(step, "words", "hyphenated label repeated over a line break", dup.height, action="flagged",
+           detail=first(dup))
+    if "IA_FIRST_FIX_PROGRESSIVE" in df.columns:
+        fixated = df.filter(pl.col("IA_FIXATION_COUNT") > 0) if "IA_FIXATION_COUNT" in df.columns else df
+        progressive = fixated["IA_FIRST_FIX_PROGRESSIVE"].cast(pl.Float64, strict=False).drop_nulls()
+        if progressive.len() and (progressive == 0).all():
+            qc.add(step, "words", "IA_FIRST_FIX_PROGRESSIVE is 0 on every fixated row", progressive.len(),
+                   action="warning", detail=f"{name}: Data Viewer's first-pass measures are empty; compute "
+                                            "measures from the fixations instead")
+    return qc

@@ -28,3 +28,13 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """Print what the ``learns`` tests measured (each appends a line to ``config.learns_results``)."""
+    lines = getattr(config, "learns_results", [])
+    if lines:
+        terminalreporter.section("learns: validation AUROC on the planted corpus (new participants)")
+        for line in lines:
+            terminalreporter.write_line(line)

@@ -21,9 +21,10 @@ def test_br13_shared_edge_and_overlap(shared_data):
     out = out.collect()
     assert out.height == 3  # one row per fixation
     # x = 491 lies on Robert's right edge = Myslajek's left edge: the word starting there wins
-    # x = 700 inside stops; x = 738 lies in stops [662, 741) and dead. [736, 845): the later-starting box wins
-    assert out["word_index"].to_list() == [1, 2, 3]
+    # x = 700 inside stops; x = 738 lies in stops [662, 741) and dead. [736, 845): the lower IA id wins
+    assert out["word_index"].to_list() == [1, 2, 2]
     assert qc.total(reason="overlapping_boxes", action="warning") == 1
+    assert qc.total(reason="in_overlapping_boxes", action="flagged") == 1
     assert qc.total(reason="off_text", action="flagged") == 0
 
 

@@ -46,7 +46,7 @@ def test_br18_duplicate_trial_key_is_an_error(shared_data):
 
 
 def test_br18_session_key_splits_the_readings(shared_data):
-    fix = read_fixation_report(shared_data / "bad_inputs" / "BR-18.csv", session_key="restart").collect()
+    fix = read_fixation_report(shared_data / "bad_inputs" / "BR-18.csv", session_key="restart", ia_id_base=1).collect()
     a = fix.filter(pl.col("trial_id") == "p01_1_s0")
     b = fix.filter(pl.col("trial_id") == "p01_1_s1")
     assert a.height == 3 and b.height == 2

@@ -36,7 +36,7 @@ def test_inspect_reports_duplicates_and_errors(shared_data, capsys):
     out = capsys.readouterr().out
     assert "duplicate keys (trial_id, fixation_index): 2" in _block(out, "BR-18.csv")
     assert "error: BR-19.csv, row 2, column x: '390,6' is not a number" in out
-    assert "assumed: Data Viewer convention" in _block(out, "BR-18.csv")
+    assert "interest-area id base: None (unknown: give the IA report too" in _block(out, "BR-18.csv")  # never assumed
 
 
 def test_inspect_plain_table_and_dataset_folder(shared_data, tmp_path, capsys):

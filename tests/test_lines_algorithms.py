@@ -51,8 +51,9 @@ def test_uniform_downward_shift_fools_attach_but_not_the_relative_methods():
     for method in ("split", "chain", "stretch", "compare"):
         np.testing.assert_array_equal(run(method, xy), run("attach", xy), err_msg=method)
     # cluster started at the midlines (eyekit's deterministic variant) leaves the top cluster empty and
-    # merges the two bottom lines; random k-means++ starts (Carr et al.'s variant) find the lines
-    np.testing.assert_array_equal(run("cluster", xy), np.minimum(gold, 2))
+    # merges the two bottom lines; random k-means++ starts (Carr et al.'s variant, the default) find the lines
+    np.testing.assert_array_equal(run("cluster", xy, init="midlines"), np.minimum(gold, 2))
+    np.testing.assert_array_equal(run("cluster", xy), gold)
     np.testing.assert_array_equal(run("cluster", xy, init="kmeans++", n_init=10, seed=0), gold)
 
 
@@ -109,9 +110,12 @@ def test_split_finds_sweeps_by_two_means_and_keeps_short_regressions():
 def test_cluster_orders_clusters_by_mean_y_and_can_use_kmeans_plus_plus():
     xy, gold = reading(lambda x, i: 25.0)
     np.testing.assert_array_equal(run("cluster", xy), gold)
+    np.testing.assert_array_equal(run("cluster", xy, init="midlines"), gold)
     np.testing.assert_array_equal(run("cluster", xy, init="kmeans++", n_init=5, seed=1), gold)
     with pytest.raises(ConfigError, match="init"):
         run("cluster", xy, init="random")
+    with pytest.raises(ConfigError, match="n_init"):
+        run("cluster", xy, n_init=0)
 
 
 def test_slice_drops_edge_phantoms_unless_asked_and_joins_rereading_runs():

@@ -61,15 +61,15 @@ def test_defaults_are_carrs_numbers_on_a_64_px_layout(method):
 
 def test_scaled_defaults_work_on_a_114_px_layout_where_carrs_px_fail():
     # OneStop's pitch is about 114 px. Noise SD 0.2 pitch (23 px) and a 0.3-pitch offset: nearest line
-    # is right on 87 % of fixations. Measured: slice 98.4 vs 47.5 %, chain 96.2 vs 90.2 %, merge 98.4 vs 87.7 %.
+    # is right on 87 % of fixations. Measured: slice 98.4 vs 47.5 %, chain 96.2 vs 90.2 %. (merge and stretch
+    # keep Carr's px from 64 px up: their thresholds bound tracker error; see readgaze.lines.merge.)
     trials = _trials(114.0, seed=4)
     assert _accuracy(trials, "nearest") == pytest.approx(87.0, abs=0.1)
-    got = {m: (_accuracy(trials, m), _accuracy(trials, m, **CARR_PX[m])) for m in ("slice", "chain", "merge")}
+    got = {m: (_accuracy(trials, m), _accuracy(trials, m, **CARR_PX[m])) for m in ("slice", "chain")}
     for method, (scaled, carr_px) in got.items():
         assert scaled >= 95.0, (method, got)
     assert got["slice"][1] < 60.0, got              # 32-px runs cut every line into pieces: it falls apart
     assert got["chain"][0] - got["chain"][1] >= 5.0, got     # shorter chains: it degrades towards nearest
-    assert got["merge"][0] - got["merge"][1] >= 5.0, got     # 20-px RMS limit below the noise
 
 
 def test_an_explicit_threshold_is_px_on_any_pitch():

@@ -86,8 +86,8 @@ def test_goal_question_multiclass_and_errors():
     assert evaluate(predictions)["accuracy_mean"].is_not_null().all()
     with pytest.raises(ConfigError, match="needs a 'label' column"):
         run_baseline(_trials(), _assignment(_trials()), "goal_question")
-    with pytest.raises(ConfigError, match="kind 'svm'"):
-        run_baseline(_trials(), _assignment(_trials()), "reading_goal", "svm")
+    with pytest.raises(ConfigError, match="kind 'no_such_baseline'"):
+        run_baseline(_trials(), _assignment(_trials()), "reading_goal", "no_such_baseline")
     single = _trials().with_columns(pl.lit("ordinary").alias("reading_goal"))
     with pytest.raises(DataError, match="1 class"):
         run_baseline(single, _assignment(single), "reading_goal")

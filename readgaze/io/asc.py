@@ -7,7 +7,7 @@ block and checks its counts; this module adds what mne does not parse (messages 
 builds the frames. Trials are recording blocks by default, named by their ``TRIALID`` message.
 
 Time convention (``readgaze.schema``): ``start_ms`` is the first sample, ``duration_ms`` the
-tracker's own ``EFIX`` duration, ``end - start + one sample interval`` (BR-17: ``EFIX R 1002
+tracker's own ``EFIX`` duration, ``end - start + one sample interval`` (``EFIX R 1002
 1100 100`` at 500 Hz lasts 100 ms). Reference: SR Research, *EyeLink 1000 Plus User Manual*
 1.0.19, section 4.9 (ASC file format).
 """
@@ -24,7 +24,8 @@ import polars as pl
 from readgaze.errors import ConfigError
 from readgaze.io import asc_qc, asc_trials
 from readgaze.io.asc_mne import read_block
-from readgaze.io.asc_repair import AscScan, Block, block_end_ms, sample_times, scan_asc, write_block_for_mne
+from readgaze.io.asc_repair import (AscScan, Block, block_end_ms, sample_fields, sample_times, scan_asc,
+                                   write_block_for_mne)
 from readgaze.qc import QCLog
 
 STEP = "read_asc"
@@ -45,12 +46,14 @@ class AscRecording:
     messages: pl.DataFrame  # line, time_ms, offset_ms, text, block, trial_id
     trials: pl.DataFrame
     qc_report: pl.DataFrame
+    validation: pl.DataFrame = field(default_factory=lambda: _empty_validation())  # one row per eye per !CAL VALIDATION
     qc: QCLog = field(default_factory=QCLog)
     warnings: list[str] = field(default_factory=list)
 
 
 def read_asc(path: str | Path, *, trial_message: str | None = None, eye: str | None = None,
-             min_fixation_duration_ms: float = 0.0, drop_fixations: tuple[str, ...] = ()) -> AscRecording:
+             min_fixation_duration_ms: float = 0.0, drop_fixations: tuple[str, ...] = (),
+             encoding: str = "utf-8", screen_px: tuple[float, float] | None = None) -> AscRecording:
     """Read an EyeLink ``.asc`` file: samples per eye, the tracker's events, messages and trials.
 
     Parameters
@@ -71,6 +74,12 @@ def read_asc(path: str | Path, *, trial_message: str | None = None, eye: str | N
     drop_fixations : tuple of str
         Flags whose fixations are dropped: any of ``"truncated"``, ``"in_blink"``,
         ``"off_screen"``, ``"too_short"``. Default: keep all, flagged.
+    encoding : str
+        Text encoding (default UTF-8). Bytes that do not decode become U+FFFD, with a warning that
+        names the file, the first such line and the number of lines.
+    screen_px : (width, height), optional
+        Screen size in px for ``off_screen``; default from ``DISPLAY_COORDS``, else ``GAZE_COORDS``
+        (reported as the source), else off-screen detection is off (warned and recorded in ``qc``).
 
     Returns
     -------
@@ -78,9 +87,16 @@ def read_asc(path: str | Path, *, trial_message: str | None = None, eye: str | N
         ``samples``: ``trial_id, block, time_ms, x_px, y_px, pupil, eye, in_blink`` (+
         ``x_left_px, y_left_px, pupil_left, x_right_px, ...`` when the file has both eyes).
         ``fixations``: canonical columns + ``eye, end_ms, block, truncated_start, truncated_end,
-        in_blink, off_screen, too_short``. ``trials``: ``trial_id, block, start_line, end_line,
-        sampling_rate_hz, eyes, eye, n_samples, n_fixations``. ``qc_report``: see
-        :func:`readgaze.io.asc_qc.qc_report`. ``warnings`` name the file and line.
+        in_blink, off_screen, too_short``. ``saccades``: the used eye's saccades with ``line``
+        (of ``ESACC``) and ``contains_blink`` (a blink of that eye lies inside it; EyeLink reports
+        the saccade around a blink, so its amplitude is not a saccade's). ``trials``: ``trial_id, block,
+        start_line, end_line, sampling_rate_hz, eyes, eye, n_samples, n_fixations`` plus one String
+        column per ``!V TRIAL_VAR name value`` message (Data Viewer's trial variables; a message
+        after a block's ``END`` belongs to that block's last trial). ``validation``: one row per
+        ``!CAL VALIDATION`` result and eye (``line, time_ms, block`` = the next block, ``eye,
+        points, result, error_avg_deg, error_max_deg, offset_deg, offset_x_px, offset_y_px``), also
+        recorded in ``qc``. ``qc_report``: see :func:`readgaze.io.asc_qc.qc_report`. ``warnings``
+        name the file and line.
 
     Raises
     ------
@@ -88,32 +104,37 @@ def read_asc(path: str | Path, *, trial_message: str | None = None, eye: str | N
         No recording block, a block without ``SAMPLES``/``RATE``, or mne's counts disagree with
         the file (message names file and line).
     ConfigError
-        Unknown ``eye`` or ``drop_fixations`` value, or an invalid ``trial_message`` regex.
+        Unknown ``eye``, ``drop_fixations`` or ``encoding`` value, or an invalid ``trial_message`` regex.
     """
     _check_options(eye, drop_fixations, trial_message)
-    scan = scan_asc(path)
+    scan = scan_asc(path, encoding=encoding)
     name, warnings, qc = scan.path.name, list(scan.warnings), QCLog(list(scan.qc.records))
     messages = _messages(scan)
     eyes = _choose_eyes(scan.blocks, eye, name, warnings)
     segments = asc_trials.segments(scan, messages, trial_message, name, warnings)
-    screen = _screen_box(messages)
+    screen_warnings: list[str] = []  # reported after the blocks' own warnings
+    screen = _screen_box(messages, screen_px, name, screen_warnings, qc)
     parts: dict[str, list[pl.DataFrame]] = {"samples": [], "events": [], "fixations": []}
     with tempfile.TemporaryDirectory(prefix="readgaze_asc_") as tmp:
         for block in scan.blocks:
             _read_one_block(scan, block, eyes[block.index], segments[block.index], Path(tmp), parts,
                             screen, min_fixation_duration_ms, warnings, qc)
+    warnings += screen_warnings
     samples = _concat(parts["samples"], _empty_samples())
     all_fix = _concat(parts["fixations"], None)
     all_fix = all_fix.with_columns(drop_reason=asc_qc.drop_reason(drop_fixations))
     trials = asc_trials.trials_table(scan, segments, eyes, samples, all_fix)
     messages = asc_trials.assign_messages(messages, segments)
+    trials = asc_trials.with_trial_variables(trials, messages, scan, segments)
     _warn_tracker_errors(messages, name, warnings, qc)
-    report = asc_qc.qc_report(trials, samples, all_fix)
-    asc_qc.log_report(report, qc)
+    validation = _validation(messages, scan, qc)
     events = _concat(parts["events"], None)
+    saccades = _used(events, "saccade", eyes)
+    report = asc_qc.qc_report(trials, samples, all_fix, saccades)
+    asc_qc.log_report(report, qc)
     fixations = _index(all_fix.filter(pl.col("drop_reason").is_null()).drop("drop_reason", "kind"))
-    return AscRecording(scan.path, samples, fixations, _used(events, "saccade", eyes), _used(events, "blink", eyes),
-                        events, messages, trials, report, qc, warnings)
+    return AscRecording(scan.path, samples, fixations, saccades, _used(events, "blink", eyes),
+                        events, messages, trials, report, validation, qc, warnings)
 
 
 def _check_options(eye, drop_fixations, trial_message) -> None:
@@ -140,14 +161,79 @@ def _messages(scan: AscScan) -> pl.DataFrame:
     )
 
 
-def _screen_box(messages: pl.DataFrame) -> tuple[float, float, float, float] | None:
+def _screen_box(messages: pl.DataFrame, screen_px, name: str, warnings: list[str],
+                qc: QCLog) -> tuple[float, float, float, float] | None:
+    """Screen box (left, top, right, bottom; px, inclusive) for ``off_screen``, and where it came from.
+
+    ``screen_px`` wins; else ``DISPLAY_COORDS`` (the stimulus display), else ``GAZE_COORDS`` (the
+    tracker's gaze coordinate space, usually equal), else none: off-screen detection is off.
+    """
+    if screen_px is not None:
+        width, height = (float(v) for v in screen_px)
+        if width <= 0 or height <= 0:
+            raise ConfigError(f"screen_px: got {screen_px!r}, expected (width, height) > 0")
+        qc.add(STEP, "fixations", "screen size", 0, action="flagged",
+               detail=f"{width:g} x {height:g} px from the screen_px option")
+        return 0.0, 0.0, width - 1, height - 1
     for key in ("DISPLAY_COORDS", "GAZE_COORDS"):
-        hit = messages.filter(pl.col("text").str.starts_with(key))["text"].head(1).to_list()
-        if hit:
-            numbers = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", hit[0])[:4]]
+        hit = messages.filter(pl.col("text").str.starts_with(key)).head(1)
+        if hit.height:
+            numbers = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", hit["text"][0])[:4]]
             if len(numbers) == 4:
+                left, top, right, bottom = numbers
+                used = f"{left:g} {top:g} {right:g} {bottom:g} (left top right bottom, px) from {key} " \
+                       f"(line {hit['line'][0]})"
+                qc.add(STEP, "fixations", "screen size", 0, action="flagged", detail=used)
+                if key == "GAZE_COORDS":
+                    warnings.append(f"{name} line {hit['line'][0]}: no DISPLAY_COORDS message; off_screen uses "
+                                    f"the screen size {used}")
                 return tuple(numbers)
+    warnings.append(f"{name}: no DISPLAY_COORDS or GAZE_COORDS message and no screen_px; off-screen detection "
+                    "is off (off_screen is False for every fixation; pass screen_px / --screen-px)")
+    qc.add(STEP, "fixations", "off-screen detection off", 0, action="warning",
+           detail="no DISPLAY_COORDS or GAZE_COORDS message and no screen_px")
     return None
+
+
+_VALIDATION_RE = (r"^!CAL VALIDATION\s+(\S+)\s+\S+\s+(LEFT|RIGHT)\s+(\S+)\s+ERROR\s+(\S+)\s+avg\.?\s+(\S+)\s+max"
+                  r"(?:\s+OFFSET\s+(\S+)\s+deg\.?\s+(-?[\d.]+),\s*(-?[\d.]+)\s+pix)?")
+
+
+def _empty_validation() -> pl.DataFrame:
+    return pl.DataFrame(schema={"line": pl.Int64, "time_ms": pl.Float64, "block": pl.Int32, "eye": pl.String,
+                                "points": pl.Int32, "result": pl.String, "error_avg_deg": pl.Float64,
+                                "error_max_deg": pl.Float64, "offset_deg": pl.Float64, "offset_x_px": pl.Float64,
+                                "offset_y_px": pl.Float64})
+
+
+def _validation(messages: pl.DataFrame, scan: AscScan, qc: QCLog) -> pl.DataFrame:
+    """``!CAL VALIDATION HV9 R RIGHT GOOD ERROR 0.35 avg. 0.78 max OFFSET ...`` rows, one per eye.
+
+    ``points`` comes from the calibration type (``HV9`` -> 9); ``block`` is the next recording block
+    (the one the validation was done for), null after the last. Each row is recorded in ``qc``.
+    EyeLink 1000 Plus User Manual 1.0.19, section 4.9 (calibration and validation messages).
+    """
+    hits = messages.filter(pl.col("text").str.contains(r"^!CAL VALIDATION\s")).with_columns(
+        g=pl.col("text").str.extract_groups(_VALIDATION_RE))
+    hits = hits.filter(pl.col("g").struct.field("2").is_not_null())
+    if not hits.height:
+        return _empty_validation()
+    field_ = lambda i: pl.col("g").struct.field(str(i))  # noqa: E731
+    starts = pl.DataFrame({"_start": [b.start_line for b in scan.blocks], "block": [b.index for b in scan.blocks]},
+                          schema={"_start": pl.Int64, "block": pl.Int32})
+    out = hits.select(
+        "line", "time_ms", eye=field_(2).str.to_lowercase(),
+        points=field_(1).str.extract(r"(\d+)").cast(pl.Int32, strict=False), result=field_(3),
+        error_avg_deg=field_(4).cast(pl.Float64, strict=False), error_max_deg=field_(5).cast(pl.Float64, strict=False),
+        offset_deg=field_(6).cast(pl.Float64, strict=False), offset_x_px=field_(7).cast(pl.Float64, strict=False),
+        offset_y_px=field_(8).cast(pl.Float64, strict=False))
+    out = out.sort("line").join_asof(starts, left_on="line", right_on="_start", strategy="forward").drop("_start")
+    out = out.select(_empty_validation().columns)
+    for row in out.iter_rows(named=True):
+        qc.add(STEP, "validation", f"{row['eye']} eye {row['result']}", 1, action="flagged",
+               detail=f"line {row['line']}: {row['points']} points, error avg {row['error_avg_deg']}° "
+                      f"max {row['error_max_deg']}°, before block {row['block']}")
+    return out
 
 
 def _choose_eyes(blocks: list[Block], eye: str | None, name: str, warnings: list[str]) -> dict[int, str]:
@@ -180,17 +266,20 @@ def _read_one_block(scan, block, eye, segments, tmp, parts, screen, min_ms, warn
     _report_time_repairs(scan, block, times, warnings, qc)
     end_ms = block_end_ms(block, times)
     if block.n_samples:
-        write_block_for_mne(scan, block, times, tmp / f"block_{block.index}.asc")
+        samples_line = sample_fields(scan, block, warnings)
+        write_block_for_mne(scan, block, times, tmp / f"block_{block.index}.asc", samples_line)
         samples, events = read_block(scan, block, tmp / f"block_{block.index}.asc")
     else:
         samples, events = pl.DataFrame({"time_ms": []}, schema={"time_ms": pl.Float64}), pl.DataFrame()
     base = _empty_events().select("kind", "eye", "start_ms", "end_ms", "duration_ms", "x_px", "y_px", "pupil")
     events = pl.concat([base, _with_open_events(scan, block, events, end_ms)], how="diagonal_relaxed")
+    events = _with_lines(scan, block, events)
     _check_durations(events, block, scan.path.name, warnings)
     _report_edges(events, block, scan.path.name, warnings, qc)
     events = events.with_columns(block=pl.lit(block.index, pl.Int32))
     events = asc_trials.assign_trials(events, segments, "start_ms")
     blinks = events.filter(pl.col("kind") == "blink", pl.col("eye") == eye)
+    events = _flag_blink_saccades(events, scan.path.name, warnings, qc)
     samples = samples.with_columns(
         x_px=_eye_col(samples, f"x_{eye}_px"), y_px=_eye_col(samples, f"y_{eye}_px"),
         pupil=_eye_col(samples, f"pupil_{eye}"), eye=pl.lit(eye), block=pl.lit(block.index, pl.Int32))
@@ -258,8 +347,58 @@ def _check_durations(events: pl.DataFrame, block: Block, name: str, warnings: li
     odd = events.filter(~pl.col("truncated_end"), (pl.col("duration_ms") - (pl.col("end_ms") - pl.col("start_ms")
                                                                             + interval)).abs() > 1.0)
     if odd.height:
-        warnings.append(f"{name} line {block.start_line}: {odd.height} event(s) whose duration field is not "
-                        f"end - start + {interval:g} ms; the duration field is kept")
+        lines = odd["line"].drop_nulls().sort()
+        at = f"line {lines[0]}" if lines.len() else f"block at line {block.start_line}"
+        kinds = ", ".join(f"{k} {n}" for k, n in odd.group_by("kind").len().sort("kind").iter_rows())
+        more = f" (lines {', '.join(map(str, lines.head(5)))}{', ...' if lines.len() > 5 else ''})" \
+            if lines.len() > 1 else ""
+        warnings.append(f"{name} {at}: {odd.height} event(s) ({kinds}) whose duration field is not "
+                        f"end - start + {interval:g} ms{more}; the duration field is kept")
+
+
+def _with_lines(scan: AscScan, block: Block, events: pl.DataFrame) -> pl.DataFrame:
+    """Add ``line``: the 1-based line of each event's end line (``EFIX``/``ESACC``/``EBLINK``), or of its
+    start line (``SFIX``...) when it has no end line."""
+    rows = scan.block_lines(block.index).filter(pl.col("kind").is_in(["EFIX", "ESACC", "EBLINK", "SFIX", "SSACC",
+                                                                       "SBLINK"]))
+    g = pl.col("text").str.extract_groups(r"^[SE](FIX|SACC|BLINK)\s+([LR])\s+(\S+)(?:\s+(\S+))?")
+    rows = rows.with_columns(g=g).select(
+        line=pl.col("line").cast(pl.Int64), _end=pl.col("kind").str.starts_with("E"),
+        kind=pl.col("g").struct.field("1").replace_strict({"FIX": "fixation", "SACC": "saccade", "BLINK": "blink"}),
+        eye=pl.col("g").struct.field("2").replace_strict({"L": "left", "R": "right"}),
+        start_ms=pl.col("g").struct.field("3").cast(pl.Float64, strict=False).round(3))
+    ends = rows.filter(pl.col("_end")).unique(["kind", "eye", "start_ms"], keep="first").drop("_end")
+    opens = rows.filter(~pl.col("_end")).unique(["kind", "eye", "start_ms"], keep="first").drop("_end")
+    keyed = events.with_columns(pl.col("start_ms").round(3).alias("_key"))
+    out = keyed.join(ends.rename({"start_ms": "_key"}), on=["kind", "eye", "_key"], how="left", maintain_order="left")
+    out = out.join(opens.rename({"start_ms": "_key", "line": "_open"}), on=["kind", "eye", "_key"], how="left",
+                   maintain_order="left")
+    return out.with_columns(line=pl.coalesce("line", "_open")).drop("_key", "_open")
+
+
+def _flag_blink_saccades(events: pl.DataFrame, name: str, warnings: list[str], qc: QCLog) -> pl.DataFrame:
+    """``contains_blink`` on saccades: a blink of the same eye starts inside ``[start, start + duration)``.
+
+    EyeLink's parser reports a blink as a saccade around the blink (``SSACC``, ``SBLINK``, ``EBLINK``,
+    ``ESACC``; EyeLink 1000 Plus User Manual 1.0.19, section 4.5.3.5), so such a saccade's amplitude
+    and velocity measure the eyelid, not an eye movement: saccade features leave it out.
+    """
+    sacc = events.with_row_index("_i").filter(pl.col("kind") == "saccade")
+    blinks = events.filter(pl.col("kind") == "blink").select("eye", _b=pl.col("start_ms")).sort("_b")
+    flag = pl.lit(False)
+    if sacc.height and blinks.height:
+        hit = (sacc.select("_i", "eye", "start_ms", _e=pl.col("start_ms") + pl.col("duration_ms")).sort("start_ms")
+               .join_asof(blinks, left_on="start_ms", right_on="_b", by="eye", strategy="forward",
+                          check_sortedness=False).filter(pl.col("_b") < pl.col("_e")))
+        flag = pl.int_range(pl.len(), dtype=pl.UInt32).is_in(hit["_i"].implode())
+        if hit.height:
+            lines = events.with_row_index("_i").filter(pl.col("_i").is_in(hit["_i"].implode()))["line"].drop_nulls()
+            at = f" line {lines.min()}" if lines.len() else ""
+            warnings.append(f"{name}{at}: {hit.height} saccade(s) contain a blink (flagged contains_blink; left "
+                            "out of saccade amplitude and velocity features)")
+            qc.add(STEP, "saccades", "contains_blink", hit.height, action="flagged",
+                   detail=f"first{at}" if at else None)
+    return events.with_columns(contains_blink=pl.when(pl.col("kind") == "saccade").then(flag))
 
 
 
@@ -316,20 +455,28 @@ def _warn_tracker_errors(messages: pl.DataFrame, name: str, warnings: list[str],
                detail=f"{where}, trial {trial}")
 
 
-def inspect_asc(path: str | Path) -> str:
+def inspect_asc(path: str | Path, *, encoding: str = "utf-8", screen_px: tuple[float, float] | None = None,
+                trial_message: str | None = None) -> str:
     """A short text summary of an ``.asc`` file for ``readgaze inspect``.
 
-    Lists the trials (block, first line, rate, eyes, eye used, samples, fixations), the event
-    counts, the per-trial QC totals and every warning (file and line named).
+    Lists the trials (block, first line, rate, eyes, eye used, samples, fixations, trial variables),
+    the event counts, the validation results, the per-trial QC totals and every warning (file and
+    line named). Options as in :func:`read_asc`.
     """
-    rec = read_asc(path)
+    rec = read_asc(path, encoding=encoding, screen_px=screen_px, trial_message=trial_message)
     lines = [f"{rec.path.name}: {rec.trials.height} trial(s), {rec.samples.height} samples, "
              f"{rec.events.height} events ({_counts(rec.events)})"]
+    base = {"trial_id", "block", "start_line", "end_line", "sampling_rate_hz", "eyes", "eye", "n_samples",
+            "n_fixations"}
     for row in rec.trials.iter_rows(named=True):
+        tvars = ", ".join(f"{k}={v}" for k, v in row.items() if k not in base and v is not None)
         lines.append(f"  trial {row['trial_id']}: block {row['block']} (line {row['start_line']}), "
                      f"{row['sampling_rate_hz']:g} Hz, eyes {row['eyes']} (using {row['eye']}), "
-                     f"{row['n_samples']} samples, {row['n_fixations']} fixations")
-    totals = rec.qc_report.select(pl.exclude("trial_id", "block", "eye", "empty")).sum()
+                     f"{row['n_samples']} samples, {row['n_fixations']} fixations" + (f"; {tvars}" if tvars else ""))
+    for row in rec.validation.iter_rows(named=True):
+        lines.append(f"  validation line {row['line']}: {row['eye']} eye, {row['points']} points, {row['result']}, "
+                     f"error avg {row['error_avg_deg']}° max {row['error_max_deg']}°")
+    totals = rec.qc_report.select(pl.exclude("trial_id", "block", "eye", "empty", "mean_saccade_amplitude_deg")).sum()
     lines.append("QC: " + ", ".join(f"{k} {v}" for k, v in totals.row(0, named=True).items()))
     lines += [f"warning: {w}" for w in rec.warnings] or ["no warnings"]
     return "\n".join(lines)

@@ -69,8 +69,11 @@ def drop_reason(drop_fixations) -> pl.Expr:
     return expr
 
 
-def qc_report(trials: pl.DataFrame, samples: pl.DataFrame, fixations: pl.DataFrame) -> pl.DataFrame:
-    """One row per trial: samples, missing samples by cause, fixations kept/dropped by reason, eye.
+def qc_report(trials: pl.DataFrame, samples: pl.DataFrame, fixations: pl.DataFrame,
+              saccades: pl.DataFrame | None = None) -> pl.DataFrame:
+    """One row per trial: samples, missing samples by cause, fixations kept/dropped by reason, eye,
+    and the saccades: ``saccades``, ``saccades_with_blink`` (flagged ``contains_blink``) and
+    ``mean_saccade_amplitude_deg`` (Float64, over the other saccades; null when none).
 
     ``fixations`` are the used eye's fixations *before* dropping, with ``drop_reason``.
     """
@@ -83,12 +86,22 @@ def qc_report(trials: pl.DataFrame, samples: pl.DataFrame, fixations: pl.DataFra
         fixations=pl.len(),
         fixations_kept=pl.col("drop_reason").is_null().sum(),
         **{f"dropped_{r}": (pl.col("drop_reason") == r).sum() for r in DROP_REASONS},
+        off_screen=pl.col("off_screen").sum(),
         truncated_start=pl.col("truncated_start").sum(),
         truncated_end=pl.col("truncated_end").sum(),
     )
     report = trials.select("trial_id", "block", "eye").join(s, on="trial_id", how="left").join(
         f, on="trial_id", how="left")
-    counts = [c for c in report.columns if c not in ("trial_id", "block", "eye")]
+    if saccades is not None and saccades.height and "contains_blink" in saccades.columns:
+        amp = pl.col("amplitude_deg") if "amplitude_deg" in saccades.columns else pl.lit(None, pl.Float64)
+        sa = saccades.group_by("trial_id").agg(
+            saccades=pl.len(), saccades_with_blink=pl.col("contains_blink").fill_null(False).sum(),
+            mean_saccade_amplitude_deg=amp.filter(~pl.col("contains_blink").fill_null(False)).mean())
+        report = report.join(sa, on="trial_id", how="left")
+    else:
+        report = report.with_columns(saccades=pl.lit(0), saccades_with_blink=pl.lit(0),
+                                     mean_saccade_amplitude_deg=pl.lit(None, pl.Float64))
+    counts = [c for c in report.columns if c not in ("trial_id", "block", "eye", "mean_saccade_amplitude_deg")]
     report = report.with_columns([pl.col(c).fill_null(0).cast(pl.Int64) for c in counts])
     return report.with_columns(
         missing_track_loss=pl.col("missing_samples") - pl.col("missing_in_blink"),

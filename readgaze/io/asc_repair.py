@@ -1,8 +1,7 @@
 """Structural scan of an EyeLink ``.asc`` file, and the repaired per-block text handed to mne.
 
-``mne.io.read_raw_eyelink`` mishandles real files (shared/data/eyelink_asc/README.md, bad inputs
-BR-01, BR-10): it stores a recording block only when it reaches ``END`` (a block without ``END``
-is lost silently, or the whole file fails), reads indented calibration rows that start with a
+``mne.io.read_raw_eyelink`` (MNE-Python 1.13, ``mne/io/eyelink/_utils.py``) mishandles real files: it
+stores a recording block only when it reaches ``END`` (a block without ``END`` is lost silently, or the whole file fails), reads indented calibration rows that start with a
 digit as samples, collapses sample gaps inside a block, sorts duplicated 2 kHz timestamps
 unstably, and raises when the sampling rate changes between blocks.
 
@@ -11,19 +10,27 @@ recording blocks. Each block ends at its ``END`` line, or, when ``END`` is missi
 a calibration header (``>>>>>>> CALIBRATION``), the next ``START`` or the end of the file (with a
 warning naming both lines). Each block is then written as its own small file with only the
 lines mne needs (``START``, headers, samples, ``E*`` events, a synthesised ``END`` where the
-file had none, duplicated timestamps made strictly increasing), and mne reads one block at a
-time. :mod:`readgaze.io.asc` checks mne's counts against the counts found here.
+file had none, duplicated timestamps made strictly increasing, a ``SAMPLES`` line that declares
+fields the sample lines lack rewritten to the fields present), and mne reads one block at a time.
+:mod:`readgaze.io.asc` checks mne's counts against the counts found here.
+
+Text: the file is decoded with ``encoding`` (default UTF-8). Bytes that do not decode are replaced
+with U+FFFD and the lines holding them are counted in a warning; byte-order marks (U+FEFF) anywhere
+in a line are removed (an export tool that writes one inside a message would otherwise defeat an
+anchored ``trial_message`` pattern) and counted.
 """
 
 from __future__ import annotations
 
+import codecs
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
-from readgaze.errors import ParseError
+from readgaze.errors import ConfigError, ParseError
 from readgaze.qc import QCLog
 
 KEYWORDS = ("START", "END", "MSG", "SFIX", "EFIX", "SSACC", "ESACC", "SBLINK", "EBLINK", "SAMPLES",
@@ -33,6 +40,9 @@ KEYWORDS = ("START", "END", "MSG", "SFIX", "EFIX", "SSACC", "ESACC", "SBLINK", "
 FOR_MNE = ("START", "PRESCALER", "VPRESCALER", "PUPIL", "EVENTS", "SAMPLES", "sample", "EFIX",
            "ESACC", "EBLINK", "END")
 STEP = "read_asc"
+#: Lines that carry recording data (an open block extends at least to its last one).
+DATA_KINDS = ("sample", "SFIX", "EFIX", "SSACC", "ESACC", "SBLINK", "EBLINK", "INPUT", "BUTTON")
+TRIALID_RE = r"^MSG\s+\S+\s+(?:-?\d+\s+)?TRIALID\b"
 
 
 @dataclass
@@ -70,17 +80,49 @@ class AscScan:
         return self._by_block.get(index, self.lines.clear())
 
 
-def _read_lines(path: Path) -> pl.DataFrame:
+def _decode(path: Path, encoding: str) -> tuple[bytes, bool]:
+    """The file's bytes as UTF-8, and whether some bytes did not decode (replaced with U+FFFD)."""
     raw = path.read_bytes()
+    try:
+        codec = codecs.lookup(encoding).name
+    except LookupError:
+        raise ConfigError(f"encoding: unknown codec {encoding!r} (e.g. 'utf-8', 'cp1252', 'latin-1')") from None
+    if codec == "utf-8":
+        try:
+            raw.decode("utf-8")
+            return raw, False
+        except UnicodeDecodeError:
+            return raw, True  # polars' utf8-lossy read replaces the bad bytes
+    text = raw.decode(codec, errors="replace")
+    return text.encode("utf-8"), "\ufffd" in text  # a single-byte codec cannot hold U+FFFD itself
+
+
+def _read_lines(path: Path, encoding: str = "utf-8", warnings: list[str] | None = None,
+                qc: QCLog | None = None) -> pl.DataFrame:
+    warnings = [] if warnings is None else warnings
+    raw, replaced = _decode(path, encoding)
     frame = pl.read_csv(io.BytesIO(raw), has_header=False, separator="\x1f", quote_char=None,
                         new_columns=["text"], schema={"text": pl.String}, encoding="utf8-lossy")
     n_expected = raw.count(b"\n") + (0 if raw.endswith(b"\n") or not raw else 1)
     if frame.height != n_expected:  # pragma: no cover - guards a change in polars' blank-line rule
         raise ParseError(f"read {frame.height} lines, the file has {n_expected}", file=path)
     kind = pl.col("text").str.extract(r"^([A-Z]+)\b")
-    return frame.with_row_index("line", offset=1).with_columns(
-        text=pl.col("text").fill_null("").str.strip_chars_end("\r")
-    ).with_columns(
+    frame = frame.with_row_index("line", offset=1).with_columns(
+        text=pl.col("text").fill_null("").str.strip_chars_end("\r"))
+    if replaced:
+        bad = frame.filter(pl.col("text").str.contains("\ufffd", literal=True))["line"]
+        warnings.append(f"{path.name} line {bad[0]}: {bad.len()} line(s) hold bytes that are not valid "
+                        f"{encoding}; replaced with U+FFFD (pass encoding=, e.g. 'cp1252')")
+        if qc is not None:
+            qc.add(STEP, "lines", f"bytes not valid {encoding} replaced", bad.len(), action="changed",
+                   detail=f"first line {bad[0]}")
+    bom = frame.filter(pl.col("text").str.contains("\ufeff", literal=True))["line"]
+    if bom.len():
+        frame = frame.with_columns(pl.col("text").str.replace_all("\ufeff", "", literal=True))
+        if qc is not None:
+            qc.add(STEP, "lines", "byte-order mark (U+FEFF) removed", bom.len(), action="changed",
+                   detail=f"first line {bom[0]}")
+    return frame.with_columns(
         kind=pl.when(pl.col("text").str.contains(r"^[0-9]")).then(pl.lit("sample"))
         .when(pl.col("text").str.starts_with(">>>>>>>")).then(pl.lit("calibration"))
         .when(pl.col("text").str.starts_with("**")).then(pl.lit("header"))
@@ -96,8 +138,18 @@ def _find_blocks(lines: pl.DataFrame, name: str, warnings: list[str], qc: QCLog)
     marks = lines.filter(pl.col("kind").is_in(["START", "END", "calibration"]))
     marks = marks.with_columns(t=pl.col("text").str.extract(r"^[A-Z]+\s+(\S+)").cast(pl.Float64, strict=False))
     starts = marks.filter(pl.col("kind") == "START")["line"].to_list()
+    data_lines = lines.filter(pl.col("kind").is_in(DATA_KINDS))["line"].to_numpy()
+    trialids = lines.filter(pl.col("kind") == "MSG", pl.col("text").str.contains(TRIALID_RE))["line"].to_numpy()
     blocks: list[Block] = []
     current: Block | None = None
+
+    def before_next_trial(start: int) -> tuple[int, str]:
+        """Close an open block before the next START: after its last data line, and before a TRIALID
+        message that lies between that line and the START (it names the next trial)."""
+        i = np.searchsorted(data_lines, start) - 1
+        last_data = int(data_lines[i]) if i >= 0 and data_lines[i] > current.start_line else current.start_line
+        named = trialids[(trialids > last_data) & (trialids < start)]
+        return (int(named[0]) - 1, "next trial's TRIALID") if len(named) else (start - 1, "next START")
 
     def close(last_line: int, reason: str) -> None:
         nxt = [s for s in starts if s > current.start_line]
@@ -115,7 +167,7 @@ def _find_blocks(lines: pl.DataFrame, name: str, warnings: list[str], qc: QCLog)
             if t is None:
                 raise ParseError("START line without a timestamp", file=name, row=line)
             if current is not None:
-                close(line - 1, "next START")
+                close(*before_next_trial(line))
             current = Block(len(blocks), line, line, t, None, "END")
         elif kind == "END" and current is not None:
             current.last_line, current.end_ms = line, t
@@ -147,13 +199,15 @@ def _block_header(block: Block, rows: pl.DataFrame, name: str) -> None:
                          row=block.start_line) from None
 
 
-def scan_asc(path: str | Path) -> AscScan:
+def scan_asc(path: str | Path, *, encoding: str = "utf-8") -> AscScan:
     """Classify every line of an ``.asc`` file and find its recording blocks.
 
     Parameters
     ----------
     path : str or Path
         EyeLink ASCII file (``edf2asc`` output).
+    encoding : str
+        Text encoding of the file (default UTF-8; e.g. ``"cp1252"`` for Windows exports).
 
     Returns
     -------
@@ -166,12 +220,14 @@ def scan_asc(path: str | Path) -> AscScan:
     ------
     ParseError
         No recording block at all, or a block without a ``SAMPLES`` line / ``RATE``.
+    ConfigError
+        Unknown ``encoding``.
     """
     path = Path(path)
     name = path.name
     warnings: list[str] = []
     qc = QCLog()
-    lines = _read_lines(path)
+    lines = _read_lines(path, encoding, warnings, qc)
     blocks = _find_blocks(lines, name, warnings, qc)
     if not blocks:
         raise ParseError("no recording block (no START line): not an EyeLink sample/event file", file=path)
@@ -210,7 +266,7 @@ def sample_times(scan: AscScan, block: Block) -> pl.DataFrame:
     """Sample lines of one block with ``time_ms`` as written and ``time_ms_repaired``.
 
     At rates above 1000 Hz EyeLink may print integer milliseconds, so two samples share one
-    timestamp (BR-10, EMTeC). The k-th repeat of a timestamp gets ``+ k * 1000 / rate`` ms, giving
+    timestamp (the EMTeC corpus's 2 kHz recordings do). The k-th repeat of a timestamp gets ``+ k * 1000 / rate`` ms, giving
     1002.0, 1002.5, 1003.0, ... Other repeats are left as written (and reported by the caller).
     """
     rows = scan.block_lines(block.index).filter(pl.col("kind") == "sample")
@@ -226,11 +282,77 @@ def sample_times(scan: AscScan, block: Block) -> pl.DataFrame:
     return rows.with_columns(time_ms_repaired=repaired)
 
 
-def write_block_for_mne(scan: AscScan, block: Block, times: pl.DataFrame, target: Path) -> None:
-    """Write the lines mne needs for one block into ``target`` (header, block, END if missing)."""
+#: Optional sample-line field groups of a ``SAMPLES`` line, in the order EyeLink writes them, with
+#: their number of values (per eye for ``VEL``). EyeLink 1000 Plus User Manual 1.0.19, section 4.9.5.
+SAMPLE_GROUPS = (("VEL", 2), ("RES", 2), ("INPUT", 1), ("HTARGET", 3))
+_STATUS = r"(?:^|\s)[.A-Z]{3,}(?:\s|$)"  # a status token ("...", "C.R..", "MANCR"), never a value
+
+
+def sample_fields(scan: AscScan, block: Block, warnings: list[str]) -> str | None:
+    """Check the values on the block's sample lines against its ``SAMPLES`` line.
+
+    Each sample line holds the time, x, y, pupil per eye, then the declared optional groups
+    (:data:`SAMPLE_GROUPS`) and status tokens. When every sample line has the same number of values and
+    it equals the declaration without its last group(s) (``HTARGET`` declared, 5-field lines written),
+    the fields present are read: returns the ``SAMPLES`` text to hand to mne, with a warning naming the
+    ``SAMPLES`` line and the first sample line. Returns None when the lines match the declaration.
+
+    Raises
+    ------
+    ParseError
+        Sample lines with different numbers of values, or a number no declaration prefix explains
+        (names the ``SAMPLES`` line and the first sample line that disagrees).
+    """
+    rows = scan.block_lines(block.index)
+    spec = rows.filter(pl.col("kind") == "SAMPLES").head(1)
+    samples = rows.filter(pl.col("kind") == "sample")
+    if not samples.height or not spec.height:
+        return None
+    spec_line, spec_text = int(spec["line"][0]), spec["text"][0]
+    tokens = spec_text.split()
+    n_eyes = len(block.eyes)
+    declared = [(g, n * (n_eyes if g == "VEL" else 1)) for g, n in SAMPLE_GROUPS if g in tokens]
+    want = 1 + 3 * n_eyes + sum(n for _, n in declared)
+    counts = samples.select("line", n=pl.col("text").str.count_matches(r"\S+")
+                            - pl.col("text").str.count_matches(_STATUS))
+    first = counts.row(0, named=True)
+    odd = counts.filter(pl.col("n") != first["n"])
+    where = f"SAMPLES line {spec_line}"
+    if odd.height:
+        raise ParseError(f"sample lines disagree on their number of values: line {first['line']} has "
+                         f"{first['n']}, line {odd['line'][0]} has {odd['n'][0]} ({where} declares {want})",
+                         file=scan.path, row=int(odd["line"][0]))
+    if first["n"] == want:
+        return None
+    keep, n = [], 1 + 3 * n_eyes
+    for group, size in declared:
+        if n == first["n"]:
+            break
+        keep.append(group)
+        n += size
+    if n != first["n"]:
+        raise ParseError(f"sample line {first['line']} has {first['n']} values; {where} ({spec_text.strip()!r}) "
+                         f"declares {want}, and no prefix of its optional fields gives {first['n']}",
+                         file=scan.path, row=int(first["line"]))
+    absent = [g for g, _ in declared if g not in keep]
+    warnings.append(f"{scan.path.name} line {spec_line}: SAMPLES declares {' '.join(absent)} but the sample "
+                    f"lines (first on line {first['line']}) hold {first['n']} values, not {want}; read the "
+                    f"fields present")
+    return "\t".join(t for t in tokens if t not in absent)
+
+
+def write_block_for_mne(scan: AscScan, block: Block, times: pl.DataFrame, target: Path,
+                        samples_line: str | None = None) -> None:
+    """Write the lines mne needs for one block into ``target`` (header, block, END if missing).
+
+    ``samples_line`` replaces the block's ``SAMPLES`` line (see :func:`sample_fields`).
+    """
     before_first = scan.lines.slice(0, scan.blocks[0].start_line)  # the "**" header (mne reads its DATE)
     header = before_first.filter(pl.col("kind") == "header").select("line", "text")
     body = scan.block_lines(block.index).filter(pl.col("kind").is_in(FOR_MNE), pl.col("kind") != "sample")
+    if samples_line is not None:
+        body = body.with_columns(text=pl.when(pl.col("kind") == "SAMPLES").then(pl.lit(samples_line))
+                                 .otherwise(pl.col("text")))
     fixed = times.filter(pl.col("time_ms") != pl.col("time_ms_repaired")).select(
         "line", text=pl.concat_str([pl.col("time_ms_repaired").round(3).cast(pl.String),
                                     pl.col("text").str.replace(r"^\S+", "")]))

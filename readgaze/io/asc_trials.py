@@ -20,6 +20,10 @@ def segments(scan: AscScan, messages: pl.DataFrame, trial_message: str | None, n
     pattern = trial_message or r"^TRIALID\s+(.+)$"
     hits = messages.filter(pl.col("text").str.contains(pattern)).with_columns(
         label=pl.col("text").str.extract(pattern, 1).fill_null(pl.col("text")).str.strip_chars())
+    if trial_message is not None and not hits.height:
+        seen = messages.filter(~pl.col("text").str.starts_with("!"))["text"].unique(maintain_order=True).head(5)
+        warnings.append(f"{name}: trial_message {trial_message!r} matches no message, so each recording block "
+                        f"is one trial; messages seen include {', '.join(repr(t[:40]) for t in seen)}")
     out, seen = {}, {}
     for prev, block in zip([None, *scan.blocks[:-1]], scan.blocks):
         lo = prev.last_line if prev else 0
@@ -92,3 +96,34 @@ def assign_messages(messages: pl.DataFrame, segments: dict[int, pl.DataFrame]) -
         inside = messages.filter(pl.col("block") == block).with_columns(pl.col("time_ms").fill_null(float("-inf")))
         parts.append(assign_trials(inside, seg, "time_ms"))
     return pl.concat(parts, how="vertical_relaxed").sort("line")
+
+
+TRIAL_VAR_RE = r"^!V TRIAL_VAR\s+(\S+)\s*(.*)$"
+
+
+def with_trial_variables(trials: pl.DataFrame, messages: pl.DataFrame, scan: AscScan,
+                         segments: dict[int, pl.DataFrame]) -> pl.DataFrame:
+    """Add one String column per ``!V TRIAL_VAR name value`` message (Data Viewer trial variables).
+
+    A message inside a block belongs to the trial running at its time; one between blocks (Experiment
+    Builder writes them after ``END``) to the last trial of the block before it. A later value of the
+    same variable in one trial replaces an earlier one. A name that is already a column gets the prefix
+    ``trial_var_``. SR Research, *EyeLink Data Viewer User's Manual* 4.2, "Trial variables" (``!V``
+    commands).
+    """
+    tv = messages.filter(pl.col("text").str.contains(r"^!V TRIAL_VAR\s")).with_columns(
+        g=pl.col("text").str.extract_groups(TRIAL_VAR_RE))
+    if not tv.height:
+        return trials
+    last = pl.DataFrame({"_last": [b.last_line for b in scan.blocks],
+                         "_trial": [segments[b.index]["trial_id"][-1] for b in scan.blocks]},
+                        schema={"_last": pl.Int64, "_trial": pl.String})
+    tv = tv.sort("line").join_asof(last, left_on="line", right_on="_last", strategy="backward")
+    tv = tv.select(trial_id=pl.coalesce("trial_id", "_trial"), name=pl.col("g").struct.field("1"),
+                   value=pl.col("g").struct.field("2").str.strip_chars()).drop_nulls(["trial_id", "name"])
+    if not tv.height:
+        return trials
+    wide = tv.unique(["trial_id", "name"], keep="last", maintain_order=True).pivot(
+        "name", index="trial_id", values="value")
+    wide = wide.rename({c: f"trial_var_{c}" for c in wide.columns if c != "trial_id" and c in trials.columns})
+    return trials.join(wide, on="trial_id", how="left")

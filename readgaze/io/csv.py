@@ -8,12 +8,12 @@ Every report in ``readgaze.io`` is opened through :func:`scan_csv`, which fixes 
 * **missing values**: Data Viewer writes ``.``; pandas writes empty fields. Both become null;
 * **dtypes**: inferred from the *whole* file in one streaming pass (:func:`infer_schema`) or taken
   from an explicit schema, never from the first 100 rows (a column whose first 120 values are empty
-  is still Float64, BR-11; a ``.`` past row 100 no longer aborts the read, BR-12). The pass reads only
+  is still Float64; a ``.`` past row 100 no longer aborts the read). The pass reads only
   the columns the first :data:`HEAD_ROWS` rows leave open. :func:`read_csv` reads a file into memory
   with the same dtypes in a single parse (head-proposed dtypes, checked by the parser itself);
 * ``inf`` parses as +inf (OneStop ``subtlex_frequency``); quoted labels keep their commas, and doubled
-  quotes inside a quoted field are unescaped (BR-12's label reads as ``"Yes,"`` with its quotes);
-* **decimal commas** (``390,6`` in a ``;``-separated file, BR-19) raise :class:`ParseError` with a hint,
+  quotes inside a quoted field are unescaped (a label written with doubled quotes around ``Yes,`` reads as ``"Yes,"`` with its quotes);
+* **decimal commas** (``390,6`` in a ``;``-separated file) raise :class:`ParseError` with a hint,
   or parse with ``decimal_comma=True``.
 
 Row numbers in errors are editor line numbers (header = row 1). A quoted field with an embedded
@@ -22,12 +22,15 @@ newline shifts later row numbers by one per extra line; Data Viewer never writes
 
 from __future__ import annotations
 
+import codecs
+import hashlib
+import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import polars as pl
 
-from readgaze.errors import ParseError
+from readgaze.errors import ConfigError, ParseError
 
 NULL_VALUES = (".",)
 """Data Viewer's missing-value marker; empty fields are null anyway."""
@@ -37,7 +40,8 @@ HEAD_ROWS = 10_000
 
 _SEPARATORS = (",", "\t", ";")
 _DECIMAL_COMMA = r"^\s*[-+]?\d+,\d+\s*$"
-_NUMBER_OR_DECIMAL_COMMA = r"^\s*[-+]?\d+(,\d+)?\s*$"
+_NUMBER_OR_DECIMAL_COMMA = r"^\s*[-+]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][-+]?\d+)?\s*$"
+"""A number with a decimal point or a decimal comma: a column of these with one comma is a locale fault."""
 
 
 def detect_separator(path: str | Path) -> str:
@@ -69,11 +73,46 @@ def detect_separator(path: str | Path) -> str:
     return best if counts[best] else ","
 
 
+def as_utf8(path: str | Path, encoding: str = "utf-8") -> Path:
+    """The file itself when ``encoding`` is UTF-8, else a UTF-8 copy with the same file name (so messages
+    name the user's file) in a per-file temporary folder, made once per (path, size, mtime, encoding).
+
+    Raises
+    ------
+    ConfigError
+        Unknown codec.
+    ParseError
+        A byte that ``encoding`` cannot decode (row named).
+    """
+    path = Path(path)
+    try:
+        codec = codecs.lookup(encoding).name
+    except LookupError:
+        raise ConfigError(f"encoding: unknown codec {encoding!r} (e.g. 'utf-8', 'cp1252', 'latin-1')") from None
+    if codec == "utf-8" or not path.is_file():
+        return path
+    stat = path.stat()
+    key = hashlib.sha1(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{codec}".encode()).hexdigest()[:16]
+    target = Path(tempfile.gettempdir()) / "readgaze_utf8" / key / path.name
+    if not target.is_file():
+        raw = path.read_bytes()
+        try:
+            text = raw.decode(codec)
+        except UnicodeDecodeError as e:
+            raise ParseError(f"byte {raw[e.start:e.start + 1]!r} is not valid {encoding}", file=path,
+                             row=raw.count(b"\n", 0, e.start) + 1) from None
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_suffix(target.suffix + ".part")
+        partial.write_bytes(text.encode("utf-8"))
+        partial.replace(target)
+    return target
+
+
 def scan_csv(path: str | Path, *, separator: str | None = None,
              schema: Mapping[str, pl.DataType] | None = None,
              schema_overrides: Mapping[str, pl.DataType] | None = None,
              decimal_comma: bool = False, null_values: Iterable[str] = NULL_VALUES,
-             in_memory: bool = False) -> pl.LazyFrame:
+             in_memory: bool = False, encoding: str = "utf-8") -> pl.LazyFrame:
     """Scan a delimited lab export lazily, with whole-file dtype inference.
 
     Parameters
@@ -96,6 +135,10 @@ def scan_csv(path: str | Path, *, separator: str | None = None,
         Parse the file once, now, into memory and return a lazy view of that frame: later collects do
         not re-parse the file (use it when a caller collects the same report several times; costs
         the typed frame's memory, about 0.5 GiB per million rows of a 50-column report).
+    encoding : str
+        Text encoding (default UTF-8). Another one (``"cp1252"`` for Windows exports such as SB-SAT's)
+        is decoded into a UTF-8 copy first (:func:`as_utf8`). Bytes that are not UTF-8 under the
+        default raise :class:`ParseError` naming the row and suggesting ``encoding=``.
 
     Returns
     -------
@@ -112,8 +155,8 @@ def scan_csv(path: str | Path, *, separator: str | None = None,
     """
     if in_memory:
         return read_csv(path, separator=separator, schema=schema, schema_overrides=schema_overrides,
-                        decimal_comma=decimal_comma, null_values=null_values).lazy()
-    path = Path(path)
+                        decimal_comma=decimal_comma, null_values=null_values, encoding=encoding).lazy()
+    path = as_utf8(path, encoding)
     sep, common = _options(path, separator, decimal_comma, null_values)
     try:
         if schema is None:
@@ -134,9 +177,9 @@ def _options(path: Path, separator: str | None, decimal_comma: bool, null_values
                  "quote_char": '"', "raise_if_empty": True, "encoding": "utf8"}
 
 
-def header(path: str | Path, *, separator: str | None = None) -> list[str]:
+def header(path: str | Path, *, separator: str | None = None, encoding: str = "utf-8") -> list[str]:
     """The column names of a delimited file (reads the header line only)."""
-    path = Path(path)
+    path = as_utf8(path, encoding)
     sep = separator or detect_separator(path)
     try:
         return pl.scan_csv(path, separator=sep, infer_schema=False, quote_char='"', raise_if_empty=True,
@@ -148,7 +191,7 @@ def header(path: str | Path, *, separator: str | None = None) -> list[str]:
 def read_csv(path: str | Path, *, columns: Iterable[str] | None = None, separator: str | None = None,
              schema: Mapping[str, pl.DataType] | None = None,
              schema_overrides: Mapping[str, pl.DataType] | None = None, decimal_comma: bool = False,
-             null_values: Iterable[str] = NULL_VALUES) -> pl.DataFrame:
+             null_values: Iterable[str] = NULL_VALUES, encoding: str = "utf-8") -> pl.DataFrame:
     """Read a delimited export (or some of its columns) into memory, parsing the file once.
 
     Same dtypes as :func:`scan_csv` (whole-file inference, never a 100-row guess), but without a
@@ -162,7 +205,7 @@ def read_csv(path: str | Path, *, columns: Iterable[str] | None = None, separato
     ----------
     columns : iterable of str, optional
         Columns to read (file order is kept); default all. Only these are parsed.
-    separator, schema, schema_overrides, decimal_comma, null_values
+    separator, schema, schema_overrides, decimal_comma, null_values, encoding
         As in :func:`scan_csv`.
 
     Returns
@@ -174,7 +217,7 @@ def read_csv(path: str | Path, *, columns: Iterable[str] | None = None, separato
     ParseError
         As :func:`scan_csv`, or a value that does not fit an explicit ``schema``.
     """
-    path = Path(path)
+    path = as_utf8(path, encoding)
     sep, common = _options(path, separator, decimal_comma, null_values)
     names = header(path, separator=sep)
     wanted = names if columns is None else [c for c in names if c in set(columns)]
@@ -239,6 +282,13 @@ def _decide(passed: dict[str, bool]) -> pl.DataType:
 
 def _parse_error(e: Exception, path, separator: str) -> ParseError:
     first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    if "utf-8" in first.lower() or "utf8" in first.lower():
+        raw = Path(path).read_bytes()
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            return ParseError(f"byte {raw[bad.start:bad.start + 1]!r} is not UTF-8 (a Windows export? pass "
+                              "encoding='cp1252')", file=Path(path), row=raw.count(b"\n", 0, bad.start) + 1)
     return ParseError(f"cannot read as {separator!r}-separated text: {first}", file=Path(path))
 
 

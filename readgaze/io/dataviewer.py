@@ -6,7 +6,7 @@ readers here rename the mapped columns to canonical names, keep every other colu
 name, and never guess dtypes from the first 100 rows (:func:`readgaze.io.csv.scan_csv`).
 
 Interest-area ids: Data Viewer writes 1-based ids, but exports re-processed by other tools may be
-0-based (the OneStop sample's IA report, BR-27). ``ia_index`` is always 0-based; pass ``ia_id_base``,
+0-based (the OneStop sample's IA report). ``ia_index`` is always 0-based; pass ``ia_id_base``,
 or let :func:`detect_ia_id_base` decide from label agreement between the two reports.
 Reference: SR Research (2021), *EyeLink Data Viewer User's Manual* 4.2, sections "Fixation Report" and
 "Interest Area Report".
@@ -23,6 +23,7 @@ from readgaze.errors import ConfigError, DataError, SchemaError
 from readgaze.io.csv import header, read_csv, require_numeric, scan_csv
 from readgaze.io.sources import SOURCES, resolve
 from readgaze.qc import QCLog
+from readgaze.text import clean_label
 
 _FIX_FLOATS = ("start_ms", "duration_ms", "x_px", "y_px", "pupil")
 _BOX = ("left_px", "right_px", "top_px", "bottom_px")
@@ -66,7 +67,8 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
                          session_key: str | None = None, check_keys: bool = True,
                          separator: str | None = None, decimal_comma: bool = False,
                          schema: dict | None = None, qc: QCLog | None = None,
-                         in_memory: bool = False) -> pl.LazyFrame:
+                         in_memory: bool = False, ia_report: str | Path | pl.LazyFrame | None = None,
+                         encoding: str = "utf-8", keep: list[str] | None = None) -> pl.LazyFrame:
     """Read a Data Viewer fixation report as canonical ``fixations``.
 
     Parameters
@@ -78,16 +80,26 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
     source : {'dataviewer', 'onestop', 'sbsat'}
         Column map and trial-id rule.
     ia_id_base : {0, 1}, optional
-        Base of the report's interest-area id; default the source's (Data Viewer: 1).
+        Base of the report's interest-area id. Default: detected from label agreement with ``ia_report``
+        when given (:func:`detect_ia_id_base`); else the source's fixed base (SB-SAT, OneStop: 1); else 0
+        when some id is 0 (a 1-based export writes ``.`` off word, never 0); else unknown: a
+        :class:`ConfigError` asks for it rather than shift every word by one.
+    ia_report : str, Path or polars.LazyFrame, optional
+        The IA report of the same trials (path, or a frame read by :func:`read_ia_report`), used only to
+        detect ``ia_id_base``.
     session_key : str, optional
-        Split trials whose key repeats (two sessions in one export, BR-18): a column naming the
+        Split trials whose key repeats (two sessions in one export): a column naming the
         session, or ``'restart'`` (a new session wherever the fixation index stops increasing).
         Adds ``_s{session}`` to ``trial_id``.
     check_keys : bool
         Raise :class:`DataError` on a repeated (trial, fixation index) key (one extra pass).
-    separator, decimal_comma, schema, in_memory
+    separator, decimal_comma, schema, in_memory, encoding
         Passed to :func:`readgaze.io.csv.scan_csv` (``in_memory=True``: the file is parsed once, now,
-        and every later collect reads the frame in memory).
+        and every later collect reads the frame in memory; ``encoding="cp1252"`` for Windows exports).
+    keep : list of str, optional
+        Source columns to keep besides the mapped ones and those the trial id is built from (default:
+        all; names the file lacks are ignored). Only these are parsed: with ``in_memory`` it bounds
+        the memory and the parse time.
     qc : QCLog, optional
         Receives the count of off-word fixations (one extra pass).
 
@@ -108,10 +120,31 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
     SchemaError
         x, y or duration, or the trial identity, is missing.
     DataError
-        ``check_keys`` and a (trial, fixation index) key repeats: names the file, the rows and the key.
+        ``check_keys`` and a (trial, fixation index) key repeats: names the file, the rows and the key; or
+        the labels agree with ``ia_report`` under neither base.
+    ConfigError
+        The id base is neither given nor detectable (see ``ia_id_base``).
     """
     _check_base(ia_id_base)
-    raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema, in_memory=in_memory)
+    if ia_id_base is None and ia_report is not None:
+        ia = read_ia_report(ia_report, source=source, check_keys=False) if isinstance(ia_report, (str, Path)) \
+            else ia_report
+        raw0 = read_fixation_report(path, columns=columns, source=source, ia_id_base=0, check_keys=False,
+                                    separator=separator, decimal_comma=decimal_comma, schema=schema,
+                                    encoding=encoding)
+        ia_id_base = detect_ia_id_base(raw0, ia, fixation_file=path, ia_file=getattr(ia_report, "name", "IA report")
+                                       if not isinstance(ia_report, (str, Path)) else ia_report).base
+    if keep is None:
+        raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema, in_memory=in_memory,
+                       encoding=encoding)
+    else:  # only the mapped columns, the trial-id columns and `keep` are parsed
+        names = header(path, separator=separator, encoding=encoding)
+        wanted = {*resolve(source, "fixations", names, columns, path).values(),
+                  *SOURCES[source].required_trial_columns, *keep}
+        raw = (read_csv(path, columns=wanted, separator=separator, decimal_comma=decimal_comma, schema=schema,
+                        encoding=encoding).lazy() if in_memory else
+               scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema, encoding=encoding)
+               .select([c for c in names if c in wanted]))
     cols = resolve(source, "fixations", raw.collect_schema().names(), columns, path)
     missing = [r for r in ("duration_ms", "x_px", "y_px") if r not in cols]
     if missing:
@@ -123,7 +156,7 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
         names = [cols[r] for r in ("participant_id", "trial") if r in cols and "trial_id" not in cols]
         _check_unique(raw, path, {"trial_id": trial_id, cols["fixation_index"]: pl.col(cols["fixation_index"])},
                       shown=names + [cols["fixation_index"]], session_key=session_key)
-    base = SOURCES[source].fixation_ia_id_base if ia_id_base is None else ia_id_base
+    base = _fixation_base(raw, cols, source, path) if ia_id_base is None else ia_id_base
     fix_index = (pl.col(cols["fixation_index"]) - 1 if "fixation_index" in cols
                  else pl.int_range(pl.len()).over("trial_id"))
     ia = _rebased(pl.col(cols["ia_id"]), base) if "ia_id" in cols else pl.lit(None, pl.Int32)
@@ -146,6 +179,19 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
     return out
 
 
+def _fixation_base(raw: pl.LazyFrame, cols: dict[str, str], source: str, path) -> int:
+    """The id base of a fixation report read alone: the source's, else 0 if an id is 0, else ConfigError."""
+    if SOURCES[source].fixation_ia_id_base is not None or "ia_id" not in cols:
+        return SOURCES[source].fixation_ia_id_base or 1
+    low = raw.select(pl.col(cols["ia_id"]).min()).collect().item()
+    if low is None or low == 0:
+        return 0
+    raise ConfigError(f"the interest-area id base of this fixation report is unknown (its lowest "
+                      f"{cols['ia_id']} is {low}, which fits base 1 and a 0-based report whose first IA was never "
+                      "fixated): pass ia_id_base=1 (Data Viewer's own numbering) or 0, or ia_report= to detect it "
+                      "from the IA labels", file=path, column=cols["ia_id"])
+
+
 def _check_base(base) -> None:
     if base not in (None, 0, 1):
         raise ConfigError(f"ia_id_base: got {base!r}, expected 0 or 1")
@@ -166,12 +212,13 @@ def rebase_fixations(fixations: pl.LazyFrame, shift: int) -> pl.LazyFrame:
 def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, source: str = "dataviewer",
                    ia_id_base: int | None = None, check_keys: bool = True, separator: str | None = None,
                    decimal_comma: bool = False, schema: dict | None = None,
-                   in_memory: bool = False, keep: list[str] | None = None) -> pl.LazyFrame:
+                   in_memory: bool = False, keep: list[str] | None = None,
+                   encoding: str = "utf-8") -> pl.LazyFrame:
     """Read a Data Viewer interest-area report: one row per trial x interest area.
 
     Parameters
     ----------
-    path, columns, source, separator, decimal_comma, schema, in_memory
+    path, columns, source, separator, decimal_comma, schema, in_memory, encoding
         As in :func:`read_fixation_report`.
     ia_id_base : {0, 1}, optional
         Base of ``IA_ID``. Default: detected from the file (0 if any id is 0, else 1), because an IA
@@ -193,13 +240,14 @@ def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, s
         maps those measures onto canonical names.
     """
     _check_base(ia_id_base)
-    names = header(path, separator=separator)
+    names = header(path, separator=separator, encoding=encoding)
     cols = resolve(source, "ia", names, columns, path)
     wanted = None if keep is None else [*cols.values(), *SOURCES[source].required_trial_columns, *keep]
     if in_memory:
-        raw = read_csv(path, columns=wanted, separator=separator, decimal_comma=decimal_comma, schema=schema).lazy()
+        raw = read_csv(path, columns=wanted, separator=separator, decimal_comma=decimal_comma, schema=schema,
+                       encoding=encoding).lazy()
     else:
-        raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema)
+        raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema, encoding=encoding)
         raw = raw if wanted is None else raw.select([c for c in names if c in set(wanted)])
     missing = [r for r in ("ia_id", "word") if r not in cols]
     if missing:
@@ -286,7 +334,8 @@ def detect_ia_id_base(fixations: pl.LazyFrame, ia: pl.LazyFrame, *, fixation_fil
     ``fixations`` must be read with ``ia_id_base=0`` (so ``ia_index`` holds the raw id) and carry
     ``ia_label``; ``ia`` is a read IA report (0-based ``ia_index``, ``word``). For each candidate base
     b in (1, 0), a fixation agrees when the IA row (same trial, ``ia_index == raw id - b``) has the
-    same label. The base whose agreement is highest and at least ``threshold`` wins.
+    same label (no-break spaces count as spaces). The base whose agreement is highest and at least
+    ``threshold`` wins.
 
     Returns
     -------
@@ -306,7 +355,8 @@ def detect_ia_id_base(fixations: pl.LazyFrame, ia: pl.LazyFrame, *, fixation_fil
     for b in (1, 0):
         j = (fix.with_columns(pl.col("ia_index") - b)
              .join(words, on=["trial_id", "ia_index"], how="left")
-             .select(pl.len().alias("n"), (pl.col("ia_label") == pl.col("__word")).sum().alias("ok"))
+             .select(pl.len().alias("n"), (clean_label(pl.col("ia_label")) == clean_label(pl.col("__word")))
+                     .sum().alias("ok"))
              .collect())
         checked = j["n"][0]
         agree[b] = (j["ok"][0] or 0) / checked if checked else 0.0

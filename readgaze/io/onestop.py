@@ -16,12 +16,12 @@ fixation and IA reports with its design, answer and linguistic columns merged in
   ``article_id == 0``, OneStop's practice article).
 * ``critical_span_start_index`` / ``critical_span_end_index``: parallel ``List(Int32)`` parsed from
   ``critical_span_indices`` (``"[(4,44)]"``; end exclusive; IA indices). Same for ``distractor_``.
-* **Interest-area id base** (BR-27): the IA report's base is 0 if any ``IA_ID`` is 0, else 1; the
+* **Interest-area id base**: the IA report's base is 0 if any ``IA_ID`` is 0, else 1; the
   fixation report's base is the one under which its labels agree with the IA report's
   (:func:`readgaze.io.dataviewer.detect_ia_id_base`), else a :class:`DataError` names both files.
 * **Words split over a line break** (``51-year-`` / ``old``): two IA rows, one ``word_index``. Detected
   where an IA label ends in a letter or digit followed by ``-`` and the next IA starts a new line.
-* **Participant aliases** (:data:`PARTICIPANT_ALIASES`): OneStop ``docs/source/known_issues.md`` says
+* **Participant aliases** (:data:`PARTICIPANT_ALIASES`): OneStop's documentation (Berzak et al., "Known issues") says
   ``l38_104`` is saved as ``l38_97``; such ids are renamed and counted.
 """
 
@@ -30,18 +30,21 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
 
 import polars as pl
 
+from readgaze.io.csv import header
 from readgaze.io.dataviewer import (detect_ia_id_base, read_fixation_report, read_ia_report,
                                     rebase_fixations)
+from readgaze.io.rows import line_starts, read_rows
 from readgaze.qc import QCLog
 
 PARTICIPANT_ALIASES: dict[str, str] = {"l38_97": "l38_104"}
-"""Saved id -> true id (OneStop known_issues.md: "l38_104 is saved as l38_97")."""
+"""Saved id -> true id (OneStop documentation, "Known issues": "l38_104 is saved as l38_97")."""
 
 TRIAL_COLUMNS = (
     "participant_id", "TRIAL_INDEX", "trial_index", "list_number", "article_batch", "article_id",
@@ -93,6 +96,11 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
                  aliases: dict[str, str] | None = None) -> OneStopData:
     """Load a OneStop fixation report and (optionally) its IA report into canonical tables.
 
+    Both reports are parsed at once (two threads), each only in the columns needed on every row;
+    the trial-level columns are read from each trial's first row and the word features from the rows
+    of the trial that represents each text layout (:func:`readgaze.io.rows.read_rows`), so the
+    wide text columns are never parsed on all rows. Their dtypes are decided on those rows.
+
     Parameters
     ----------
     fixation_report : str or Path
@@ -124,23 +132,41 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
         As :func:`readgaze.io.read_fixation_report`.
     """
     qc, aliases = QCLog(), PARTICIPANT_ALIASES if aliases is None else aliases
-    fix = _aliased(_read(read_fixation_report, fixation_report), aliases, qc, "fixations")
-    fix_trials, fix = _split_trial_columns(fix, "fixation_count")
-    if ia_report is None:
-        fix = rebase_fixations(fix, 1)
-        qc.add("load_onestop", "fixations", "ia_id_base_assumed", 0, action="warning",
-               detail="no IA report: fixation report id base assumed 1 (Data Viewer)")
-        _count_fixations(fix, qc)
-        return OneStopData(_trials([fix_trials]).lazy(), None, fix, None, qc, {str(fixation_report): 1})
-    ia = _aliased(_read(read_ia_report, ia_report, keep=list(_IA_KEEP)), aliases, qc, "ia_rows")
-    ia_trials, ia = _split_trial_columns(ia, "ia_count")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        fix_job = pool.submit(_parse, read_fixation_report, fixation_report,
+                              [c for c in header(fixation_report) if c not in TRIAL_COLUMNS])
+        ia_job = None if ia_report is None else pool.submit(_parse, read_ia_report, ia_report, ["participant_id"])
+        fix_lines, ia_lines = (pool.submit(line_starts, p) if p is not None else None
+                               for p in (fixation_report, ia_report))
+        fix = _aliased(fix_job.result(), aliases, qc, "fixations")
+        fix_trials, fix = _split_trial_columns(fix, "fixation_count", fixation_report, fix_lines.result())
+        if ia_report is None:
+            fix = rebase_fixations(fix, 1)
+            qc.add("load_onestop", "fixations", "ia_id_base_assumed", 0, action="warning",
+                   detail="no IA report: fixation report id base assumed 1 (Data Viewer)")
+            _count_fixations(fix, qc)
+            return OneStopData(_trials([fix_trials]).lazy(), None, fix, None, qc, {str(fixation_report): 1})
+        ia = _aliased(ia_job.result(), aliases, qc, "ia_rows")
+        ia_starts = ia_lines.result()
+    n_ia = ia.select(pl.len()).collect().item()
     ia_base = 0 if ia.select(pl.col("ia_index").min()).collect().item() == 0 else 1
     ia = ia.with_columns(pl.col("ia_index") - ia_base) if ia_base else ia
     versions = _text_versions(ia, qc)
     if not versions.is_empty():
         ia = ia.join(versions.lazy(), on="trial_id", how="left", maintain_order="left").with_columns(
             pl.coalesce("versioned_text_id", "text_id").alias("text_id")).drop("versioned_text_id").collect().lazy()
-    words = _words(ia)
+    # the rows read whole: each trial's first row (trial columns) and the representative trials' rows (words)
+    names = header(ia_report)
+    trial_cols = [c for c in TRIAL_COLUMNS if c in names]
+    word_cols = [c for c in ("word_length",) + WORD_FEATURES if c in names]
+    first = ia.group_by("trial_id").agg(pl.col("__row").min()).collect()["__row"]
+    reps = ia.join(ia.group_by("text_id").agg(pl.col("trial_id").min()), on=["text_id", "trial_id"], how="semi")
+    rows = pl.concat([first, reps.select("__row").collect()["__row"]]).unique().sort().to_numpy()
+    wide = _with_rows(read_rows(ia_report, rows, [c for c in trial_cols + word_cols if c not in _schema(ia)],
+                                n_rows=n_ia, starts=ia_starts), rows)
+    ia_trials, ia = _split_trial_columns(ia, "ia_count", ia_report, trial_cols=trial_cols, wide=wide)
+    words = _words(reps, wide, word_cols)
+    ia = ia.drop("__row")
     texts = ia.group_by("trial_id").agg(pl.col("text_id").first()).collect()  # every text: one layout now
     ia_rows = partial(_ia_rows, ia_report, ia_base, aliases, texts, words)
     # All trials of a (versioned) text share one IA layout: fixations are matched to text x IA (small
@@ -159,16 +185,24 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
                        qc, {str(fixation_report): fix_base, str(ia_report): ia_base})
 
 
-_IA_KEEP = ("participant_id",) + TRIAL_COLUMNS + WORD_FEATURES + ("word_length",)
-"""IA report columns the loader holds in memory; ``ia_rows`` re-scans the file for the ``IA_*`` measures."""
+def _with_rows(frame: pl.DataFrame, rows) -> pl.DataFrame:
+    """``frame`` (the columns of ``rows``, in order) with ``__row``."""
+    row = pl.Series("__row", rows, pl.UInt32)
+    return frame.with_columns(row) if frame.width else row.to_frame()
 
 
-def _read(reader, path, **kwargs) -> pl.LazyFrame:
-    """A report parsed once (dtypes from a whole-file pass) and held in memory as canonical columns.
+def _schema(lf: pl.LazyFrame) -> set[str]:
+    return set(lf.collect_schema().names())
+
+
+def _parse(reader, path, keep: list[str]) -> pl.LazyFrame:
+    """A report parsed once, in the columns ``keep`` (+ the mapped and trial-id ones), held in memory as
+    canonical columns with ``__row`` (the data row in the file).
 
     Every later step collects this frame several times; a lazy scan would re-parse the CSV each time.
     """
-    return reader(path, source="onestop", ia_id_base=0, in_memory=True, **kwargs).collect().lazy()
+    return (reader(path, source="onestop", ia_id_base=0, in_memory=True, keep=keep)
+            .with_row_index("__row").collect().lazy())
 
 
 def _ia_rows(path, base: int, aliases: dict[str, str], texts: pl.DataFrame, words: pl.DataFrame) -> pl.LazyFrame:
@@ -274,12 +308,11 @@ def _text_versions(ia: pl.LazyFrame, qc: QCLog) -> pl.DataFrame:
             .select("trial_id", (pl.col("text_id") + "_v" + pl.col("digest")).alias("versioned_text_id")))
 
 
-def _words(ia: pl.LazyFrame) -> pl.DataFrame:
-    """One row per (text_id, ia_index) from the first trial (by trial_id) of each text layout."""
-    reps = ia.group_by("text_id").agg(pl.col("trial_id").min())
-    keep = _present(ia, ("word_length",) + WORD_FEATURES)
-    w = (ia.join(reps, on=["text_id", "trial_id"], how="semi")
-         .select("text_id", "ia_index", "word", "left_px", "right_px", "top_px", "bottom_px", *keep)
+def _words(reps: pl.LazyFrame, wide: pl.DataFrame, word_cols: list[str]) -> pl.DataFrame:
+    """One row per (text_id, ia_index) from ``reps``, the IA rows of the first trial (by trial_id) of each
+    text layout, with their word features (``word_cols``) from ``wide`` (rows read whole, by ``__row``)."""
+    w = (reps.join(wide.lazy().select("__row", *word_cols), on="__row", how="left")
+         .select("text_id", "ia_index", "word", "left_px", "right_px", "top_px", "bottom_px", *word_cols)
          .sort("text_id", "ia_index").collect())
     prev = {c: pl.col(c).shift(1).over("text_id") for c in ("word", "top_px", "bottom_px", "left_px")}
     continued = (prev["word"].str.contains(_SPLIT_WORD) & (pl.col("top_px") > prev["top_px"])).fill_null(False)
@@ -309,20 +342,35 @@ def _spans(column: str, prefix: str) -> list[pl.Expr]:
             nums.list.gather_every(2, offset=1).alias(f"{prefix}_end_index")]
 
 
-def _split_trial_columns(lf: pl.LazyFrame, count: str) -> tuple[pl.DataFrame, pl.LazyFrame]:
+def _split_trial_columns(lf: pl.LazyFrame, count: str, path, starts=None, *, trial_cols: list[str] | None = None,
+                         wide: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.LazyFrame]:
     """``(per-trial table, rows without the trial columns)``: the trial-constant :data:`TRIAL_COLUMNS`
     (first value per trial) and the row count per trial (Int32, ``count``) leave the big table early.
 
-    The fixation report's table also gets ``text_id`` (the unversioned paragraph id).
+    ``lf`` holds the columns parsed on every row and ``__row``; the other trial columns of the file
+    (``trial_cols``, default all it has) come from each trial's first row: from ``wide`` (rows read
+    whole, by ``__row``), else read now (:func:`readgaze.io.rows.read_rows`, ``starts`` its line
+    starts). The fixation report's table also gets ``text_id`` (the unversioned paragraph id), and
+    its rows lose ``__row``.
     """
-    cols = _present(lf, TRIAL_COLUMNS)
+    trial_cols = [c for c in TRIAL_COLUMNS if c in header(path)] if trial_cols is None else trial_cols
+    have = _schema(lf)
     text = []
     if count == "fixation_count":
         text = [pl.concat_str([pl.col(c) for c in ("article_batch", "article_id", "difficulty_level", "paragraph_id")],
                               separator="_").first().alias("text_id")]
-    part = lf.group_by("trial_id").agg(*text, *[pl.col(c).first() for c in cols],
+    part = lf.group_by("trial_id").agg(*text, pl.col("__row").first(), *[pl.col(c).first() for c in trial_cols if c in have],
                                        pl.len().cast(pl.Int32).alias(count)).collect()
-    return part, lf.drop([c for c in cols if c != "participant_id"]).collect().lazy()
+    missing = [c for c in trial_cols if c not in have]
+    if wide is None:
+        rows = part["__row"].sort()
+        n = lf.select(pl.len()).collect().item()
+        wide = _with_rows(read_rows(path, rows.to_numpy(), missing, n_rows=n, starts=starts), rows.to_numpy())
+    part = part.join(wide.select("__row", *missing), on="__row", how="left")
+    part = part.select("trial_id", *[e.meta.output_name() for e in text], *trial_cols, count)
+    rest = lf.drop([c for c in trial_cols if c in have and c != "participant_id"]
+                   + (["__row"] if count == "fixation_count" else []))
+    return part, rest.collect().lazy()
 
 
 def _trials(parts: list[pl.DataFrame]) -> pl.DataFrame:

@@ -1,10 +1,10 @@
 """Gaze-sample CSVs (one row per tracker sample) to the canonical ``samples`` table.
 
-Formats seen in the field (shared/data/pymovements_examples, toy_reading_raw, bad_inputs):
-the pymovements toy dataset (tab separated, CRLF, ``-32768.00`` = missing), SB-SAT
+Formats seen in the field: the pymovements toy dataset (tab separated, CRLF, ``-32768.00`` = missing), SB-SAT
 (``time, x_left, y_left, pupil_left``), PoTeC (``time, x, y, pupil_diameter``), EMTeC (2 kHz
 with every integer timestamp written twice), files whose first hundreds of rows have empty
-coordinates (BR-11) and decimal-comma exports (BR-19). Column names, the separator, the missing
+coordinates and decimal-comma exports (every row of the numeric columns is checked, so a
+decimal comma on row 20,000 is an error naming that row, not a parser failure). Column names, the separator, the missing
 value and the screen geometry are explicit parameters; nothing is guessed from the file name.
 """
 
@@ -18,7 +18,7 @@ import polars as pl
 
 from readgaze.errors import ConfigError, ParseError
 
-CHECK_ROWS = 10_000  # rows read eagerly to check that the numeric columns parse
+CHECK_ROWS = 10_000  # rows polars reads to infer the dtypes of the other (non-numeric) columns
 
 
 @dataclass(frozen=True)
@@ -61,21 +61,28 @@ def _sniff_separator(path: Path) -> str:
 
 
 def _check_numbers(path: Path, separator: str, columns: dict[str, str], decimal_comma: bool) -> None:
-    """Read the first rows as text and fail with a clear message where a number does not parse."""
-    head = pl.read_csv(path, separator=separator, n_rows=CHECK_ROWS, infer_schema=False, quote_char='"',
-                       null_values=[""])
-    missing = [f"{role} column {name!r}" for role, name in columns.items() if name not in head.columns]
+    """Check every row of the numeric columns (one streaming pass over the file read as text) and fail
+    with the file, row and column of the first value that is not a number."""
+    text = pl.scan_csv(path, separator=separator, infer_schema=False, quote_char='"', null_values=[""])
+    have = text.collect_schema().names()
+    missing = [f"{role} column {name!r}" for role, name in columns.items() if name not in have]
     if missing:
-        raise ParseError(f"missing {', '.join(missing)}; the header has {head.columns}", file=path, row=1)
-    for role, name in columns.items():
-        text = head[name].str.strip_chars()
+        raise ParseError(f"missing {', '.join(missing)}; the header has {have}", file=path, row=1)
+
+    def bad(name: str) -> pl.Expr:
+        value = pl.col(name).str.strip_chars()
         if decimal_comma:
-            text = text.str.replace(",", ".", literal=True)
-        bad = head.with_row_index("_r").filter(text.is_not_null() & text.cast(pl.Float64, strict=False).is_null())
-        if bad.height:
-            value = bad[name][0]
-            hint = " (decimal comma? try separator=';' and decimal_comma=True)" if "," in value else ""
-            raise ParseError(f"{value!r} is not a number{hint}", file=path, row=int(bad["_r"][0]) + 2, column=name)
+            value = value.str.replace(",", ".", literal=True)
+        return value.is_not_null() & value.cast(pl.Float64, strict=False).is_null()
+
+    names = list(dict.fromkeys(columns.values()))
+    found = text.select([bad(c).any().alias(c) for c in names]).collect(engine="streaming").row(0, named=True)
+    for name in (c for c in names if found[c]):
+        hit = text.with_row_index("_r", offset=2).filter(bad(name)).select("_r", name).head(1).collect()
+        value = hit[name][0]
+        sep = ";" if separator == "," else separator
+        hint = f" (decimal comma? try separator={sep!r} and decimal_comma=True)" if "," in value else ""
+        raise ParseError(f"{value!r} is not a number{hint}", file=path, row=int(hit["_r"][0]), column=name)
 
 
 def read_gaze_csv(path: str | Path, *, separator: str | None = None, missing_value: float | None = -32768.0,

@@ -14,15 +14,23 @@ canonical trials:
   pages with a key (``correct_answer != -99``), null elsewhere;
 * ``repeated_reading``: the participant visited this page before (lower ``INDEX``; 304 revisits of 229
   participant-page pairs in the full report); ``practice`` = False.
+
+The authors' book-wise windowed arrays (``model/dataset/bookwise/{train,val,test}``) are read by
+:func:`read_sbsat_windows`: 21 consecutive reading fixations per window, each ``[x, y, pupil, duration]``
+min-max scaled to [0, 1] over all reading fixations, with the reader × book labels of the window binarised
+(quartiles and ratings 0/1 → 0, 2/3 → 1). In their book-wise split every reader has two books in training
+and one each in validation and test, so every reader is in every split and only the books differ.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
-from readgaze.errors import SchemaError
+from readgaze.errors import LeakageError, ParseError, SchemaError
 from readgaze.io.csv import scan_csv
 from readgaze.io.dataviewer import read_fixation_report
 
@@ -76,3 +84,108 @@ def read_sbsat_trials(path: str | Path) -> pl.LazyFrame:
         pl.lit(False).alias("practice"),
         pl.all(),
     )
+
+
+WINDOW_FEATURES = ("x", "y", "pupil", "duration")
+"""Last axis of the windowed arrays (``CURRENT_FIX_X, _Y, _PUPIL, _DURATION``, each min-max scaled to [0, 1])."""
+WINDOW_FILES = {"train": ("train", "fix_train_10.npy"), "val": ("val", "fix_valid_10.npy"),
+                "test": ("test", "fix_test_10.npy")}
+"""Split → (folder, array file); the label file is ``label_train_10.csv`` in all three folders, as upstream."""
+WINDOW_LABELS = ("acc_level", "subj_acc_level", "confidence", "difficulty", "familiarity", "recognition",
+                 "interest", "pressured", "sleepiness", "sleephours", "sex", "native")
+"""Binarised label columns the label files may carry (``sex`` is absent from some copies)."""
+
+
+@dataclass(frozen=True)
+class SbsatWindows:
+    """SB-SAT book-wise windows: ``arrays[split]`` ``(n_windows, 21, 4)`` float32 and one label frame.
+
+    ``labels`` has one row per window: ``split``, ``window_index`` (row of that split's array),
+    ``label_row_index`` (0-based row of ``18sat_labels.csv``), ``participant_id`` (``subj``), ``item_id``
+    (``book``) and the Int64 label columns of :data:`WINDOW_LABELS` present in the files (``label_names``).
+    """
+
+    arrays: dict[str, np.ndarray]
+    labels: pl.DataFrame
+    label_names: tuple[str, ...]
+
+    def split(self, name: str) -> tuple[np.ndarray, pl.DataFrame]:
+        """The array and label rows of one split (``train``, ``val`` or ``test``)."""
+        return self.arrays[name], self.labels.filter(pl.col("split") == name).sort("window_index")
+
+
+def read_sbsat_windows(folder: str | Path) -> SbsatWindows:
+    """Read SB-SAT's book-wise windowed fixation arrays and their per-window labels.
+
+    Parameters
+    ----------
+    folder : str or Path
+        The ``bookwise`` folder with ``train/``, ``val/`` and ``test/`` subfolders, each holding the
+        ``fix_*_10.npy`` array of :data:`WINDOW_FILES` and ``label_train_10.csv`` (first column unnamed).
+
+    Returns
+    -------
+    SbsatWindows
+        Arrays in the file's feature order :data:`WINDOW_FEATURES`.
+
+    Raises
+    ------
+    ParseError
+        A file is missing, an array is not ``(n, w, 4)`` finite numbers, or its label file has another
+        number of rows.
+    SchemaError
+        A label file lacks ``subj``, ``book`` or every label column.
+    LeakageError
+        A reader × book pair appears in more than one split (the book-wise split holds books out).
+
+    References
+    ----------
+    Ahn, S., Kelton, C., Balasubramanian, A., & Zelinsky, G. (2020). Towards predicting reading comprehension
+    from gaze behavior. ETRA '20, doi:10.1145/3379156.3391335 (arrays and labels from the authors' repository).
+    """
+    root = Path(folder)
+    arrays, frames, names = {}, [], None
+    for split, (sub, array_file) in WINDOW_FILES.items():
+        path, label_path = root / sub / array_file, root / sub / "label_train_10.csv"
+        for file in (path, label_path):
+            if not file.is_file():
+                raise ParseError("SB-SAT windows: file not found", file=file)
+        array = np.load(path, allow_pickle=False)
+        if array.ndim != 3 or array.shape[2] != len(WINDOW_FEATURES) or not np.isfinite(array).all():
+            raise ParseError(f"SB-SAT windows: got an array of shape {array.shape} (finite: "
+                             f"{bool(np.isfinite(array).all())}), expected (n_windows, n_fixations, 4) finite "
+                             f"values {WINDOW_FEATURES}", file=path)
+        labels = pl.read_csv(label_path)
+        first = labels.columns[0]
+        present = tuple(c for c in WINDOW_LABELS if c in labels.columns)
+        missing = [c for c in ("subj", "book") if c not in labels.columns] + ([] if present else ["a label column"])
+        if missing:
+            raise SchemaError(f"SB-SAT window labels: missing {missing}", file=label_path)
+        if labels.height != array.shape[0]:
+            raise ParseError(f"SB-SAT windows: {labels.height} label rows for {array.shape[0]} windows",
+                             file=label_path)
+        names = present if names is None else tuple(c for c in names if c in present)
+        arrays[split] = array.astype(np.float32)
+        frames.append(labels.select(
+            pl.lit(split).alias("split"), pl.int_range(pl.len(), dtype=pl.Int64).alias("window_index"),
+            pl.col(first).cast(pl.Int64).alias("label_row_index"), pl.col("subj").cast(pl.String).alias("participant_id"),
+            pl.col("book").cast(pl.String).alias("item_id"), *[pl.col(c).cast(pl.Int64) for c in present]))
+    labels = pl.concat([f.select("split", "window_index", "label_row_index", "participant_id", "item_id", *names)
+                        for f in frames])
+    shared = (labels.select("split", "participant_id", "item_id").unique()
+              .group_by("participant_id", "item_id").agg(pl.col("split").sort()).filter(pl.col("split").list.len() > 1))
+    if shared.height:
+        row = shared.row(0, named=True)
+        raise LeakageError(f"SB-SAT windows: {shared.height} reader x book pair(s) in more than one split, e.g. "
+                           f"{row['participant_id']} x {row['item_id']} in {row['split']}", file=root)
+    return SbsatWindows(arrays, labels, names)
+
+
+def reader_constant_labels(labels: pl.DataFrame, names: tuple[str, ...]) -> dict[str, bool]:
+    """For each label, whether every reader has one value across all their windows (all splits).
+
+    Such a label (``subj_acc_level``, ``native``, the per-reader self-reports) is scored in a split where every
+    reader is also in training by recognising the reader, not by reading the text.
+    """
+    counts = labels.group_by("participant_id").agg(pl.col(list(names)).n_unique())
+    return {name: bool((counts[name] == 1).all()) for name in names}

@@ -86,13 +86,14 @@ class ReportSource:
     """Builds the trial id from the resolved columns; default ``{participant_id}_{trial}``."""
     text_id: Callable[[dict[str, str]], pl.Expr] | None = None
     """Builds an IA report's text id; default the ``text_id`` role's column, else the trial id."""
-    fixation_ia_id_base: int = 1
-    """Id base assumed for a fixation report read alone (Data Viewer: 1-based)."""
+    fixation_ia_id_base: int | None = 1
+    """Id base of a fixation report read alone when the source fixes it (SB-SAT, OneStop: 1); None when it
+    must be given or detected (a generic export may have been renumbered)."""
     required_trial_columns: tuple[str, ...] = field(default=())
 
 
 SOURCES: dict[str, ReportSource] = {
-    "dataviewer": ReportSource("dataviewer", _DATAVIEWER_FIXATIONS, _DATAVIEWER_IA),
+    "dataviewer": ReportSource("dataviewer", _DATAVIEWER_FIXATIONS, _DATAVIEWER_IA, fixation_ia_id_base=None),
     "onestop": ReportSource(
         "onestop", _DATAVIEWER_FIXATIONS, _DATAVIEWER_IA, trial_id=onestop_trial_id,
         text_id=lambda columns: onestop_paragraph_id(),

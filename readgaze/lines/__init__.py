@@ -1,6 +1,7 @@
 """Line assignment: which text line each fixation was aimed at, correcting vertical drift.
 
-One interface for every method. :func:`assign_trial` works on one trial's NumPy arrays;
+One interface for every method. :func:`assign_trial` works on one trial's NumPy arrays, :func:`assign_trials`
+on many (batched where the method offers ``assign_many``: ``warp``, ``vote``, ``dist``);
 :func:`assign_lines` works on canonical ``fixations`` / ``words`` / ``trials`` frames and adds ``line_index``.
 ``method=`` is looked up in :data:`METHODS` at the foot of this module, then among the plugins of the entry
 point group ``readgaze.line_assigners`` (e.g. ``dist`` from ``models.dist``; readgaze never imports models).
@@ -9,7 +10,8 @@ The 11 classical algorithms follow Carr et al. (2022) and the definitions in the
 code, validated against gold labels on Carr et al.'s 24-trial developer set (``readgaze eval-lines``).
 Departure from eyekit: pixel thresholds scale with line pitch. Each px default (slice, chain, merge, regress,
 stretch, compare) is ``None``, meaning Carr et al.'s value times (median midline spacing / 64 px), so it equals
-the published number on their 64-px layout; a number passed explicitly is px. ``slice`` also drops empty edge
+the published number on their 64-px layout; a number passed explicitly is px. ``merge`` and ``stretch`` scale
+down only (factor ``min(1, pitch / 64)``): their thresholds bound tracker error, not layout (see each method). ``slice`` also drops empty edge
 phantom lines (``edge_phantoms=True`` restores eyekit's behaviour).
 
 References
@@ -140,6 +142,62 @@ def assign_trial(xy: np.ndarray, line_y_px: np.ndarray, method: str | Callable =
     return out.astype(np.int64)
 
 
+def assign_trials(trials: list[tuple], method: str | Callable = "slice", **params) -> list[np.ndarray]:
+    """:func:`assign_trial` for many trials, batched when the method has an ``assign_many``.
+
+    Parameters
+    ----------
+    trials : list of (xy, line_y_px, word_xy, word_line)
+        One tuple per trial, arrays as in :func:`assign_trial`; ``word_xy``/``word_line`` may be None for
+        methods that do not use the text.
+    method, **params
+        As in :func:`assign_trial`.
+
+    Returns
+    -------
+    list of ndarray, int64, shape (n_fixations,)
+        The lines :func:`assign_trial` gives each trial (a batched method returns the same lines).
+
+    Raises
+    ------
+    ConfigError
+        As :func:`assign_trial`, naming the trial's position in ``trials``.
+
+    Notes
+    -----
+    A method batches by offering ``fn.assign_many(trials, **params) -> list of lines`` with ``trials`` as
+    here (only trials with fixations and at least two lines reach it).
+    """
+    fn = get_method(method)
+    kwargs = accepted_params(fn, params)
+    takes_layout = set(accepted_params(fn, dict.fromkeys(LAYOUT_PARAMS)))
+    out: list[np.ndarray | None] = [None] * len(trials)
+    todo = []
+    for k, (xy, line_y_px, word_xy, word_line) in enumerate(trials):
+        try:
+            xy, line_y_px = check_trial(xy, line_y_px)
+        except ConfigError as e:
+            raise ConfigError(f"trial {k}: {e}") from e
+        if len(xy) == 0 or len(line_y_px) == 1:
+            out[k] = np.zeros(len(xy), dtype=np.int64)
+        else:
+            todo.append((k, (xy, line_y_px, word_xy, word_line)))
+    many = getattr(fn, "assign_many", None)
+    if many is not None:
+        got = many([t for _, t in todo], **kwargs) if todo else []
+    else:
+        got = []
+        for _, (xy, line_y_px, word_xy, word_line) in todo:
+            layout = {k: v for k, v in (("word_xy", word_xy), ("word_line", word_line)) if k in takes_layout}
+            got.append(fn(xy, line_y_px, **layout, **kwargs))
+    for (k, (xy, *_)), lines in zip(todo, got):
+        lines = np.asarray(lines)
+        if lines.shape != (len(xy),):
+            raise ConfigError(f"method {method!r} returned shape {lines.shape} for trial {k}, expected ({len(xy)},)")
+        out[k] = lines.astype(np.int64)
+    return out
+
+
 from readgaze.lines.frame import assign_lines  # noqa: E402 (uses assign_trial above)
 
 # The method dict (one name per published method; "nearest" is readgaze's name for attach).
@@ -161,4 +219,4 @@ METHODS: dict[str, Callable] = {
 CLASSICAL = ("attach", "chain", "cluster", "compare", "merge", "regress", "segment", "slice", "split",
              "stretch", "warp")
 
-__all__ = ["assign_trial", "assign_lines", "get_method", "accepted_params", "majority", "METHODS", "CLASSICAL"]
+__all__ = ["assign_trial", "assign_trials", "assign_lines", "get_method", "accepted_params", "majority", "METHODS", "CLASSICAL"]

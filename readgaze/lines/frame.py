@@ -1,7 +1,8 @@
 """Frame-level line assignment: canonical ``fixations`` + ``words`` (+ ``trials``) in, ``line_index`` out.
 
-The per-trial work is :func:`readgaze.lines.assign_trial`; this module gathers each trial's arrays from the
-frames (one Python step per trial, never per row), writes the result back and counts what it did.
+The per-trial work is :func:`readgaze.lines.assign_trials` (batched where the method batches); this module
+gathers each trial's arrays from the frames (one Python step per trial, never per row), writes the result back
+and counts what it did.
 """
 
 from __future__ import annotations
@@ -32,23 +33,33 @@ def text_arrays(words: pl.DataFrame) -> dict[str, dict[str, np.ndarray]]:
 
     A line's midline is half-way between its highest word top and lowest word bottom. Word centres are
     box centres, ordered by ``ia_index`` (else ``word_index``, else row order); they need ``left_px`` and
-    ``right_px`` and are left out when those are missing.
+    ``right_px`` and are left out when those are missing. All texts are computed in one pass of each
+    aggregation, then cut into per-text arrays.
     """
     order = [c for c in ("text_id", "ia_index", "word_index") if c in words.columns]
     words = words.with_row_index("_order").sort([*order, "_order"])
     has_x = "left_px" in words.columns and "right_px" in words.columns
-    out = {}
-    for (text_id,), w in words.group_by("text_id", maintain_order=True):
-        lines = (w.group_by("line_index").agg(pl.col("top_px").min(), pl.col("bottom_px").max())
-                 .sort("line_index"))
-        line_index = lines["line_index"].to_numpy().astype(np.int64)
-        entry = {"line_index": line_index,
-                 "line_y_px": ((lines["top_px"] + lines["bottom_px"]) / 2).to_numpy().astype(np.float64)}
-        if has_x:
-            entry["word_xy"] = np.column_stack([((w["left_px"] + w["right_px"]) / 2).to_numpy(),
-                                                ((w["top_px"] + w["bottom_px"]) / 2).to_numpy()]).astype(np.float64)
-            entry["word_line"] = np.searchsorted(line_index, w["line_index"].to_numpy())
-        out[text_id] = entry
+    lines = (words.group_by("text_id", "line_index").agg(pl.col("top_px").min(), pl.col("bottom_px").max())
+             .sort("text_id", "line_index"))
+    per_text = lines.group_by("text_id", maintain_order=True).len()
+    text_ids = per_text["text_id"].to_list()
+    cut_lines = np.cumsum(per_text["len"].to_numpy())[:-1]
+    line_index = np.split(lines["line_index"].to_numpy().astype(np.int64), cut_lines)
+    line_y = np.split(((lines["top_px"] + lines["bottom_px"]) / 2).to_numpy().astype(np.float64), cut_lines)
+    out = {t: {"line_index": li, "line_y_px": ly} for t, li, ly in zip(text_ids, line_index, line_y)}
+    if has_x:
+        cut_words = np.cumsum(words.group_by("text_id", maintain_order=True).len()["len"].to_numpy())[:-1]
+        mirror = words.group_by("text_id", maintain_order=True).agg(
+            (pl.col("left_px").min() + pl.col("right_px").max()).alias("m"))["m"].to_list()
+        word_xy = np.split(np.column_stack([((words["left_px"] + words["right_px"]) / 2).to_numpy(),
+                                            ((words["top_px"] + words["bottom_px"]) / 2).to_numpy()]
+                                           ).astype(np.float64), cut_words)
+        word_line_index = np.split(words["line_index"].to_numpy(), cut_words)
+        for t, m, wxy, wli in zip(text_ids, mirror, word_xy, word_line_index):
+            entry = out[t]
+            entry["x_mirror_px"] = float(m)  # x -> this - x mirrors the text
+            entry["word_xy"] = wxy
+            entry["word_line"] = np.searchsorted(entry["line_index"], wli)
     return out
 
 
@@ -67,24 +78,77 @@ def _trial_texts(fixations: pl.DataFrame, words: pl.DataFrame, trials: pl.DataFr
     return ids.with_columns(pl.lit(texts[0], dtype=pl.String).alias("text_id"))
 
 
-def _batched(fn, jobs: list, params: dict) -> dict[int, np.ndarray]:
-    """Lines of many trials in one call, for a method that offers ``fn.assign_many`` (e.g. the learned ``dist``).
+def _right_to_left(words: pl.DataFrame, direction: str | None) -> set:
+    """Text ids read right to left: all texts when ``direction == "rtl"``, else those a ``direction`` column marks."""
+    from readgaze.text import check_direction
 
-    ``fn.assign_many([(xy, line_y_px, word_xy, word_line), ...], **params) -> [lines, ...]`` batches the work
-    (a neural assigner runs trials together); trials with no fixation or a one-line text keep the per-trial path.
+    texts = words["text_id"].cast(pl.String)
+    if direction is not None:
+        return set(texts.unique()) if check_direction(direction) == "rtl" else set()
+    if "direction" not in words.columns:
+        return set()
+    for d in words["direction"].drop_nulls().unique():
+        check_direction(d)
+    return set(words.filter(pl.col("direction") == "rtl")["text_id"].cast(pl.String).unique())
+
+
+def _mirrored(text: dict) -> dict:
+    """The text's arrays with word x mirrored (see ``direction`` in :func:`assign_lines`)."""
+    if "x_mirror_px" not in text:
+        raise ConfigError("direction='rtl' needs word boxes with left_px and right_px (to mirror x about the text)")
+    out = dict(text)
+    out["word_xy"] = text["word_xy"].copy()
+    out["word_xy"][:, 0] = text["x_mirror_px"] - out["word_xy"][:, 0]
+    return out
+
+
+def _write_back(jobs: list, assigned: list[np.ndarray], texts: dict, xy_all: np.ndarray, line: np.ndarray,
+                n_trials: int) -> tuple[int, np.ndarray]:
+    """Write every job's lines into ``line`` (as the text's line indices) in one vectorized pass.
+
+    Returns the number of fixations not on their nearest midline and, per trial (row of ``bounds``), the median
+    of ``y - assigned midline`` in px (NaN for a trial without text or without a positioned fixation).
     """
-    many = getattr(fn, "assign_many", None)
-    if many is None:
-        return {}
-    keys = [k for k, (_, _, idx, _, t) in enumerate(jobs) if len(idx) and len(t["line_y_px"]) > 1]
-    out = many([(jobs[k][3], jobs[k][4]["line_y_px"], jobs[k][4].get("word_xy"), jobs[k][4].get("word_line"))
-                for k in keys], **params)
-    return {k: np.asarray(lines, dtype=np.int64) for k, lines in zip(keys, out)}
+    drift = np.full(n_trials, np.nan)
+    if not jobs:
+        return 0, drift
+    sizes = np.array([len(j[1]) for j in jobs])
+    idx = np.concatenate([j[1] for j in jobs])
+    got = np.concatenate([np.zeros(0, np.int64), *assigned])
+    names = list(texts)
+    code = {t: k for k, t in enumerate(names)}
+    offset = np.concatenate([[0], np.cumsum([len(texts[t]["line_y_px"]) for t in names])])
+    all_index = np.concatenate([texts[t]["line_index"] for t in names])
+    all_y = np.concatenate([texts[t]["line_y_px"] for t in names])
+    job_text = np.array([code[j[3]] for j in jobs])
+    at = np.repeat(offset[job_text], sizes) + got
+    line[idx] = all_index[at]
+    y = xy_all[idx, 1]
+    moved = 0
+    fix_text = np.repeat(job_text, sizes)
+    by_text = np.argsort(fix_text, kind="stable")
+    cuts = np.cumsum(np.bincount(fix_text, minlength=len(names)))[:-1]
+    for k, rows in enumerate(np.split(by_text, cuts)):           # one step per text, not per trial
+        if len(rows):
+            nearest = np.abs(y[rows, None] - texts[names[k]]["line_y_px"]).argmin(axis=1)
+            moved += int((nearest != got[rows]).sum())
+    # per-trial median of y minus the assigned midline (np.median's rule: mean of the two middle values)
+    off = y - all_y[at]
+    job = np.repeat(np.arange(len(jobs)), sizes)
+    ranked = off[np.lexsort((off, job))]
+    first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    has = sizes > 0
+    half = sizes // 2
+    hi = ranked[np.minimum(first + half, len(ranked) - 1)] if len(ranked) else np.zeros(len(jobs))
+    lo = ranked[np.maximum(first + half - 1, 0)] if len(ranked) else np.zeros(len(jobs))
+    median = np.where(sizes % 2 == 1, hi, (lo + hi) / 2)
+    drift[np.array([j[0] for j in jobs])[has]] = median[has]
+    return moved, drift
 
 
 def assign_lines(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | pl.LazyFrame,
                  trials: pl.DataFrame | pl.LazyFrame | None = None, method: str | Callable = "slice",
-                 **params) -> tuple[pl.DataFrame, QCLog]:
+                 direction: str | None = None, **params) -> tuple[pl.DataFrame, QCLog]:
     """Assign each fixation to the text line it was aimed at, correcting vertical drift.
 
     Parameters
@@ -98,6 +162,12 @@ def assign_lines(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | p
         ``trial_id`` -> ``text_id``. Without it, ``words`` must carry ``trial_id`` or hold a single text.
     method : str or callable
         See :func:`readgaze.lines.assign_trial`; ``"vote"`` with ``methods=[...]`` also adds agreement.
+    direction : {"ltr", "rtl"}, optional
+        Reading direction. For ``"rtl"`` (Hebrew, Arabic) every trial's fixation and word x are mirrored
+        about the text's centre before the method runs, so each method that reads x (return sweeps as the
+        most negative Δx in ``segment`` and ``split``, progressive runs in ``merge``/``chain``/``slice``,
+        word order in ``warp``/``compare``) sees a left-to-right text; lines come back unchanged. Default:
+        a ``direction`` column of ``words`` (per text) if present, else ``"ltr"``.
     **params
         Method parameters.
 
@@ -133,7 +203,8 @@ def assign_lines(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | p
     >>> out["line_index"].to_list(), out["vertical_drift_px"][0]
     ([0, 0, 1], 20.0)
     """
-    from readgaze.lines import assign_trial, get_method, vote
+    from readgaze.lines import assign_trials, get_method, vote
+    from readgaze.lines.vote import vote_many
 
     fixations = fixations.collect() if isinstance(fixations, pl.LazyFrame) else fixations
     words = words.collect() if isinstance(words, pl.LazyFrame) else words
@@ -142,6 +213,7 @@ def assign_lines(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | p
     _require(words, WORD_COLUMNS, "words")
     fn = get_method(method)
     texts = text_arrays(words.with_columns(pl.col("text_id").cast(pl.String)))
+    rtl = _right_to_left(words, direction)
     frame = (fixations.drop("line_index", "vertical_drift_px", "line_agreement", strict=False)
              .with_row_index("_row")
              .with_columns(pl.col("trial_id").cast(pl.String).alias("_trial"))
@@ -150,33 +222,33 @@ def assign_lines(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | p
              .sort("_trial", "fixation_index"))
     n = frame.height
     line = np.full(n, -1, dtype=np.int64)
-    drift = np.full(n, np.nan)
     agreement = np.full(n, np.nan)
-    nearest_moved = 0
     xy_all = frame.select("x_px", "y_px").to_numpy().astype(np.float64)
     ok_all = np.isfinite(xy_all).all(axis=1)
     bounds = frame.with_row_index("_pos").group_by("_trial", maintain_order=True).agg(
         pl.col("_pos").first().alias("start"), pl.len().alias("n"), pl.col("_text").first())
-    jobs = []                                                     # (start, count, idx, xy, text arrays)
-    for _, start, count, text_id in bounds.iter_rows():
+    mirrored = {t: _mirrored(texts[t]) for t in rtl if t in texts}
+    jobs = []                                                 # (trial's row in bounds, idx, xy, text id, text)
+    for b, (_, start, count, text_id) in enumerate(bounds.iter_rows()):
         if text_id in texts:
             idx = np.arange(start, start + count)[ok_all[start:start + count]]
-            jobs.append((start, count, idx, xy_all[idx], texts[text_id]))
-    batched = _batched(fn, jobs, params)
-    for j, (start, count, idx, xy, t) in enumerate(jobs):
-        layout = {k: t[k] for k in ("word_xy", "word_line") if k in t}
-        if fn is vote:
-            got, agree = vote(xy, t["line_y_px"], return_agreement=True, **layout, **params)
-            agreement[idx] = agree
-        elif j in batched:
-            got = batched[j]
-        else:
-            got = assign_trial(xy, t["line_y_px"], fn, **layout, **params)
-        line[idx] = t["line_index"][got]
-        nearest = np.abs(xy[:, 1:2] - t["line_y_px"]).argmin(axis=1)
-        nearest_moved += int((nearest != got).sum())
-        if len(idx):
-            drift[start:start + count] = float(np.median(xy[:, 1] - t["line_y_px"][got]))
+            if text_id in mirrored:
+                text = mirrored[text_id]
+                xy = xy_all[idx].copy()
+                xy[:, 0] = text["x_mirror_px"] - xy[:, 0]
+            else:
+                text = texts[text_id]
+                xy = xy_all[idx]
+            jobs.append((b, idx, xy, text_id, text))
+    trials_in = [(xy, t["line_y_px"], t.get("word_xy"), t.get("word_line")) for _, _, xy, _, t in jobs]
+    if fn is vote:
+        assigned_lines, agreements = vote_many(trials_in, return_agreement=True, **params)
+    else:
+        assigned_lines = assign_trials(trials_in, fn, **params)
+    nearest_moved, drift_per_trial = _write_back(jobs, assigned_lines, texts, xy_all, line, bounds.height)
+    if fn is vote and jobs:
+        agreement[np.concatenate([j[1] for j in jobs])] = np.concatenate(agreements)
+    drift = np.repeat(drift_per_trial, bounds["n"].to_numpy())
     qc = QCLog()
     name = method if isinstance(method, str) else getattr(fn, "__name__", str(method))
     qc.add(STEP, "fixations", f"moved off the nearest line by {name}", nearest_moved, action="changed")

@@ -1,4 +1,4 @@
-"""Load a folder of trials with gold line labels (the format of ``shared/data/line_assignment``).
+"""Load a folder of trials with gold line labels (Carr et al.'s 2022 corrected trials, in the format below).
 
 The format (Carr et al. 2022 data as converted for readgaze): ``fixations.csv`` (trial_id, passage_id,
 fixation_index, x, y, gold_line, discarded, ...), ``trials.csv`` (trial_id, passage_id, ...), ``lines.csv``

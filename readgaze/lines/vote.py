@@ -1,6 +1,8 @@
 """``vote``: per-fixation majority over several line-assignment methods ("wisdom of the crowd").
 
-Carr et al. (2022) and DIST combine methods this way; ties go to the method listed first.
+Carr et al. (2022) and DIST combine methods this way; ties go to the method listed first. The default crowd
+is slice, cluster (k-means++, as Carr et al. ran it) and warp, the set eyekit and pymovements default to.
+:func:`vote_many` votes over many trials at once (each method batched where it can be).
 """
 
 from __future__ import annotations
@@ -77,7 +79,30 @@ def vote(xy: np.ndarray, line_y_px: np.ndarray, *, methods: Sequence[str] = ("sl
     ----------
     Carr et al. (2022), doi:10.3758/s13428-021-01554-0.
     """
-    from readgaze.lines import LAYOUT_PARAMS, accepted_params, assign_trial
+    word_xy, word_line = params.pop("word_xy", None), params.pop("word_line", None)
+    line, agreement = vote_many([(xy, line_y_px, word_xy, word_line)], methods=methods, return_agreement=True,
+                                **params)
+    return (line[0], agreement[0]) if return_agreement else line[0]
+
+
+def vote_many(trials: list[tuple], *, methods: Sequence[str] = ("slice", "cluster", "warp"),
+              return_agreement: bool = False, **params):
+    """:func:`vote` for many trials: each method runs over all trials (batched where it can), then one majority.
+
+    Parameters
+    ----------
+    trials : list of (xy, line_y_px, word_xy, word_line)
+        As :func:`readgaze.lines.assign_trials`.
+    methods, return_agreement, **params
+        As :func:`vote`.
+
+    Returns
+    -------
+    list of ndarray, int64
+        Each trial's lines (as :func:`vote` gives them); with ``return_agreement``, a tuple
+        ``(lines, agreements)`` of two such lists (agreement float64).
+    """
+    from readgaze.lines import LAYOUT_PARAMS, accepted_params, assign_trials
 
     if not methods:
         raise ConfigError("vote: got an empty list of methods, expected at least one method name")
@@ -85,6 +110,14 @@ def vote(xy: np.ndarray, line_y_px: np.ndarray, *, methods: Sequence[str] = ("sl
     unused = set(params) - set().union(*taken) - set(LAYOUT_PARAMS)
     if unused:
         raise ConfigError(f"vote: parameter(s) {sorted(unused)} are taken by none of the methods {list(methods)}")
-    votes = np.stack([assign_trial(xy, line_y_px, m, **kw) for m, kw in zip(methods, taken)], axis=1)
-    line, agreement = majority(votes, len(line_y_px))
-    return (line, agreement) if return_agreement else line
+    if not trials:
+        return ([], []) if return_agreement else []
+    columns = [np.concatenate([np.zeros(0, np.int64), *assign_trials(trials, m, **kw)]) for m, kw in zip(methods, taken)]
+    n_lines = max((len(t[1]) for t in trials), default=1)
+    line, agreement = majority(np.stack(columns, axis=1), n_lines)   # a line no trial has gets no votes
+    cuts = np.cumsum([len(t[0]) for t in trials])[:-1]
+    lines, agreements = np.split(line, cuts), np.split(agreement, cuts)
+    return (lines, agreements) if return_agreement else lines
+
+
+vote.assign_many = vote_many  # readgaze.lines.assign_trials / assign_lines batch the trials through this

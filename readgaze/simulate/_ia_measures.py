@@ -1,6 +1,7 @@
 """Data Viewer interest-area measures of one trial, for the simulated IA report (private).
 
-Definitions as verified on the OneStop sample (REFERENCE.md, "Data Viewer interest-area measures"):
+Definitions as verified on the OneStop sample (the rules of :mod:`readgaze.measures`; SR Research, *EyeLink
+Data Viewer User's Manual* 4.2, "Interest Area Report"):
 the sequence is the trial's in-word fixations in time order with off-word fixations removed (so an
 off-word fixation neither splits a run nor adds to a regression path); a run is a maximal stretch
 of consecutive fixations on one word. Never-fixated words get 0 for first-fixation, first-run,

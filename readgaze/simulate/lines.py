@@ -37,8 +37,8 @@ class LineTrial:
         Line midlines, px, top to bottom.
     true_line : numpy.ndarray, (n_fixations,) int64
         Gold 0-based line the reader aimed at; -1 for fixations aimed at no line (a look below the
-        text, a blink artefact): exclude those from scoring, as the gold-discarded fixations of
-        ``shared/data/line_assignment``.
+        text, a blink artefact): exclude those from scoring, as the fixations Carr et al.'s (2022) human
+        correctors discarded.
     duration_ms : numpy.ndarray, (n_fixations,) float64
     layout : readgaze.text.TextLayout
     drift : Drift
@@ -79,7 +79,7 @@ def simulate_line_trials(n_trials: int, seed: int = 0, *, n_lines: Range = (3, 1
                          slope: Range = (-0.03, 0.03), shift: Range = (-0.05, 0.05),
                          offset_px: Range | None = None, p_within: Range = (0.0, 0.2),
                          p_between: Range = (0.0, 0.2), regression_scale: float = 1.0,
-                         off_text: bool = True) -> list[LineTrial]:
+                         child_probability: float = 0.0, off_text: bool = True) -> list[LineTrial]:
     """Simulate ``n_trials`` reading trials with gold line labels.
 
     Parameters
@@ -101,6 +101,11 @@ def simulate_line_trials(n_trials: int, seed: int = 0, *, n_lines: Range = (3, 1
         Carr's extra within-line (per word fixation) and between-line (per line) regressions.
     regression_scale : float
         Multiplies the odds of the reader's own regressions (0 = none).
+    child_probability : float
+        Probability that a trial is read like a beginning reader: the reader's regression odds times
+        ``U(2, 5)``, Carr's within- and between-line regressions at ``U(1, 2.5)`` times the drawn rates, and
+        noise SD up to 0.3 pitch (children regress and refixate more, and their calibration is poorer;
+        Blythe & Joseph 2011, in Liversedge et al., Oxford Handbook of Eye Movements).
     off_text : bool
         Allow off-text fixations (trial start left of the text, end below it, blink artefacts).
 
@@ -118,11 +123,12 @@ def simulate_line_trials(n_trials: int, seed: int = 0, *, n_lines: Range = (3, 1
     rng = np.random.default_rng(seed)
     return [_one_trial(rng, n_lines, line_pitch_px, char_width_px, chars_per_line, proportional_probability,
                        long_trial_probability, noise_px, slope, shift, offset_px, p_within, p_between,
-                       regression_scale, off_text) for _ in range(n_trials)]
+                       regression_scale, child_probability, off_text) for _ in range(n_trials)]
 
 
 def _one_trial(rng, n_lines, pitch, char_w, cpl, prop_p, long_p, noise, slope, shift, offset, p_within,
-               p_between, regression_scale, off_text) -> LineTrial:
+               p_between, regression_scale, child_p, off_text) -> LineTrial:
+    child = bool(child_p > 0 and rng.random() < child_p)
     lines = int(rng.integers(15, 31)) if rng.random() < long_p else _draw(rng, n_lines, integer=True)
     pitch, char_w, cpl = _draw(rng, pitch), _draw(rng, char_w), _draw(rng, cpl, integer=True)
     proportional = bool(rng.random() < prop_p)
@@ -140,11 +146,15 @@ def _one_trial(rng, n_lines, pitch, char_w, cpl, prop_p, long_p, noise, slope, s
     reader = draw_readers(rng, 1, drift_scale=0.0)[0]
     path = read_text(rng, reader, left_px=left, right_px=right, line_index=line, length=length, zipf=zipf[:n],
                      surprisal_bits=simulated_surprisal(rng, zipf[:n]), char_width_px=char_w, text_box=box,
-                     engagement=float(rng.normal()), regression_scale=regression_scale, off_text=off_text)
-    drift = Drift(noise_px=_draw(rng, noise) if noise is not None else float(rng.uniform(0, 0.2)) * pitch,
+                     engagement=float(rng.normal()),
+                     regression_scale=regression_scale * (float(rng.uniform(2, 5)) if child else 1.0),
+                     off_text=off_text)
+    extra = float(rng.uniform(1.0, 2.5)) if child else 1.0
+    noise_max = 0.3 if child else 0.2
+    drift = Drift(noise_px=_draw(rng, noise) if noise is not None else float(rng.uniform(0, noise_max)) * pitch,
                   slope=_draw(rng, slope), shift=_draw(rng, shift),
                   offset_px=_draw(rng, offset) if offset is not None else float(rng.uniform(-0.2, 0.2)) * pitch,
-                  p_within=_draw(rng, p_within), p_between=_draw(rng, p_between))
+                  p_within=min(_draw(rng, p_within) * extra, 1.0), p_between=min(_draw(rng, p_between) * extra, 1.0))
     path = add_regressions(rng, path, drift, left_px=left, right_px=right, line_index=line)
     y = measured_y(rng, path, layout.line_y_px, text_left_px=box[0], text_top_px=box[1], drift=drift)
     x = path.x_px + rng.normal(0.0, 2.0, len(y))

@@ -114,6 +114,7 @@ def oracle_accuracy(corpus: SimCorpus, n_folds: int = 5, seed: int = 0) -> dict[
       cross-validated with participants grouped (every test participant unseen), accuracy. (With
       no signal, ``goal_effect=0``, this falls *below* 0.5: each training fold's majority class is
       the test fold's minority, a known artefact of grouped folds on a balanced label.)
+    * ``reading_goal_lr_auroc``: the same model's AUROC (out-of-fold probabilities pooled).
     * ``goal_question_argmax``: :func:`goal_question_accuracy` (chance 1/3).
     * ``comprehension_bayes``: mean of ``max(p, 1 - p)`` over trials, ``p`` the generating
       probability of a correct answer: no classifier can beat it on average.
@@ -134,12 +135,14 @@ def oracle_accuracy(corpus: SimCorpus, n_folds: int = 5, seed: int = 0) -> dict[
     goal = (f["reading_goal"] == "information_seeking").to_numpy()
     model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
     goal_pred = cross_val_predict(model, x, goal, cv=cv, groups=groups)
+    goal_prob = cross_val_predict(model, x, goal, cv=cv, groups=groups, method="predict_proba")[:, 1]
     correct = f["is_correct"].to_numpy()
     p = f["latent_p_correct"].to_numpy()
     balanced = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000, class_weight="balanced"))
     corr_pred = cross_val_predict(balanced, x, correct, cv=cv, groups=groups)
     return {
         "reading_goal_lr": float((goal_pred == goal).mean()),
+        "reading_goal_lr_auroc": float(roc_auc_score(goal, goal_prob)),
         "goal_question_argmax": goal_question_accuracy(corpus),
         "comprehension_bayes": float(np.maximum(p, 1 - p).mean()),
         "comprehension_bayes_auroc": float(roc_auc_score(correct, p)),

@@ -1,6 +1,6 @@
 """Write a simulated corpus as OneStop's Data Viewer reports (fixation report + IA report).
 
-The files copy the format of the OneStop sample (``shared/data/onestop_sample``): comma separated,
+The files copy the format of OneStop's released reports (Berzak et al., OneStop Eye Movements): comma separated,
 ``.`` for missing values (an empty field, as pandas wrote NaN, for ``NEXT_SAC_AMPLITUDE`` after a
 trial's last fixation and for ``entity_type``),
 ``True``/``False`` booleans, integer pixel and millisecond values, ``IA_ID`` 0-based in the IA

@@ -7,7 +7,10 @@ wordfreq package, no download) with probability proportional to their corpus fre
 Each word gets a simulated surprisal (bits) that grows as frequency falls, with noise.
 
 A paragraph has three questions; each question has a critical span (a contiguous run of words,
-end exclusive, as OneStop's ``critical_span_indices``) and a distractor span elsewhere.
+end exclusive, as OneStop's ``critical_span_indices``) and a distractor span elsewhere. A question
+is tied to its span: it names the span's two rarest words, and its question word says where the
+span lies (:data:`QUESTION_TEMPLATES`: first, middle or last third of the paragraph, by the span's
+centre). Which question a reader had can thus be read off where they slowed down, not off the text.
 
 The layout mimics OneStop's screen by default (2560 x 1440 px, text from x = 358 to 2164 px,
 first line top at y = 154 px, line pitch 114 px, monospace 19 px per character, boxes that abut
@@ -36,6 +39,9 @@ _NARROW = dict.fromkeys("ijl.,;:'!|", 0.25) | dict.fromkeys("ftrI", 0.33)
 _WIDE = dict.fromkeys("mwMW", 0.85) | dict.fromkeys("ABCDEGHKNOQRUVXYZ", 0.68)
 _REL_WIDTH = _NARROW | _WIDE
 _MEAN_REL_WIDTH = 0.52  # mean relative width of running English text in this table
+QUESTION_TEMPLATES = ("Who is described with {a} and {b}?",      # span centre in the first third
+                      "What does the text say about {a} and {b}?",  # middle third
+                      "Why does the text mention {a} and {b}?")     # last third
 
 
 @lru_cache(maxsize=4)
@@ -133,7 +139,11 @@ def make_paragraph(rng: np.random.Generator, n_words: int, *, frequency_power: f
 
 
 def _questions(rng, tokens, zipf):
-    """Three questions, each about a critical span of 10-30 % of the text, plus a distractor span."""
+    """Three questions, each about a critical span of 10-30 % of the text, plus a distractor span.
+
+    A question names the span's two rarest words; its template (:data:`QUESTION_TEMPLATES`) is chosen by the
+    third of the paragraph that holds the span's centre.
+    """
     n = len(tokens)
     crit, dist, questions = [], [], []
     for _ in range(3):
@@ -147,7 +157,8 @@ def _questions(rng, tokens, zipf):
         span = np.arange(start, start + length)
         content = span[np.argsort(zipf[span])[:2]]  # the two rarest words of the span
         a, b = (tokens[i].strip(".,").lower() for i in sorted(content))
-        questions.append(f"What does the text say about {a} and {b}?")
+        third = min(2, int(3 * (start + length / 2) / n))  # no random draw: the corpus's streams are unchanged
+        questions.append(QUESTION_TEMPLATES[third].format(a=a, b=b))
     return crit, dist, questions
 
 

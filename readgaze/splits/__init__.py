@@ -2,7 +2,7 @@
 
 Items and participants are each partitioned into K folds (:func:`make_splits`, or the published files
 through :func:`read_fold_files`); :func:`assign_fold` turns fold i into train / validation / test trials
-with the regimes *new item*, *new participant* and *new item & participant* (REFERENCE.md §3.2) and
+with the regimes *new item*, *new participant* and *new item & participant* (EyeBench, Shubi et al., 2025) and
 checks that nothing leaks; :func:`describe` states what a report must say about them.
 """
 

@@ -1,6 +1,6 @@
 """The train / validation / test regimes of one cross-validation fold, with a leakage check.
 
-For fold ``i`` of K (REFERENCE.md §3.2, EyeBench ``FoldSplitter.get_fold_indices``): the validation
+For fold ``i`` of K (EyeBench, Shubi et al., 2025, ``FoldSplitter.get_fold_indices``): the validation
 participants and items are fold ``i`` (S_val, I_val), the test ones fold ``(i + 1) mod K`` (S_te, I_te),
 and the other K-2 folds are training (S_tr, I_tr). A trial by participant s on item t goes to
 

@@ -1,6 +1,6 @@
 """What a report must say about a split: regime sizes, and whether the label is a participant constant.
 
-In OneStop the reading goal is between-participant (REFERENCE.md §2.1): every participant read either
+In OneStop the reading goal is between-participant (Shubi et al., 2024, arXiv:2410.20779): every participant read either
 all paragraphs with the question first (information seeking) or all without. In the new-item regime
 the participant was seen in training, so a model can score by recognising the reader; only the
 new-participant regimes measure generalisation, and reports headline them.

@@ -5,7 +5,7 @@ its paragraphs) and every participant (``participant_id``) into one of K folds, 
 regimes of one cross-validation fold are derived from these two partitions by
 :func:`readgaze.splits.assign_fold`.
 
-Source: Shubi et al. (2024) and EyeBench (Shubi et al., 2025), REFERENCE.md §3.1. The lab code runs
+Source: Shubi et al. (2024) and EyeBench (Shubi et al., 2025), fold construction. The lab code runs
 ``StratifiedGroupKFold`` per article batch; readgaze deals groups round-robin within strata (below),
 which gives the same guarantees (group-disjoint folds, each label and block spread evenly) exactly
 and without sklearn's empty-fold corner cases.
@@ -170,7 +170,7 @@ def _deal(frame: pl.DataFrame, key: str, n_folds: int, seed: int, stream: int,
 def read_fold_files(directory: str | Path) -> Splits:
     """Read published fold files: ``items/fold_k.csv`` and ``subjects/fold_k.csv``, k = 0 .. K-1.
 
-    The EyeBench format (``data/OneStop/folds_metadata/``, REFERENCE.md §3.1): headerless, one id per
+    The EyeBench format (its repository's ``data/OneStop/folds_metadata/``): headerless, one id per
     line; items are ``{article_batch}_{article_id}`` (e.g. ``1_10``), subjects are participant ids.
     Blank lines are ignored. K is the number of ``items/fold_*.csv`` files.
 

@@ -1,7 +1,7 @@
 """The published per-fold trial tables (EyeBench ``trial_ids/fold_k_trial_ids_by_regime.csv``).
 
 Each file lists every trial of the OneStop reading-comprehension task with its regime in fold k
-(REFERENCE.md §3.1; ``shared/data/onestop_folds/README.md``). EyeBench's regime names map onto
+(EyeBench, Shubi et al., 2025). EyeBench's regime names map onto
 readgaze's (split, regime) pairs by :data:`PUBLISHED_REGIMES`.
 """
 

@@ -1,0 +1,61 @@
+"""RoBERTEye-W: one gaze vector per word beside the text, fused by the transformer's own self-attention.
+
+Reference: Shubi, O., Meiri, Y., Hadar, C. A., & Berzak, Y. (2024). Fine-grained prediction of reading comprehension
+from eye movements. EMNLP 2024, arXiv:2410.04484 (RoBERTa-Eye-W); goal decoding: Shubi et al. (2025), Decoding
+reading goals from eye movements, ACL 2025, arXiv:2410.20779; EyeBench ``RoberteyeWord``.
+
+Idea: RoBERTEye-F (:mod:`models.roberteye_f`) with the word as the gaze unit instead of the fixation. Each word of
+the paragraph gets one input vector: its reading measures in this trial and its lexical features, projected to the
+hidden size by the same MLP (``Linear(n→D/2)–ReLU–Dropout–Linear(D/2→D)``), plus token type 1 and the mean position
+embedding of the word's sub-tokens. Self-attention then runs over ``[text tokens; word gaze vectors]`` jointly, and
+the head reads ``[CLS]``. The reading order is lost; what remains is how long and how often each word was read.
+
+Inputs: word level (``ReadingBatch.word_features``, ``word_token_start``/``word_token_end``) and the text tokens.
+Feature set: the word-level set, :data:`models.features.WORD_FEATURES` (30 numbers: 15 reading measures, 8 lexical
+and layout features, 7 missing flags; the published set has 24 eye + 10 word features, 33 numeric). Which published
+feature each stands for, and the 12 readgaze lacks (last-run measures, dependency counts, ...):
+:data:`models.features.PUBLISHED_FEATURES`.
+
+Departures: as RoBERTEye-F (no ``<eye>`` separator token, gaze after the text, end-truncation, no "Question: "
+prefix); words cut off by truncation get no gaze slot; the slots are padded to the batch's longest paragraph, not
+to 512.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from models.batch import ReadingBatch
+from models.features import WORD_FEATURES
+from models.roberteye_f import RoBERTEyeF
+
+
+class RoBERTEyeW(RoBERTEyeF):
+    """Text encoder over ``[text tokens; projected word gaze]`` with a classification head on ``[CLS]``.
+
+    Parameters
+    ----------
+    text_encoder : str
+        ``"tiny"``, ``"minilm"``, or a transformers name/path (paper: ``roberta-large``).
+    n_word_features : int
+        Size of one word vector; linked from the datamodule.
+    eye_projection_dropout, freeze_text_encoder, head_dropout, num_classes, learning_rate, weight_decay,
+    warmup_ratio, class_weighted_loss, predictions_dir
+        As :class:`models.roberteye_f.RoBERTEyeF` (EyeBench: dropout 0.3, GD 0.1; lr swept in {1e-5, 3e-5, 1e-4}).
+    """
+
+    def __init__(self, text_encoder: str = "tiny", n_word_features: int = len(WORD_FEATURES),
+                 eye_projection_dropout: float = 0.3, freeze_text_encoder: bool = False, head_dropout: float = 0.1,
+                 num_classes: int = 2, learning_rate: float = 1e-5, weight_decay: float = 0.1,
+                 warmup_ratio: float = 0.1, class_weighted_loss: bool = True,
+                 predictions_dir: str | None = None) -> None:
+        super().__init__(text_encoder, n_word_features, eye_projection_dropout, freeze_text_encoder, head_dropout,
+                         num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
+        self.save_hyperparameters()
+
+    def gaze_slots(self, batch: ReadingBatch):
+        """One slot per paragraph word: ``word_features`` (B, W, n), its token span and mask (B, W); words cut off
+        by truncation (empty span) are masked out."""
+        start, end = batch.word_token_start, batch.word_token_end  # (B, W)
+        mask = batch.word_mask & (end > start)  # (B, W)
+        return batch.word_features, start, torch.where(mask, end, start + 1), mask

@@ -1,0 +1,90 @@
+"""What a training run tells its user at the end: where it wrote, how well it did, and whether it learned at all.
+
+:func:`constant_predictions` is the check behind the warning that ``readgaze fit`` and ``readgaze cv`` print when a
+model's test predictions carry no information (one predicted class, or every probability within
+:data:`CONSTANT_SPREAD` of the others): a balanced accuracy of 50 then means "learned nothing", not "chance task".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+CONSTANT_SPREAD = 0.02
+"""Probabilities whose range (max - min) is below this are called constant."""
+
+REGIMES = ("all", "new_item", "new_participant", "new_item_participant")
+
+ADVICE = ("try a larger learning rate (--model.init_args.learning_rate 1e-3; the papers' 1e-5 is for a pretrained "
+          "encoder), more epochs (--trainer.max_epochs), a pretrained encoder (--data.text_encoder minilm), and check "
+          "with 'readgaze inspect DATASET' that the label varies within participants and items")
+
+
+def constant_predictions(predictions: pl.DataFrame) -> str | None:
+    """Why a prediction table is constant, or None when it is not.
+
+    Parameters
+    ----------
+    predictions : polars.DataFrame
+        ``prediction_prob`` (Float64 P(class 1), or List(Float64) per class) for one model.
+
+    Returns
+    -------
+    str or None
+        E.g. ``"every probability lies in 0.480-0.490"`` or ``"every trial is predicted class 0"``.
+    """
+    if predictions.height == 0 or "prediction_prob" not in predictions.columns:
+        return None
+    prob = predictions["prediction_prob"]
+    if isinstance(prob.dtype, pl.List):
+        matrix = pl.DataFrame({"p": prob}).with_columns(pl.col("p").list.arg_max().alias("c"))
+        classes = matrix["c"].unique().to_list()
+        spread = max(float(s.max() - s.min()) for s in (prob.list.get(k) for k in range(prob.list.len().max())))
+        lo, hi = None, None
+    else:
+        classes = (prob > 0.5).unique().to_list()
+        lo, hi = float(prob.min()), float(prob.max())
+        spread = hi - lo
+    if spread < CONSTANT_SPREAD:
+        return (f"every probability lies in {lo:.3f}-{hi:.3f}" if lo is not None
+                else f"every class probability varies by less than {CONSTANT_SPREAD}")
+    if len(classes) == 1:
+        label = int(classes[0]) if not isinstance(classes[0], bool) else int(classes[0])
+        return f"every trial is predicted class {label}"
+    return None
+
+
+def constant_warning(predictions: pl.DataFrame, what: str) -> str | None:
+    """The one-paragraph warning for :func:`constant_predictions`, or None."""
+    reason = constant_predictions(predictions)
+    if reason is None:
+        return None
+    return (f"warning: the {what} are constant ({reason} of {predictions.height:,}): the model learned nothing "
+            f"usable, so its balanced accuracy of ~50 measures nothing. To fix: {ADVICE}.")
+
+
+def metric_table(val: dict, test: dict | None) -> str:
+    """Balanced accuracy and AUROC (%) per regime, validation and test, from Lightning's logged metrics.
+
+    ``val``/``test`` map ``"<metric>_<regime>/<split>"`` (as :class:`models.base.ReadingModel` logs them) to numbers.
+    """
+    def cell(metrics: dict | None, name: str, regime: str, split: str) -> str:
+        value = (metrics or {}).get(f"{name}_{regime}/{split}")
+        return "    -" if value is None else f"{100 * float(value):5.1f}"
+
+    rows = ["  regime                  val bal.acc  val AUROC  test bal.acc  test AUROC"]
+    for regime in REGIMES:
+        if not any(f"balanced_accuracy_{regime}/{s}" in (m or {}) for m, s in ((val, "val"), (test, "test"))):
+            continue
+        rows.append(f"  {regime:<22}  {cell(val, 'balanced_accuracy', regime, 'val'):>11}  "
+                    f"{cell(val, 'auroc', regime, 'val'):>9}  {cell(test, 'balanced_accuracy', regime, 'test'):>12}  "
+                    f"{cell(test, 'auroc', regime, 'test'):>10}")
+    return "\n".join(rows)
+
+
+def written(folder: Path) -> str:
+    """The files of a run folder, by name (checkpoints under ``checkpoints/``)."""
+    names = sorted(p.name for p in folder.glob("*") if p.is_file())
+    names += [f"checkpoints/{p.name}" for p in sorted((folder / "checkpoints").glob("*.ckpt"))]
+    return ", ".join(names)

@@ -1,0 +1,51 @@
+"""Goal reconstruction: the scanpath-as-text format, the prompt, the reference rows, and that DalEye learns."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from models.daleye import build_prompt
+from models.goal_cv import reference_rows
+from models.goal_data import scanpath_lines
+
+
+def test_scanpath_text_exact_format():
+    words = pl.DataFrame({"text_id": ["t"] * 3, "word_index": [0, 1, 2], "word": ["The", "river,", "bank."]})
+    # off text, The, river, river (refixation), The (regression), off text, bank, a word index the text lacks
+    fixations = pl.DataFrame({"trial_id": ["a"] * 8, "text_id": ["t"] * 8, "fixation_index": list(range(8)),
+                              "word_index": [None, 0, 1, 1, 0, None, 2, 7],
+                              "duration_ms": [250.0, 200.0, 180.4, 119.6, 150.0, 300.0, 210.0, 90.0]})
+    out = scanpath_lines(fixations.sample(fraction=1.0, shuffle=True, seed=1), words)  # order from fixation_index
+    assert out["scanpath"][0] == "\n".join([
+        "word index, word, duration ms, next saccade",
+        "-, <off-text>, 250, forward",
+        "0, The, 200, forward",
+        "1, river, 180, within",
+        "1, river, 120, backward",
+        "0, The, 150, off-text",
+        "-, <off-text>, 300, forward",   # an off-text fixation sits at the last word read (0); next is word 2
+        "2, bank, 210, off-text",
+        "-, <off-text>, 90, end",        # word index 7 is not in the text: written as off text, and counted
+    ])
+    assert out.select("n_fixations", "n_unknown_word").row(0) == (8, 1)
+
+
+def test_prompt_twin_differs_only_by_the_scanpath():
+    scanpath = "word index, word, duration ms, next saccade\n0, The, 200, end"
+    assert build_prompt("The river.", scanpath) == (
+        "Paragraph: The river.\nScanpath (word index, word, duration ms, next saccade):\n0, The, 200, end\nQuestion:")
+    assert build_prompt("The river.", None) == "Paragraph: The river.\nQuestion:"
+
+
+def test_reference_rows_same_and_different_span():
+    trials = pl.DataFrame({"trial_id": ["a", "b"], "regime": ["new_item"] * 2, "fold_index": [0, 0],
+                           "question": ["Q2?", "Q0?"], "candidates": [["Q0?", "Q1?", "Q2?"]] * 2,
+                           "candidate_spans": [[[0, 5], [9, 14], [9, 14]]] * 2, "label": [2, 0],
+                           "slowest_span_candidate": [1, 0]})
+    rows, skipped = reference_rows(trials)
+    got = {(r["trial_id"], r["model"]): r["generated"] for r in rows.iter_rows(named=True)}
+    assert got == {("a", "human_same_span"): "Q1?", ("a", "human_different_span"): "Q0?",
+                   ("a", "oracle_slowest_span"): "Q1?", ("b", "human_different_span"): "Q1?",
+                   ("b", "oracle_slowest_span"): "Q0?"}
+    assert skipped == 1  # trial b's question (on span 0-5) has no same-span partner
