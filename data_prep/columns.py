@@ -102,9 +102,9 @@ def parse_columns(values: list[str] | None) -> dict[str, dict[str, str]]:
             role, _, column = pair.partition("=")
             table, _, role = role.strip().rpartition(".")
             table = table or "any"
-            known = [r for t in TABLES for r in roles(t)] if table == "any" else roles(table) if table in TABLES else None
-            if known is None:
+            if table != "any" and table not in TABLES:
                 raise ConfigError(f"--columns {pair}: unknown table {table!r}; expected one of {list(TABLES)}")
+            known = [r for t in TABLES for r in roles(t)] if table == "any" else roles(table)
             if role not in known or not column.strip():
                 import difflib
 

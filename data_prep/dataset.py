@@ -20,7 +20,14 @@ _PACKAGES = ("readgaze", "polars", "numpy", "pyarrow", "wordfreq", "rich")
 
 
 def sha256(path: str | Path) -> str:
-    """Hex SHA-256 of a file, read in 1 MiB blocks."""
+    """Hex SHA-256 of a file, read in 1 MiB blocks (memoised by :func:`data_prep.cache.checksum` when it
+    can be: an unchanged file is hashed once per machine)."""
+    from data_prep.cache import checksum
+
+    try:
+        return checksum(path)
+    except OSError:
+        pass
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):

@@ -142,7 +142,7 @@ def attach_labels(trials: pl.DataFrame, table: pl.DataFrame, *, trials_file: str
         pairs = [(ours, name) for name, ours in available.items() if name in table.columns]
         if any(ours == "trial_id" for ours, _ in pairs):
             pairs = [("trial_id", "trial_id")]
-        pairs = list(dict.fromkeys(pairs))
+        pairs = sorted(dict.fromkeys(pairs), key=lambda pair: KEY_COLUMNS.index(pair[0]))
         if not pairs:
             raise ConfigError(f"no key column in common with the trials: the table has {table.columns}; the trials "
                               f"can be joined on {_names(available)}. Name the keys, e.g. --trials-on "

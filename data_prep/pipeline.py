@@ -11,6 +11,7 @@ from __future__ import annotations
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
+import numpy as np
 import polars as pl
 
 from readgaze.align import align_words
@@ -55,28 +56,41 @@ def clean(trials: pl.DataFrame, words: pl.DataFrame, fixations: pl.DataFrame, qc
     """
     step = "clean"
     bad = pl.col("duration_ms").is_null() | (pl.col("duration_ms") <= 0)
-    qc.add(step, "fixations", "invalid_duration", fixations.select(bad.sum()).item())
-    fixations = fixations.filter(~bad)
+    fixations = _drop(fixations, ~bad, qc, step, "fixations", "invalid_duration")
     known = pl.col("trial_id").is_in(trials["trial_id"].implode())
-    qc.add(step, "fixations", "unknown_trial", fixations.select((~known).sum()).item())
-    fixations = fixations.filter(known)
+    fixations = _drop(fixations, known, qc, step, "fixations", "unknown_trial")
     n = fixations.height
-    fixations = fixations.unique(["trial_id", "fixation_index"], keep="first", maintain_order=True)
+    if not _keys_unique(fixations):
+        fixations = fixations.unique(["trial_id", "fixation_index"], keep="first", maintain_order=True)
     qc.add(step, "fixations", "duplicate_fixation", n - fixations.height)
     has_text = pl.col("text_id").is_in(words["text_id"].unique().implode())
-    qc.add(step, "trials", "no_text", trials.select((~has_text).sum()).item())
-    trials = trials.filter(has_text)
+    trials = _drop(trials, has_text, qc, step, "trials", "no_text")
     has_fix = pl.col("trial_id").is_in(fixations["trial_id"].unique().implode())
-    qc.add(step, "trials", "no_fixations", trials.select((~has_fix).sum()).item(),
-           detail="trial has interest-area rows but no fixation rows")
-    trials = trials.filter(has_fix)
-    n = fixations.height
-    fixations = fixations.filter(pl.col("trial_id").is_in(trials["trial_id"].implode()))
-    qc.add(step, "fixations", "trial_dropped", n - fixations.height)
+    trials = _drop(trials, has_fix, qc, step, "trials", "no_fixations",
+                   detail="trial has interest-area rows but no fixation rows")
+    fixations = _drop(fixations, pl.col("trial_id").is_in(trials["trial_id"].implode()), qc, step, "fixations",
+                      "trial_dropped")
     used = pl.col("text_id").is_in(trials["text_id"].unique().implode())
-    qc.add(step, "words", "text_not_read", words.select((~used).sum()).item(),
-           detail="interest areas of texts no kept trial shows")
-    return trials, words.filter(used), fixations
+    words = _drop(words, used, qc, step, "words", "text_not_read", detail="interest areas of texts no kept trial shows")
+    return trials, words, fixations
+
+
+def _drop(frame: pl.DataFrame, keep: pl.Expr, qc: QCLog, step: str, table: str, reason: str, **kw) -> pl.DataFrame:
+    """``frame.filter(keep)``, the rows it drops (``keep`` False or null) counted in ``qc``; no copy when it
+    drops none."""
+    n = frame.select((~keep.fill_null(False)).sum()).item()
+    qc.add(step, table, reason, n, **kw)
+    return frame.filter(keep) if n else frame
+
+
+def _keys_unique(fixations: pl.DataFrame) -> bool:
+    """True when no (trial_id, fixation_index) repeats, by a cheap sufficient test: each trial's rows are
+    contiguous with a strictly increasing fixation index (a report's own order). False: check it whole."""
+    t, i = pl.col("trial_id"), pl.col("fixation_index")
+    new = (t != t.shift(1)).fill_null(True)
+    row = fixations.select(new.sum().alias("runs"), t.n_unique().alias("trials"),
+                           (new | (i > i.shift(1))).fill_null(True).all().alias("rising")).row(0, named=True)
+    return row["runs"] == row["trials"] and bool(row["rising"])
 
 
 def _compare_with_report(fixations: pl.DataFrame, qc: QCLog) -> None:
@@ -158,7 +172,38 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
         trials = trials.join(feats, on="trial_id", how="left")
     with step("word features"):
         words, features = add_word_features(words, language=language, surprisal_model=surprisal_model)
-    return Prepared(trials=trials.sort("trial_id"), words=words.sort("text_id", "ia_index"),
-                    fixations=fixations.sort("trial_id", "fixation_index"),
-                    word_measures=measures.sort("trial_id", "word_index"), qc=qc, rows_in=rows_in,
+    return Prepared(trials=sort_rows(trials, "trial_id"), words=sort_rows(words, "text_id", "ia_index"),
+                    fixations=sort_rows(fixations, "trial_id", "fixation_index"),
+                    word_measures=sort_rows(measures, "trial_id", "word_index"), qc=qc, rows_in=rows_in,
                     features=features)
+
+
+def sort_rows(frame: pl.DataFrame, key: str, *more: str) -> pl.DataFrame:
+    """``frame.sort(key, *more)`` (nulls first), skipping the sort when the rows are in that order already.
+
+    A String ``key`` with one integer column after it is sorted through integer codes (the rank of each
+    distinct string): the same order as the string sort, without comparing strings row by row.
+    """
+    cols = [key, *more]
+    if frame.height < 2 or frame.select(_in_order(cols)).item():
+        return frame
+    if (len(more) == 1 and frame.schema[key] == pl.String and frame.schema[more[0]].is_integer()
+            and not frame.select(pl.any_horizontal(pl.col(cols).is_null().any())).item()):
+        names = frame[key].unique().sort()
+        code = frame[key].replace_strict(names, pl.int_range(len(names), eager=True), return_dtype=pl.Int64)
+        inner = frame[more[0]].cast(pl.Int64)
+        lo = inner.min()
+        if inner.max() - lo < (1 << 31):
+            order = np.argsort((code * (1 << 31) + (inner - lo)).to_numpy(), kind="stable")
+            return frame[order]
+    return frame.sort(cols)
+
+
+def _in_order(cols: list[str]) -> pl.Expr:
+    """True when the rows are sorted by ``cols`` (lexicographic, nulls first, ties allowed)."""
+    ok, tie = pl.lit(False), pl.lit(True)
+    for c in cols:
+        a, b = pl.col(c).shift(1), pl.col(c)
+        less = (a.is_null() & b.is_not_null()) | (a < b).fill_null(False)
+        ok, tie = ok | (tie & less), tie & a.eq_missing(b)
+    return (ok | tie).slice(1).all()

@@ -138,16 +138,22 @@ def compare_measures(rg: Path, pd_out: Path) -> str:
     theirs = pl.read_parquet(pd_out / "word_measures.parquet").join(pt, on="trial_id").drop("trial_id")
     j = ours.join(theirs, on=[*keys, "word_index"], how="full", suffix="_pd", coalesce=True)
     unmatched = j.filter(pl.col("fixation_count").is_null() | pl.col("fixation_count_pd").is_null()).height
-    differ = {}
+    fixated = pl.col("fixation_count") > 0
+    differ = {"fixated": {}, "never fixated": {}}
     for a, b in MEASURES.items():
         b = b if b != a else f"{a}_pd"
-        x, y = pl.col(a).cast(pl.Float64), pl.col(b).cast(pl.Float64)
-        differ[a] = j.select(x.ne_missing(y).sum()).item()
-    fixated = j.filter(pl.col("fixation_count") > 0).height
-    bad = {k: v for k, v in differ.items() if v}
-    verdict = "equal" if not bad and not unmatched else f"DIFFER {bad}, {unmatched} unmatched rows"
-    return (f"measures vs pandas baseline: {verdict} on all {j.height:,} word rows ({fixated:,} fixated), "
-            f"{len(MEASURES)} measures")
+        ne = pl.col(a).cast(pl.Float64).ne_missing(pl.col(b).cast(pl.Float64))
+        for part, rows in (("fixated", fixated), ("never fixated", ~fixated)):
+            differ[part][a] = j.select((ne & rows).sum()).item()
+    n_fix = j.select(fixated.sum()).item()
+    text = []
+    for part, counts in differ.items():
+        bad = {k: v for k, v in counts.items() if v}
+        text.append(f"{part}: " + ("all equal" if not bad else "differ " + ", ".join(f"{k} {v:,}" for k, v in bad.items())))
+    return (f"measures vs pandas baseline ({len(MEASURES)} measures, {j.height:,} word rows, {n_fix:,} fixated, "
+            f"{unmatched} unmatched): " + "; ".join(text)
+            + ("  [never-fixated regression counts: readgaze null (Data Viewer '.'), baseline 0]"
+               if any(differ["never fixated"].values()) else ""))
 
 
 def main(argv=None) -> int:

@@ -4,7 +4,8 @@
 
 Each condition is a fresh simulated set (seeds never used in training: training used seeds 1 and 2). Prints pooled
 accuracy and the worst trial per method, for slice with Carr's pixel thresholds (the published method), readgaze's
-slice (thresholds scaled to the trial's pitch), warp, and the shipped DIST-style ensemble.
+slice (thresholds scaled to the trial's pitch), warp, cluster (k-means++), the vote of slice + cluster + warp, and
+the shipped DIST-style ensemble.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ CONDITIONS = {
     "long trials (15-30 lines)": dict(long_trial_probability=1.0),
     "Carr-like (64 px, monospace, 8-12 lines)": dict(line_pitch_px=64.0, char_width_px=16.0, n_lines=(8, 12),
                                                      proportional_probability=0.0),
+    "children's reading (more regressions and noise)": dict(child_probability=1.0),
 }
 
 
@@ -32,6 +34,8 @@ METHODS = {
     # readgaze's default: thresholds scaled by pitch / 64, no empty edge lines
     "slice (readgaze)": lambda t: assign_trial(t.xy, t.line_y_px, "slice"),
     "warp": lambda t: assign_trial(t.xy, t.line_y_px, "warp", word_xy=t.word_xy, word_line=t.word_line),
+    "cluster": lambda t: assign_trial(t.xy, t.line_y_px, "cluster"),
+    "vote": lambda t: assign_trial(t.xy, t.line_y_px, "vote", word_xy=t.word_xy, word_line=t.word_line),
     "dist": lambda t: assign_trial(t.xy, t.line_y_px, "dist", word_xy=t.word_xy, word_line=t.word_line),
 }
 

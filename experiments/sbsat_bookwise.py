@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
 def run_label(windows, label: str, reader_constant: bool, args) -> list[dict]:
     """The four rows (chance, reader lookup, AhnRNN, AhnCNN) of one label."""
     (x_train, train), (x_val, val), (x_test, test) = (windows.split(s) for s in ("train", "val", "test"))
-    y_train, y_val, y_test = (f[label].to_numpy() for f in (train, val, test))
+    y_train, y_val, y_test = (f[label].to_numpy().copy() for f in (train, val, test))
     majority = float(np.bincount(y_train, minlength=2).argmax())
     reader_mean = train.group_by("participant_id").agg(pl.col(label).mean().alias("p"))
     lookup = test.join(reader_mean, on="participant_id", how="left")["p"].fill_null(float(y_train.mean())).to_numpy()
@@ -152,13 +152,16 @@ def markdown(table: pl.DataFrame) -> str:
     """One row per label × model, in % (chance first), the reader-constant labels marked."""
     lines = ["# SB-SAT book-wise windows (published split; every reader in train, val and test)", "",
              "Test windows; balanced accuracy at 0.5 and AUROC in %. \"scorable by recognising the reader\": the "
-             "label is constant per reader, so in this split it can be scored by identifying the reader.", "",
+             "label is constant per reader, so in this split it can be scored by identifying the reader. "
+             "\"reader lookup\" reads no gaze: each test window gets its reader's mean label over their training "
+             "windows, so it measures what recognising the reader is worth for every label. acc_level (passage "
+             "accuracy, reader x book) is the label that measures comprehension of a text.", "",
              "| label | scored by | test windows (pairs) | positive | model | bal. acc. | AUROC | pair AUROC |",
              "|---|---|---|---|---|---|---|---|"]
     pct = lambda v: "–" if v is None else f"{100 * v:.1f}"  # noqa: E731
     for row in table.iter_rows(named=True):
         scored = ("scorable by recognising the reader" if row["scored_by"] == "recognising the reader"
-                  else "reader x book")
+                  else "reader x book (varies within reader)")
         lines.append(f"| {row['label']} | {scored} | {row['test_windows']} ({row['test_pairs']}) | "
                      f"{pct(row['test_positive_share'])} | {row['model']} | {pct(row['balanced_accuracy'])} | "
                      f"{pct(row['auroc'])} | {pct(row['pair_auroc'])} |")

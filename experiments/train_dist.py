@@ -1,6 +1,7 @@
 """Train the DIST-style line-assigner ensemble on simulated trials only, and ship it.
 
     python experiments/train_dist.py --out models/weights/dist.pt
+    python experiments/train_dist.py --out models/weights/dist.pt --calibrate   # only re-choose defer_below
 
 Reproducible: every trial comes from ``readgaze.simulate.simulate_line_trials`` with a fixed seed; members differ
 only in their initialisation seed. Model selection uses simulated validation trials (never the gold-labelled
@@ -17,7 +18,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from models.dist import DEFAULT_VOTERS, DISTAssigner, collate, crop, prepare
+from models.dist import (DEFAULT_VOTERS, DISTAssigner, collate, combine, crop, load_ensemble, predict_proba,
+                         prepare, torch_threads)
 from readgaze.simulate import simulate_line_trials
 
 
@@ -77,6 +79,39 @@ def save(out: Path, config: dict, voters, members: list, args) -> None:
                               f"{args.batch_size} windows of {args.window}; val seed=2"}, out)
 
 
+DEFER_GRID = (None, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+
+
+def calibrate(path: Path, val: list) -> float | None:
+    """Choose ``defer_below`` on the simulated validation trials (never on gold) and write it into ``path``.
+
+    The threshold with the highest pooled validation accuracy wins (the earliest in ``DEFER_GRID`` on ties,
+    so None, never deferring, unless deferring helps).
+    """
+    members, voters = load_ensemble(str(path))
+    if "vote" not in voters:
+        return None
+    with torch_threads(), torch.no_grad():
+        prob = predict_proba(members, val)
+    vote_col = voters.index("vote")
+    best, best_acc = None, -1.0
+    for tau in DEFER_GRID:
+        hit = total = 0
+        for p, t in zip(prob, val):
+            keep = t[3] >= 0
+            hit += int((combine(p, t[2][:, vote_col], tau)[keep] == t[3][keep]).sum())
+            total += int(keep.sum())
+        acc = hit / max(total, 1)
+        print(f"  defer_below {tau}: simulated val accuracy {100 * acc:.3f}%", flush=True)
+        if acc > best_acc:
+            best, best_acc = tau, acc
+    blob = torch.load(path, map_location="cpu", weights_only=False)
+    blob["defer_below"] = best
+    torch.save(blob, path)
+    print(f"defer_below = {best} written to {path}")
+    return best
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, default=Path("models/weights/dist.pt"))
@@ -92,6 +127,8 @@ def main(argv=None) -> None:
     p.add_argument("--dropout", type=float, default=0.0)
     p.add_argument("--cache", type=Path, default=None, help="reuse the prepared simulated trials from this file")
     p.add_argument("--threads", type=int, default=1, help="torch threads (1 avoids oversubscription on shared CPUs)")
+    p.add_argument("--calibrate", action="store_true",
+                   help="only choose defer_below for the ensemble at --out on the simulated val trials")
     p.add_argument("--no-votes", action="store_true", help="train without the classical votes input")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -105,12 +142,16 @@ def main(argv=None) -> None:
         if args.cache is not None:
             torch.save((train, val), args.cache)
     print(f"simulated + prepared {len(train)} train / {len(val)} val trials in {time.time() - t0:.0f}s")
+    if args.calibrate:
+        calibrate(args.out, val)
+        return
     config = dict(d_model=args.d_model, n_heads=4, n_layers=args.layers, n_voters=len(voters), dropout=args.dropout)
     members = []
     for seed in range(args.members):  # the file is rewritten after each member, so a long run can be stopped
         members.append(train_member(train, val, seed, args.steps, args.batch_size, args.lr, config, args.window))
         print(f"member {seed}: simulated val accuracy {100 * accuracy(members[-1], val):.2f}%", flush=True)
         save(args.out, config, voters, members, args)
+    calibrate(args.out, val)
     print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB) in {time.time() - t0:.0f}s")
 
 

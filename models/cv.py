@@ -11,8 +11,10 @@ fold's choice (EyeBench's selection, Shubi et al., 2025: lowest ``loss/val_all``
 
 * ``fold_k/`` (or ``fold_k/grid_i/seed_s/`` with a grid or several seeds): logs, checkpoint, ``qc.json`` and
   ``predictions_{val,test}.parquet`` of each trial;
-* ``predictions.parquet``: every fold's validation and test predictions (the chosen grid point, seed 0) and the
-  baselines'; ``grid.csv``: every grid trial's validation loss and the choice per fold;
+* ``predictions.parquet`` and ``predictions_val.parquet``: every fold's test and validation predictions (the
+  chosen grid point, seed 0) and the baselines'; ``grid.csv``: every grid trial's validation loss and the choice
+  per fold;
+* ``results_per_fold.csv``: every (model, regime, fold) cell with the fold's validation-chosen threshold;
 * ``results.csv`` and ``results.md``: balanced accuracy at 0.5, balanced accuracy at the threshold chosen on
   validation, and AUROC per regime, mean ± SEM over folds (:func:`readgaze.metrics.evaluate`); for goal_question
   also All / Different spans / Same span with their chance levels (``goal_selection.{csv,md}``);
@@ -46,8 +48,8 @@ import yaml
 from models.progress import QUIET_TRAINER, auroc_of, fold_log, run_folds
 from readgaze.baselines import run_baseline
 from readgaze.errors import ConfigError, ReadgazeError
-from readgaze.metrics import (GOAL_SELECTION, evaluate, evaluate_goal_selection, goal_selection_table,
-                              write_results)
+from readgaze.metrics import (choose_thresholds, evaluate, evaluate_folds, evaluate_goal_selection,
+                              goal_selection_table, write_results)
 from readgaze.plots import plot_roc
 from readgaze.splits import describe
 
@@ -74,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-ensemble", action="store_true", help="with several configs: skip the ensembles")
     args, overrides = parser.parse_known_args(argv[1:])
     try:
+        from models.configs import find_config
+
+        args.config = [str(find_config(c)) for c in args.config]  # files, or packaged names (reading_goal/beyelstm)
         grid = parse_grid(args.grid)
         runs = []
         for config in args.config:
@@ -142,7 +147,8 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
     results = run_folds(_run_fold, jobs, workers)  # one progress line per finished fold
     predictions = pl.concat([pl.read_parquet(p) for r in results for p in r["predictions"]], how="diagonal_relaxed")
     predictions_path = run_dir / "predictions.parquet"
-    predictions.write_parquet(predictions_path)
+    predictions.filter(pl.col("split") == "test").write_parquet(predictions_path)
+    predictions.filter(pl.col("split") == "val").write_parquet(run_dir / "predictions_val.parquet")
     grid_path = run_dir / "grid.csv"
     pl.concat([pl.DataFrame(r["grid"]) for r in results], how="diagonal_relaxed").write_csv(grid_path)
     qc_path = run_dir / "qc.json"
@@ -156,6 +162,7 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
              f"Model selection per fold on validation loss: {len(points)} grid point(s) x {seeds} seed(s); "
              f"choices in grid.csv.")
     evaluation = evaluate(predictions)
+    _per_fold(predictions).write_csv(run_dir / "results_per_fold.csv")
     (run_dir / "run.json").write_text(json.dumps({
         "config": str(config), "task": settings["task"], "reading_regime": regime,
         "model": results[0]["model"], "folds": folds, "grid": grid, "seeds": seeds}, indent=2), encoding="utf-8")
@@ -164,9 +171,18 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
         _write_goal_selection(predictions, run_dir, paths["markdown"])
     if seeds > 1:
         _write_seed_spread([r["seed_predictions"] for r in results], run_dir, paths["markdown"])
-    roc = plot_roc(predictions.filter(pl.col("split") == "test"), run_dir / "roc.png")
+    roc = plot_roc(predictions.filter(pl.col("split") == "test"), run_dir / "roc.png", task=settings["task"],
+                   headline=tuple(description.headline_regimes))
     return {"run": run_dir, "predictions": predictions_path, "csv": paths["csv"], "markdown": paths["markdown"],
             "roc": roc, "grid": grid_path, "qc": qc_path}
+
+
+def _per_fold(predictions: pl.DataFrame) -> pl.DataFrame:
+    """Every (model, regime, fold) cell with its validation-chosen threshold (binary tasks)."""
+    val = predictions.filter(pl.col("split") == "val")
+    binary = not isinstance(predictions.schema["prediction_prob"], pl.List)
+    thresholds = choose_thresholds(val) if binary and val.height else None
+    return evaluate_folds(predictions, thresholds=thresholds)
 
 
 def _write_goal_selection(predictions: pl.DataFrame, run_dir: Path, markdown: Path) -> None:

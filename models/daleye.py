@@ -40,7 +40,8 @@ import torch.nn.functional as F
 
 from models.base import ReadingModel
 from models.batch import REGIMES
-from models.text_encoder import TINY, _local, load_tokenizer
+from models.text_encoder import TINY, load_tokenizer
+from readgaze.errors import ConfigError
 
 log = logging.getLogger(__name__)
 SCANPATH_TITLE = "Scanpath (word index, word, duration ms, next saccade):"
@@ -69,8 +70,12 @@ def load_language_model(name: str, *, load_in_4bit: bool = False, lora_rank: int
     model in peft LoRA adapters (only they train); ``lora_target_modules`` None lets peft pick the model type's
     defaults (Llama: q/k/v projections; the paper adds o, up, down, gate: set them in the YAML).
     """
-    from transformers import AutoModelForCausalLM, GPT2Config, GPT2LMHeadModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GPT2Config, GPT2LMHeadModel
 
+    four_bit = load_in_4bit and torch.cuda.is_available() and importlib.util.find_spec("bitsandbytes") is not None
+    if load_in_4bit and (not four_bit or name == TINY):
+        log.warning("load_in_4bit needs a pretrained LM, a CUDA GPU and bitsandbytes; loading %s in full "
+                    "precision", name)
     if name == TINY:
         tokenizer = load_tokenizer(TINY)
         config = GPT2Config(vocab_size=len(tokenizer), n_embd=64, n_layer=2, n_head=2, n_positions=2048,
@@ -78,18 +83,15 @@ def load_language_model(name: str, *, load_in_4bit: bool = False, lora_rank: int
                             pad_token_id=tokenizer.pad_token_id)
         model = GPT2LMHeadModel(config)
     else:
-        tokenizer = _local(__import__("transformers").AutoTokenizer.from_pretrained, name)
+        tokenizer = _local(AutoTokenizer.from_pretrained, name)
         kwargs = {}
-        if load_in_4bit:
-            if torch.cuda.is_available() and importlib.util.find_spec("bitsandbytes") is not None:
-                from transformers import BitsAndBytesConfig
+        if four_bit:
+            from transformers import BitsAndBytesConfig
 
-                kwargs["quantization_config"] = BitsAndBytesConfig(
-                    load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype=torch.bfloat16)
-            else:
-                log.warning("load_in_4bit needs a CUDA GPU and bitsandbytes; loading %s in full precision", name)
+            kwargs["quantization_config"] = BitsAndBytesConfig(
+                load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype=torch.bfloat16)
         model = _local(AutoModelForCausalLM.from_pretrained, name, **kwargs)
-        if kwargs:
+        if four_bit:
             from peft import prepare_model_for_kbit_training
 
             model = prepare_model_for_kbit_training(model)
@@ -101,6 +103,16 @@ def load_language_model(name: str, *, load_in_4bit: bool = False, lora_rank: int
         model = get_peft_model(model, LoraConfig(r=lora_rank, lora_alpha=lora_alpha, lora_dropout=lora_dropout,
                                                  target_modules=lora_target_modules, task_type="CAUSAL_LM"))
     return model, tokenizer
+
+
+def _local(load, name: str, **kwargs):
+    """``load(name)`` from local files only, with a clear error if the model is not on disk."""
+    try:
+        return load(name, local_files_only=True, **kwargs)
+    except OSError as error:
+        raise ConfigError(f"language_model {name!r} is neither a local folder nor in the local Hugging Face cache "
+                          f"(readgaze downloads nothing at run time); use 'tiny' (random, for CPU tests) or a "
+                          f"local model folder", column="language_model") from error
 
 
 class DalEye(ReadingModel):

@@ -50,6 +50,7 @@ FEATURE_SOURCES = {
     "total_fixation_duration_ms": ("word_measures", "readgaze prep (word measures are computed from the fixations)"),
 }
 """Feature columns a dataset may lack, the table they live in and how ``readgaze prep`` makes them."""
+_WARNED: set[tuple[str, str]] = set()
 
 
 class ReadingDataModule(L.LightningDataModule):
@@ -281,12 +282,20 @@ class ReadingDataModule(L.LightningDataModule):
 
     def _warn_missing_features(self) -> None:
         """Warn once per feature column the dataset lacks (it becomes all-missing), naming the prep option."""
-        for column, (table, option) in FEATURE_SOURCES.items():
-            if column in self._scan(table).collect_schema().names():
+        derived = set(getattr(feat, "SHARES", {}))  # computed by models.features from other measures
+        sources = {c: ("word_measures", "readgaze prep (re-run it: this version computes the word measure)")
+                   for c in feat.WORD_MEASURES if c not in derived}
+        sources.update(FEATURE_SOURCES)
+        have = {table: set(self._scan(table).collect_schema().names()) for table in ("words", "fixations",
+                                                                                    "word_measures")}
+        for column, (table, option) in sources.items():
+            if column in have[table]:
                 continue
             message = (f"{table}.parquet has no column {column}: the feature {column} is all missing (0 with its "
                        f"indicator set) for every trial; make it with {option}")
-            log.warning(message)
+            if (str(self.path), column) not in _WARNED:  # once per dataset and process (cv builds one per fold)
+                _WARNED.add((str(self.path), column))
+                log.warning(message)
             self.qc.add("features", table, f"missing feature column {column}", self.trials.height, "warning",
                         message)
 

@@ -228,10 +228,16 @@ class FusionLayer(nn.Module):
         self.p = dropout
 
     def forward(self, h: Tensor, h_mask: Tensor, lines: Tensor, line_mask: Tensor) -> Tensor:
-        x = self.norms[0](h)
-        h = h + self.dropout(self.self_attn(x, x, x, key_padding_mask=~h_mask, need_weights=False)[0])  # B F D
         b, f, d = h.shape
         heads = lambda t: t.view(b, -1, self.n_heads, d // self.n_heads).transpose(1, 2)  # noqa: E731
+        # Self-attention with nn.MultiheadAttention's weights, through the same attention op as the lines
+        # (MultiheadAttention's CPU inference path with a padding mask spends most of its time in a masked
+        # softmax: about 45 % of the ensemble's time).
+        q, k, v = nn.functional.linear(self.norms[0](h), self.self_attn.in_proj_weight,
+                                       self.self_attn.in_proj_bias).chunk(3, dim=-1)                 # B F D each
+        att = cross_attention(heads(q), heads(k), heads(v), key_padding_mask=h_mask,
+                              dropout_p=self.p if self.training else 0.0)                           # B H F D/H
+        h = h + self.dropout(self.self_attn.out_proj(att.transpose(1, 2).reshape(b, f, d)))       # B F D
         k, v = self.kv(lines).chunk(2, dim=-1)                                              # B L D each
         att = cross_attention(heads(self.q(self.norms[1](h))), heads(k), heads(v), key_padding_mask=line_mask,
                               dropout_p=self.p if self.training else 0.0)                  # B H F D/H
@@ -331,13 +337,13 @@ def load_ensemble(path: str | None = None) -> tuple[list[DISTAssigner], tuple[st
 
 
 @torch.no_grad()
-def predict_lines(members: list[DISTAssigner], trials: list, batch_size: int = 16,
+def predict_proba(members: list[DISTAssigner], trials: list, batch_size: int = 16,
                   window: int | None = WINDOW) -> list[np.ndarray]:
-    """Line per fixation for prepared trials: the members' probabilities, averaged, then the argmax.
+    """Line probabilities per fixation for prepared trials, (n_fixations, n_lines) float64 per trial.
 
-    Trials longer than ``window`` fixations are read in windows of that length overlapping by half (as the
-    members were trained on windows); each fixation averages the probabilities of the windows that hold it.
-    ``window=None`` reads every trial whole.
+    The members' softmax outputs are averaged. Trials longer than ``window`` fixations are read in windows of
+    that length overlapping by half (as the members were trained on windows); each fixation averages the
+    windows that hold it. ``window=None`` reads every trial whole.
     """
     pieces = []                                                    # (trial number, start, cropped trial)
     for i, (fix, lines, votes, *_rest) in enumerate(trials):
@@ -354,7 +360,14 @@ def predict_lines(members: list[DISTAssigner], trials: list, batch_size: int = 1
         for b, (i, start, piece) in enumerate(chunk):
             n, k = len(piece[0]), len(piece[1])
             prob_sum[i][start:start + n] += prob[b, :n, :k]
-    return [p.argmax(-1) if len(p) else np.zeros(0, np.int64) for p in prob_sum]
+    return [p / np.maximum(p.sum(axis=1, keepdims=True), 1e-12) for p in prob_sum]
+
+
+def predict_lines(members: list[DISTAssigner], trials: list, batch_size: int = 16,
+                  window: int | None = WINDOW) -> list[np.ndarray]:
+    """Line per fixation for prepared trials: the argmax of :func:`predict_proba`."""
+    return [p.argmax(-1) if len(p) else np.zeros(0, np.int64)
+            for p in predict_proba(members, trials, batch_size, window)]
 
 
 def assign_trial(xy: np.ndarray, line_y_px: np.ndarray, *, word_xy: np.ndarray | None = None,
@@ -390,9 +403,35 @@ def assign_trials(trials: list[tuple], *, weights: str | None = None, batch_size
     ``threads``: torch threads for the ensemble (default: see :func:`torch_threads`).
     """
     members, voters = load_ensemble(weights)
+    defer = _defer_below(weights)
     prepared = prepare_many(trials, voters)
     with torch_threads(threads), torch.inference_mode():
-        return [p.astype(np.int64) for p in predict_lines(members, prepared, batch_size)]
+        prob = predict_proba(members, prepared, batch_size)
+    return [combine(p, t[2][:, voters.index("vote")] if defer is not None else None, defer)
+            for p, t in zip(prob, prepared)]
+
+
+def combine(prob: np.ndarray, vote: np.ndarray | None, defer_below: float | None) -> np.ndarray:
+    """The ensemble's line per fixation, or the crowd's vote where the ensemble is less sure than ``defer_below``.
+
+    DIST's authors combine their ensemble with classical methods by a vote; here the crowd's majority is kept
+    wherever the ensemble's top probability is below ``defer_below`` (chosen on simulated validation trials by
+    ``experiments/train_dist.py --calibrate``; None = never defer). Returns int64, shape (n_fixations,).
+    """
+    if len(prob) == 0:
+        return np.zeros(0, dtype=np.int64)
+    line = prob.argmax(axis=1)
+    if defer_below is not None and vote is not None:
+        line = np.where(prob.max(axis=1) >= defer_below, line, vote)
+    return line.astype(np.int64)
+
+
+@lru_cache(maxsize=4)
+def _defer_below(path: str | None = None) -> float | None:
+    """The ensemble file's ``defer_below`` threshold (None when it has none)."""
+    blob = torch.load(path or WEIGHTS, map_location="cpu", weights_only=False)
+    value = blob.get("defer_below")
+    return None if value is None or "vote" not in blob["voters"] else float(value)
 
 
 assign_trial.assign_many = assign_trials  # readgaze.lines.assign_lines batches the trials of a frame through this

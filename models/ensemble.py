@@ -14,8 +14,9 @@ out-of-sample too.
 * :class:`LogisticEnsemble`: a class-balanced logistic regression (scikit-learn) on the members' log-odds
   (multiclass: log-probabilities), i.e. stacking.
 
-``readgaze ensemble RUN_DIR ... --out DIR`` writes ``predictions.parquet`` (members and ensembles, val and test)
-and ``results.{csv,md}`` in the format of any ``readgaze cv`` run. A run's member is its model (``run.json``);
+``readgaze ensemble RUN_DIR ... --out DIR`` reads each run's ``predictions.parquet`` (test) and
+``predictions_val.parquet`` (validation) and writes the same two files (members and ensembles) and
+``results.{csv,md}``, in the format of any ``readgaze cv`` run. A run's member is its model (``run.json``);
 baselines are not members.
 """
 
@@ -96,6 +97,9 @@ def member_predictions(run_dirs: list[str | Path], members: list[str] | None = N
         if not path.is_file():
             raise ConfigError("not a readgaze cv run folder (no predictions.parquet)", file=path)
         predictions = pl.read_parquet(path)
+        if (run / "predictions_val.parquet").is_file():
+            predictions = pl.concat([pl.read_parquet(run / "predictions_val.parquet"), predictions],
+                                    how="diagonal_relaxed")
         info = run / "run.json"
         models = ([json.loads(info.read_text(encoding="utf-8"))["model"]] if info.is_file()
                   else [m for m in predictions["model"].unique().sort() if m not in BASELINES])
@@ -180,7 +184,8 @@ def run_ensembles(run_dirs: list[str | Path], out: str | Path, members: list[str
     ensembles = pl.concat(rows, how="diagonal_relaxed").join(labels, on=[*KEY, "split"], how="left")
     combined = pl.concat([predictions, ensembles], how="diagonal_relaxed")
     path = out / "predictions.parquet"
-    combined.write_parquet(path)
+    combined.filter(pl.col("split") == "test").write_parquet(path)
+    combined.filter(pl.col("split") == "val").write_parquet(out / "predictions_val.parquet")
     note = (f"Ensembles of {', '.join(names)}: fit per fold on the members' validation predictions, applied to "
             f"the test predictions (out of sample; ensemble validation rows are 5-fold cross-fitted).",)
     paths = write_results(evaluate(combined), out, notes=note)

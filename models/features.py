@@ -170,7 +170,7 @@ def word_table(words: pl.LazyFrame) -> pl.LazyFrame:
     # word class: the reduced part of speech (1 FUNC, 2 NOUN, 3 VERB, 4 ADJ, 5 UNKNOWN), see word_classes
     codes = {c.lower(): i + 1 for i, c in enumerate(REDUCED_POS)}
     per_word = per_word.join(word_classes(words).select("text_id", "word_index", "reduced_pos"),
-                             on=["text_id", "word_index"], how="left")
+                             on=["text_id", "word_index"], how="left", maintain_order="left")
     category = pl.col("reduced_pos").replace_strict(codes, default=len(REDUCED_POS), return_dtype=pl.Int64)
     return per_word.select("text_id", "word_index", "word", *_float_columns(per_word, WORD_LEXICAL),
                            category.cast(pl.Int64).alias("word_category"),

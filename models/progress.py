@@ -27,13 +27,15 @@ QUIET_TRAINER = ["--trainer.enable_progress_bar", "false", "--trainer.enable_mod
 
 @contextlib.contextmanager
 def fold_log(path: str | Path):
-    """Send fds 1/2, Python warnings and the ``lightning`` loggers to ``path`` (appended) for the block."""
+    """Send fds 1/2 (and ``sys.stdout``/``sys.stderr``), Python warnings and the ``lightning`` loggers to ``path``
+    (appended) for the block."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     sys.stdout.flush()
     sys.stderr.flush()
     saved = os.dup(1), os.dup(2)
-    with open(path, "a", encoding="utf-8") as handle, warnings.catch_warnings():
+    with open(path, "a", encoding="utf-8") as handle, warnings.catch_warnings(), \
+            contextlib.redirect_stdout(handle), contextlib.redirect_stderr(handle):
         warnings.simplefilter("default")
         warnings.showwarning = lambda message, category, filename, lineno, file=None, line=None: handle.write(
             warnings.formatwarning(message, category, filename, lineno, line))

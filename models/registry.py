@@ -65,7 +65,7 @@ MODELS: tuple[Entry, ...] = (
     Entry("PostFusion-Eye", "models.postfusion_eye.PostFusionEye", (RG, RC), SHUBI_2024, "postfusion_eye",
           dict(learning_rate=3e-3, weight_decay=0.01, warmup_ratio=0.0)),
     Entry("PLM-AS", "models.plm_as.PLMAS", (RG, RC), "Yang & Hollenstein 2023, NLDL", "plm_as",
-          dict(learning_rate=3e-3, freeze_text_encoder=False)),
+          dict(learning_rate=5e-4, freeze_text_encoder=False)),
     Entry("PLM-AS-RM (Haller RNN)", "models.plm_as_rm.PLMASRM", (RG, RC, GQ),
           "Haller et al. 2022, TSAR@EMNLP; goal selection: arXiv:2505.02872", "plm_as_rm",
           dict(learning_rate=3e-3, lstm_hidden_size=32, freeze_text_encoder=False)),
@@ -74,21 +74,29 @@ MODELS: tuple[Entry, ...] = (
                               mlp_sizes=(64,), lstm_dropout=0.1)),
     Entry("BEyeLSTM", "models.beyelstm.BEyeLSTM", (RG, RC), "Reich et al. 2022, ETRA", "beyelstm",
           dict(learning_rate=3e-3)),
+    Entry("FSE (BiEyeLSTM - No Text)", "models.fse.FSE", (RG, RC), f"{SHUBI_2025}; after Reich et al. 2022", "fse",
+          dict(learning_rate=3e-3)),
+    Entry("AhnRNN", "models.ahn_rnn.AhnRNN", (RG, RC), "Ahn et al. 2020, ETRA", "ahn_rnn", dict(learning_rate=1e-2)),
+    Entry("AhnCNN", "models.ahn_cnn.AhnCNN", (RG, RC), "Ahn et al. 2020, ETRA", "ahn_cnn", dict(learning_rate=3e-3)),
     Entry("Scanpath image", "models.scanpath_image.ScanpathImage", (RG, RC), f"{SHUBI_2025} (v3)",
           "scanpath_image", dict(learning_rate=3e-3)),
     Entry("Text only", "models.text_only.TextOnly", (RG, RC), f"{SHUBI_2024} (RoBERTa, no eyes)", "text_only",
           dict(learning_rate=3e-3, weight_decay=0.01, warmup_ratio=0.0), sees_gaze=False),
+    Entry("DalEye (goal reconstruction)", "models.daleye.DalEye", ("goal_reconstruction",),
+          "Shubi et al. 2026, ICLR, arXiv:2505.02872", "daleye", dict(learning_rate=3e-3), kind="generator"),
 )
 """The neural models, in the order ``readgaze models`` lists them."""
 
 BASELINE_PAPERS = {
     "majority": "-",
-    "reading_speed": "Shubi et al. 2024 (reading-speed baseline)",
-    "words_per_paragraph_time": f"{SHUBI_2025} (reading time)",
-    "mean_total_fixation_duration": "Shubi et al. 2024, goal decoding (average dwell time)",
+    "reading_speed": "readgaze (words per minute over the fixation span; not a published definition)",
+    "words_per_paragraph_time": "EyeBench 'Reading Speed' (words / paragraph reading time)",
+    "mean_total_fixation_duration": f"{SHUBI_2025} 'Reading Time' (mean total fixation duration per word)",
     "meziere_logistic_regression": "Mézière et al. 2023, Sci. Stud. Reading",
     "svm": "Hollenstein et al. 2022, Front. Psychol.",
     "random_forest": "Makowski et al. 2024, Appl. Sci.",
+    "knn": "Shubi et al. 2024 (kNN baseline, appendix)",
+    "gradient_boosting": "gradient-boosted trees (scikit-learn HistGradientBoostingClassifier)",
 }
 """Paper of each classical baseline of :data:`readgaze.baselines.BASELINES`, by kind (missing: "-")."""
 

@@ -116,7 +116,9 @@ def mean_position_embedding(table: torch.Tensor, start: torch.Tensor, end: torch
     """Mean of ``table[start:end]`` rows for every ``(start, end)`` pair: ``(T, D)`` table → ``(B, F, D)``.
 
     Uses a prefix sum, so it costs one gather per fixation whatever the word length. An empty range gives row
-    ``start`` (which the callers never produce: off-text fixations get ``(0, 1)``).
+    ``start`` (which the callers never produce: off-text fixations get ``(0, 1)``). Not
+    :func:`kernels.segment_pool`: the rows pooled are a token *range* of one shared table per slot (slots of one
+    word overlap), not rows that each carry one segment id.
     """
     prefix = torch.cat([table.new_zeros(1, table.shape[1]), table.cumsum(dim=0)])  # (T+1, D)
     length = (end - start).clamp(min=1).unsqueeze(-1).to(table.dtype)  # (B, F, 1)

@@ -16,9 +16,9 @@ CONSTANT_SPREAD = 0.02
 
 REGIMES = ("all", "new_item", "new_participant", "new_item_participant")
 
-ADVICE = ("try a larger learning rate (--model.init_args.learning_rate 1e-3; the papers' 1e-5 is for a pretrained "
-          "encoder), more epochs (--trainer.max_epochs), a pretrained encoder (--data.text_encoder minilm), and check "
-          "with 'readgaze inspect DATASET' that the label varies within participants and items")
+ADVICE = ("try another learning rate (--model.init_args.learning_rate; 1e-5 suits a pretrained encoder, about 3e-3 "
+          "the tiny one), more epochs (--trainer.max_epochs), a pretrained encoder (--data.text_encoder minilm), and "
+          "check with 'readgaze inspect DATASET' that the label varies within participants and items")
 
 
 def constant_predictions(predictions: pl.DataFrame) -> str | None:
@@ -38,9 +38,8 @@ def constant_predictions(predictions: pl.DataFrame) -> str | None:
         return None
     prob = predictions["prediction_prob"]
     if isinstance(prob.dtype, pl.List):
-        matrix = pl.DataFrame({"p": prob}).with_columns(pl.col("p").list.arg_max().alias("c"))
-        classes = matrix["c"].unique().to_list()
-        spread = max(float(s.max() - s.min()) for s in (prob.list.get(k) for k in range(prob.list.len().max())))
+        classes = prob.list.arg_max().unique().to_list()
+        spread = max(float(p.max() - p.min()) for p in (prob.list.get(k) for k in range(prob.list.len().max())))
         lo, hi = None, None
     else:
         classes = (prob > 0.5).unique().to_list()
@@ -50,18 +49,18 @@ def constant_predictions(predictions: pl.DataFrame) -> str | None:
         return (f"every probability lies in {lo:.3f}-{hi:.3f}" if lo is not None
                 else f"every class probability varies by less than {CONSTANT_SPREAD}")
     if len(classes) == 1:
-        label = int(classes[0]) if not isinstance(classes[0], bool) else int(classes[0])
-        return f"every trial is predicted class {label}"
+        return f"every trial is predicted class {int(classes[0])}"
     return None
 
 
-def constant_warning(predictions: pl.DataFrame, what: str) -> str | None:
+def constant_warning(predictions: pl.DataFrame, what: str, learning_rate: float | None = None) -> str | None:
     """The one-paragraph warning for :func:`constant_predictions`, or None."""
     reason = constant_predictions(predictions)
     if reason is None:
         return None
+    now = "" if learning_rate is None else f" (learning rate now {learning_rate:g})"
     return (f"warning: the {what} are constant ({reason} of {predictions.height:,}): the model learned nothing "
-            f"usable, so its balanced accuracy of ~50 measures nothing. To fix: {ADVICE}.")
+            f"usable, so its balanced accuracy of ~50 measures nothing. To fix{now}: {ADVICE}.")
 
 
 def metric_table(val: dict, test: dict | None) -> str:

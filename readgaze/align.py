@@ -226,7 +226,7 @@ def align_words(fixations, words, trials, *, line_assigner: str = "nearest",
     words = words.with_columns(pl.col("ia_index", "word_index", "line_index").cast(pl.Int32),
                                pl.col("left_px", "right_px", "top_px", "bottom_px").cast(pl.Float64))
     base = fixations.drop("word_index", "ia_index", "text_id", strict=False).with_row_index("_align_row")
-    base = base.join(trials.select("trial_id", "text_id"), on="trial_id", how="left")
+    base = base.join(trials.select("trial_id", "text_id"), on="trial_id", how="left", maintain_order="left")
     if line_assigner == "nearest":
         lined = nearest_line(base, words)
     else:

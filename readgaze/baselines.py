@@ -124,7 +124,7 @@ def with_baseline_features(trials: pl.DataFrame, dataset: str | Path) -> pl.Data
     features = compute_feature_sets(tables["fixations"], tables["words"], tables["word_measures"],
                                     tables["trials"].join(trials.lazy().select("trial_id"), on="trial_id", how="semi"))
     return trials.drop([c for c in features.columns if c != "trial_id" and c in trials.columns]).join(
-        features, on="trial_id", how="left")
+        features, on="trial_id", how="left", maintain_order="left")
 
 
 def run_baselines(trials, assignment: pl.DataFrame, task: str, kinds: Sequence[str] = KINDS, *,

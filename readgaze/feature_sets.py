@@ -219,7 +219,7 @@ def compute_feature_sets(fixations, words, word_measures, trials, sets: tuple[st
         out = out.join(part.collect() if isinstance(part, pl.LazyFrame) else part, on="trial_id", how="left")
     names = list(dict.fromkeys(n for s in sets for n in FEATURE_SETS[s]))
     return out.select("trial_id", *[(pl.col(n) if n in out.columns else pl.lit(None)).cast(pl.Float64).alias(n)
-                                    for n in names])
+                                    for n in names]).sort("trial_id")
 
 
 def _basic(steps: pl.LazyFrame, measures: pl.LazyFrame, trials: pl.LazyFrame) -> pl.LazyFrame:

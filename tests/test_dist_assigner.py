@@ -113,3 +113,42 @@ def test_frames_are_batched_and_equal_the_per_trial_assignment():
     got = out.sort("trial_id", "fixation_index")["line_index"].to_numpy()
     np.testing.assert_array_equal(got, np.concatenate(expected))
     assert any(r["reason"].endswith("by dist") for r in qc.records)
+
+
+def _pooled(trials, lines) -> float:
+    hit = sum(int((got[t.true_line >= 0] == t.true_line[t.true_line >= 0]).sum()) for t, got in zip(trials, lines))
+    return 100.0 * hit / sum(int((t.true_line >= 0).sum()) for t in trials)
+
+
+@shipped
+@pytest.mark.parametrize("pitch", [40.0, 64.0, 114.0])
+def test_at_least_as_good_as_the_vote_on_simulated_layouts(pitch):
+    """Fresh simulated trials (seed 31, never trained on) at Carr's 64 px, a tight 40 px and OneStop's 114 px."""
+    from readgaze.lines import assign_trials
+    from readgaze.simulate import simulate_line_trials
+
+    sims = simulate_line_trials(12, seed=31, line_pitch_px=pitch, child_probability=0.3)
+    arrays = [(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in sims]
+    assert _pooled(sims, assign_trials(arrays, "dist")) >= _pooled(sims, assign_trials(arrays, "vote"))
+
+
+def test_thread_count_is_one_by_default_and_set_by_the_environment(monkeypatch):
+    before = torch.get_num_threads()
+    monkeypatch.delenv(dist.THREADS_ENV, raising=False)
+    with dist.torch_threads():
+        assert torch.get_num_threads() == 1
+    monkeypatch.setenv(dist.THREADS_ENV, "2")
+    with dist.torch_threads():
+        assert torch.get_num_threads() == 2
+    assert torch.get_num_threads() == before
+    monkeypatch.setenv(dist.THREADS_ENV, "many")
+    with pytest.raises(Exception, match="READGAZE_TORCH_THREADS"):
+        with dist.torch_threads():
+            pass
+
+
+def test_deferring_keeps_the_vote_where_the_ensemble_is_unsure():
+    prob = np.array([[0.9, 0.1], [0.55, 0.45], [0.2, 0.8]])
+    vote = np.array([1, 1, 0])
+    assert dist.combine(prob, vote, None).tolist() == [0, 0, 1]
+    assert dist.combine(prob, vote, 0.7).tolist() == [0, 1, 1]

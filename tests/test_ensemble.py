@@ -93,8 +93,9 @@ def test_ensembles_score_out_of_sample_and_the_stacker_uses_a_flipped_member(run
     assert set(score) == {"A", "B", "C", "MajorityVote", "LogisticEnsemble"}
     assert score["B"] < 0.3  # anti-correlated member
     assert score["LogisticEnsemble"] > max(score["A"], 0.75)  # learns B's sign on validation, adds it
-    predictions = pl.read_parquet(paths["predictions"])
-    val = predictions.filter((pl.col("model") == "LogisticEnsemble") & (pl.col("split") == "val"))
+    assert set(pl.read_parquet(paths["predictions"])["split"]) == {"test"}
+    val = pl.read_parquet(paths["predictions"].parent / "predictions_val.parquet").filter(
+        pl.col("model") == "LogisticEnsemble")
     assert val.height == 120  # cross-fitted validation predictions, for the validation threshold
     assert "BA @ val threshold" in paths["markdown"].read_text()
 
@@ -124,3 +125,18 @@ def test_cli_writes_the_cv_format_and_needs_two_members(runs, tmp_path, capsys):
     with pytest.raises(ConfigError, match="at least two"):
         run_ensembles(runs[:1], tmp_path / "one")
     assert main(["ensemble", str(runs[0]), "--out", str(tmp_path / "x")]) == 2
+
+
+def test_the_ensembles_validation_rows_are_cross_fitted_out_of_sample(runs):
+    """A validation trial's own ensemble prediction does not move when its own label changes (the notebook's
+    in-sample validation ensemble did)."""
+    frame = pl.concat([pl.read_parquet(r / "predictions.parquet") for r in runs]).filter(pl.col("fold_index") == 0)
+    val, test = frame.filter(pl.col("split") == "val"), frame.filter(pl.col("split") == "test")
+    trial = val["trial_id"].sort()[0]
+    flipped = val.with_columns(pl.when(pl.col("trial_id") == trial).then(1 - pl.col("label"))
+                               .otherwise(pl.col("label")).alias("label"))
+    for ensemble in (LogisticEnsemble, MajorityVote):
+        before = fit_predict_fold(ensemble, val, test, ["A", "B", "C"])["val"]
+        after = fit_predict_fold(ensemble, flipped, test, ["A", "B", "C"])["val"]
+        own = lambda f: f.filter(pl.col("trial_id") == trial)["prediction_prob"][0]  # noqa: E731
+        assert own(before) == own(after), ensemble.name

@@ -173,3 +173,25 @@ def test_block_without_end_gives_the_next_trialid_to_the_next_trial(tmp_path):
     msg = rec.messages.filter(pl.col("text") == "TRIALID 2")
     assert msg["block"].to_list() == [None]
     inspect_ok(tmp_path / "rec.asc")
+
+
+# .asc at scale (issue 18): readgaze parses the blocks itself; mne on the repaired block is the oracle
+def test_polars_block_parser_equals_mne_on_every_real_and_bad_input_file(shared_data, tmp_path):
+    from polars.testing import assert_frame_equal
+
+    from readgaze.io import asc_block, asc_mne
+    from readgaze.io.asc_repair import sample_fields, sample_times, scan_asc, write_block_for_mne
+
+    files = sorted((shared_data / "eyelink_asc").glob("*.asc")) + sorted((shared_data / "bad_inputs").glob("*.asc"))
+    compared = 0
+    for path in files:
+        scan = scan_asc(path)
+        for b in (b for b in scan.blocks if b.n_samples):
+            times = sample_times(scan, b)
+            write_block_for_mne(scan, b, times, tmp_path / "block.asc", sample_fields(scan, b, []))
+            want_samples, want_events = asc_mne.read_block(scan, b, tmp_path / "block.asc")
+            got_samples, got_events = asc_block.read_block(scan, b, times)
+            assert_frame_equal(got_samples, want_samples, check_dtypes=False)
+            assert_frame_equal(got_events.select(want_events.columns), want_events, check_dtypes=False)
+            compared += 1
+    assert len(files) == 13 and compared == 16

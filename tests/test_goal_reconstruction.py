@@ -49,3 +49,40 @@ def test_reference_rows_same_and_different_span():
                    ("a", "oracle_slowest_span"): "Q1?", ("b", "human_different_span"): "Q1?",
                    ("b", "oracle_slowest_span"): "Q0?"}
     assert skipped == 1  # trial b's question (on span 0-5) has no same-span partner
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    import torch
+
+    from models.daleye import DalEye
+
+    torch.manual_seed(0)
+    return DalEye(max_new_tokens=6).eval()
+
+
+def test_left_padding_changes_no_score_and_no_generation(tiny):
+    import torch
+
+    short = {"paragraph": ["The river bank."], "scanpath": ["h\n0, The, 200, end"], "question": ["Who?"]}
+    long = {"paragraph": ["A much longer paragraph about bridges and rivers and the towns beside them."],
+            "scanpath": ["h\n0, A, 180, forward\n1, much, 220, end"], "question": ["What is said about towns?"]}
+    both = {k: short[k] + long[k] for k in short}
+    target = [tiny._target_ids(q) for q in both["question"]]
+    with torch.no_grad():
+        alone, n_alone = tiny.target_logprobs(tiny._prompt_ids(short), target[:1])
+        batched, n_batched = tiny.target_logprobs(tiny._prompt_ids(both), target)
+    assert batched[0].item() == pytest.approx(alone[0].item(), abs=1e-4)
+    assert n_batched.tolist() == [len(t) for t in target]
+    assert tiny.generate(both)[0] == tiny.generate(short)[0]
+
+
+def test_lora_trains_adapters_only_and_checkpoints_them():
+    from models.daleye import DalEye
+
+    model = DalEye(lora_rank=4)
+    trainable = [n for n, p in model.named_parameters() if p.requires_grad]
+    assert trainable and all("lora_" in n for n in trainable)
+    checkpoint = {"state_dict": model.state_dict(), "hyper_parameters": {}}
+    model.on_save_checkpoint(checkpoint)
+    assert set(checkpoint["state_dict"]) == set(trainable) and not model.strict_loading

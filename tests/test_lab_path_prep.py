@@ -51,7 +51,8 @@ def test_labels_matched_by_name_and_unmatched_counted(export, tmp_path, capsys):
     assert prep("dataviewer", "--fixation-report", export["fixations"], "--ia-report", export["ia"],
                 "--trials", table, "--out", out) == 0
     err = capsys.readouterr().err
-    assert "16 of 18 trials matched" in err and "on participant_id = RECORDING_SESSION_LABEL, trial = TRIAL_INDEX" in err
+    assert "16 of 18 trials matched" in err
+    assert "on participant_id = RECORDING_SESSION_LABEL, trial = TRIAL_INDEX" in err
     assert "2 trial(s) have no row (labels left null), e.g. s01_1, s01_2" in err
     assert "1 row(s) of labels.parquet match no trial, e.g. [('s99', '1')]" in err
     manifest = json.loads((out / "manifest.json").read_text())
@@ -237,3 +238,37 @@ def test_onestop_mode_takes_a_column_map(shared_data, tmp_path):
     assert prep("onestop", "--fixation-report", fix, "--ia-report", ia, "--columns", "participant_id=subject",
                 "--out", out) == 0
     assert pl.read_parquet(out / "trials.parquet")["participant_id"].n_unique() == 2
+
+
+def test_inspect_dataset_shows_labels_per_task(export, tmp_path, capsys):
+    """Friction 11: inspect on a dataset folder reveals the labels, the folds and a label constant per participant."""
+    out = tmp_path / "ds"
+    assert prep("dataviewer", "--fixation-report", export["fixations"], "--ia-report", export["ia"], *TEXT,
+                "--trials", export["labels"], *KEYS, "--out", out) == 0
+    capsys.readouterr()
+    assert main(["inspect", str(out)]) == 0
+    text = capsys.readouterr().out
+    labels = pl.read_csv(export["labels"])
+    seekers = labels.filter(pl.col("reading_goal") == "information_seeking").height
+    assert (f"task reading_goal: 18 labelled trials; labels information_seeking {seekers}, ordinary {18 - seekers}"
+            in text)
+    assert "participants 6, items 3; folds: not with 10: use --data.n_folds 3 (or fewer, at least 3)" in text
+    assert "warning: the label is constant within every participant (6)" in text
+    correct = labels["is_correct"].sum()
+    assert f"task comprehension: 18 labelled trials; labels false {18 - correct}, true {correct}" in text
+    assert "task goal_question: not available (no onestopqa_question_id column" in text
+    bare = tmp_path / "bare"
+    assert prep("dataviewer", "--fixation-report", export["fixations"], "--ia-report", export["ia"],
+                "--out", bare) == 0
+    assert "no label columns (reading_goal, is_correct): attach them with --trials" in capsys.readouterr().err
+    assert main(["inspect", str(bare)]) == 0
+    assert "task reading_goal: not available (no reading_goal column; attach labels" in capsys.readouterr().out
+
+
+def test_one_class_label_is_warned(tmp_path, capsys):
+    from readgaze.inspect import describe_tasks
+
+    trials = pl.DataFrame({"trial_id": ["a", "b", "c"], "participant_id": ["p1", "p2", "p3"],
+                           "item_id": ["i1", "i2", "i3"], "reading_goal": ["information_seeking"] * 3})
+    lines = describe_tasks(trials)
+    assert "    warning: one class only (information_seeking): a model of this task measures nothing" in lines

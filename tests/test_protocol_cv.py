@@ -148,8 +148,8 @@ def test_cv_on_a_simulated_folder_writes_three_metrics_qc_and_grid_choices(simul
     assert cut and cut[0]["count"] > 0
     assert "cut off by max_text_tokens" in capsys.readouterr().err  # non-zero QC records are printed
     assert (run / "fold_0" / "grid_0" / "qc.json").is_file() and (run / "fold_0" / "grid_1" / "qc.json").is_file()
-    predictions = pl.read_parquet(run / "predictions.parquet")
-    assert set(predictions["split"]) == {"val", "test"}
+    assert set(pl.read_parquet(run / "predictions.parquet")["split"]) == {"test"}
+    assert set(pl.read_parquet(run / "predictions_val.parquet")["split"]) == {"val"}
 
 
 def test_seeds_write_each_seeds_scores_and_their_spread(dataset, tmp_path):
@@ -163,6 +163,8 @@ def test_seeds_write_each_seeds_scores_and_their_spread(dataset, tmp_path):
     assert spread["n_seeds"][0] == 2 and spread["auroc_seed_std"][0] is not None
     assert "## Spread over seeds" in (run / "results.md").read_text()
     assert pl.read_csv(run / "grid.csv")["seed"].to_list() == [0, 1]
+    per_fold = pl.read_csv(run / "results_per_fold.csv")
+    assert per_fold["threshold"].is_not_null().all() and per_fold["balanced_accuracy_tuned"].is_not_null().all()
 
 
 @pytest.mark.slow
@@ -177,3 +179,22 @@ def test_goal_question_cv_reports_all_different_and_same_span_with_chance(simula
     scores = pl.read_csv(tmp_path / "g" / "goal_selection.csv")
     assert set(scores["regime"]) == {"new_item", "new_participant", "new_item_participant", "all"}
     assert scores["all_accuracy_mean"].is_between(0, 1).all()
+
+
+@pytest.mark.slow
+def test_cv_with_several_configs_adds_the_ensembles(dataset, tmp_path):
+    first = _anti_config(tmp_path)
+    second = tmp_path / "anti_small_step.yaml"
+    config = yaml.safe_load(first.read_text())
+    config["model"]["init_args"]["learning_rate"] = 0.05
+    second.write_text(yaml.safe_dump(config))
+    assert cv_main(["cv", "-c", str(first), str(second), "--data.path", str(dataset), "--out", str(tmp_path),
+                    "--run", "both", "--folds", "0", "--no-baselines", "--trainer.max_epochs", "1", *QUIET]) == 0
+    run = tmp_path / "both"
+    assert (run / "anti" / "results.md").is_file() and (run / "anti_small_step" / "results.md").is_file()
+    models = set(pl.read_csv(run / "results.csv")["model"])
+    assert models == {"AntiLearner@anti", "AntiLearner@anti_small_step", "MajorityVote", "LogisticEnsemble"}
+    test = pl.read_parquet(run / "predictions.parquet")
+    members = test.filter(pl.col("model") == "AntiLearner@anti")
+    ensemble = test.filter(pl.col("model") == "LogisticEnsemble")
+    assert sorted(ensemble["trial_id"]) == sorted(members["trial_id"])  # the same test trials, out of sample

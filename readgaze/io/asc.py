@@ -1,10 +1,15 @@
 """Read an EyeLink ``.asc`` file into canonical samples, fixations and a per-trial QC report.
 
-Pipeline: :func:`readgaze.io.asc_repair.scan_asc` finds the recording blocks and repairs what mne
-mishandles; :func:`readgaze.io.asc_mne.read_block` runs ``mne.io.read_raw_eyelink`` on each
-block and checks its counts; this module adds what mne does not parse (messages outside blocks,
-``SFIX``/``SSACC``/``SBLINK`` without an end line, trial names), picks one eye per trial and
-builds the frames. Trials are recording blocks by default, named by their ``TRIALID`` message.
+Pipeline: :func:`readgaze.io.asc_repair.scan_asc` classifies every line and finds the recording
+blocks (repairing what ``mne.io.read_raw_eyelink`` mishandles); :func:`readgaze.io.asc_block.read_block`
+parses each block's samples and end-of-event lines with Polars, one block at a time (the same frames
+as mne returns on the repaired block, :mod:`readgaze.io.asc_mne`, which a test checks on every file);
+this module adds messages, ``SFIX``/``SSACC``/``SBLINK`` without an end line, trial names and
+variables, validation results and flags, picks one eye per trial and builds the frames. Trials are
+recording blocks by default, named by their ``TRIALID`` message.
+
+Memory: the scanned lines (about 40 bytes per line) plus the output frames, plus one block's tokens
+at a time; nothing holds a second copy of the file.
 
 Time convention (``readgaze.schema``): ``start_ms`` is the first sample, ``duration_ms`` the
 tracker's own ``EFIX`` duration, ``end - start + one sample interval`` (``EFIX R 1002
@@ -15,7 +20,6 @@ tracker's own ``EFIX`` duration, ``end - start + one sample interval`` (``EFIX R
 from __future__ import annotations
 
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,9 +27,8 @@ import polars as pl
 
 from readgaze.errors import ConfigError
 from readgaze.io import asc_qc, asc_trials
-from readgaze.io.asc_mne import read_block
-from readgaze.io.asc_repair import (AscScan, Block, block_end_ms, sample_fields, sample_times, scan_asc,
-                                   write_block_for_mne)
+from readgaze.io.asc_block import read_block
+from readgaze.io.asc_repair import AscScan, Block, block_end_ms, sample_fields, sample_times, scan_asc
 from readgaze.qc import QCLog
 
 STEP = "read_asc"
@@ -115,10 +118,9 @@ def read_asc(path: str | Path, *, trial_message: str | None = None, eye: str | N
     screen_warnings: list[str] = []  # reported after the blocks' own warnings
     screen = _screen_box(messages, screen_px, name, screen_warnings, qc)
     parts: dict[str, list[pl.DataFrame]] = {"samples": [], "events": [], "fixations": []}
-    with tempfile.TemporaryDirectory(prefix="readgaze_asc_") as tmp:
-        for block in scan.blocks:
-            _read_one_block(scan, block, eyes[block.index], segments[block.index], Path(tmp), parts,
-                            screen, min_fixation_duration_ms, warnings, qc)
+    for block in scan.blocks:
+        _read_one_block(scan, block, eyes[block.index], segments[block.index], parts, screen,
+                        min_fixation_duration_ms, warnings, qc)
     warnings += screen_warnings
     samples = _concat(parts["samples"], _empty_samples())
     all_fix = _concat(parts["fixations"], None)
@@ -261,14 +263,13 @@ def _choose_eyes(blocks: list[Block], eye: str | None, name: str, warnings: list
 
 
 
-def _read_one_block(scan, block, eye, segments, tmp, parts, screen, min_ms, warnings, qc) -> None:
+def _read_one_block(scan, block, eye, segments, parts, screen, min_ms, warnings, qc) -> None:
     times = sample_times(scan, block)
     _report_time_repairs(scan, block, times, warnings, qc)
     end_ms = block_end_ms(block, times)
     if block.n_samples:
-        samples_line = sample_fields(scan, block, warnings)
-        write_block_for_mne(scan, block, times, tmp / f"block_{block.index}.asc", samples_line)
-        samples, events = read_block(scan, block, tmp / f"block_{block.index}.asc")
+        sample_fields(scan, block, warnings)  # the fields present are read; inconsistent lines raise
+        samples, events = read_block(scan, block, times)
     else:
         samples, events = pl.DataFrame({"time_ms": []}, schema={"time_ms": pl.Float64}), pl.DataFrame()
     base = _empty_events().select("kind", "eye", "start_ms", "end_ms", "duration_ms", "x_px", "y_px", "pupil")
@@ -363,7 +364,7 @@ def _with_lines(scan: AscScan, block: Block, events: pl.DataFrame) -> pl.DataFra
                                                                        "SBLINK"]))
     g = pl.col("text").str.extract_groups(r"^[SE](FIX|SACC|BLINK)\s+([LR])\s+(\S+)(?:\s+(\S+))?")
     rows = rows.with_columns(g=g).select(
-        line=pl.col("line").cast(pl.Int64), _end=pl.col("kind").str.starts_with("E"),
+        line=pl.col("line").cast(pl.Int64), _end=pl.col("kind").cast(pl.String).str.starts_with("E"),
         kind=pl.col("g").struct.field("1").replace_strict({"FIX": "fixation", "SACC": "saccade", "BLINK": "blink"}),
         eye=pl.col("g").struct.field("2").replace_strict({"L": "left", "R": "right"}),
         start_ms=pl.col("g").struct.field("3").cast(pl.Float64, strict=False).round(3))

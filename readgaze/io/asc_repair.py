@@ -8,11 +8,13 @@ unstably, and raises when the sampling rate changes between blocks.
 So readgaze first scans the file itself (Polars, one regex pass over all lines) and finds the
 recording blocks. Each block ends at its ``END`` line, or, when ``END`` is missing, just before
 a calibration header (``>>>>>>> CALIBRATION``), the next ``START`` or the end of the file (with a
-warning naming both lines). Each block is then written as its own small file with only the
-lines mne needs (``START``, headers, samples, ``E*`` events, a synthesised ``END`` where the
-file had none, duplicated timestamps made strictly increasing, a ``SAMPLES`` line that declares
-fields the sample lines lack rewritten to the fields present), and mne reads one block at a time.
-:mod:`readgaze.io.asc` checks mne's counts against the counts found here.
+warning naming both lines); the line before it is the block's last data line, or the line before
+the next trial's ``TRIALID`` message when one sits between them. Duplicated timestamps are made
+strictly increasing (:func:`sample_times`) and sample lines are checked against the ``SAMPLES``
+declaration (:func:`sample_fields`). :mod:`readgaze.io.asc_block` then parses each block;
+:func:`write_block_for_mne` writes a block as the small file ``mne.io.read_raw_eyelink`` reads
+correctly (``START``, headers, samples, ``E*`` events, a synthesised ``END`` where the file had
+none), which the tests use as the oracle.
 
 Text: the file is decoded with ``encoding`` (default UTF-8). Bytes that do not decode are replaced
 with U+FFFD and the lines holding them are counted in a warning; byte-order marks (U+FEFF) anywhere
@@ -40,6 +42,7 @@ KEYWORDS = ("START", "END", "MSG", "SFIX", "EFIX", "SSACC", "ESACC", "SBLINK", "
 FOR_MNE = ("START", "PRESCALER", "VPRESCALER", "PUPIL", "EVENTS", "SAMPLES", "sample", "EFIX",
            "ESACC", "EBLINK", "END")
 STEP = "read_asc"
+LINE_KINDS = pl.Enum([*KEYWORDS, "sample", "calibration", "header", "blank", "continuation", "other"])
 #: Lines that carry recording data (an open block extends at least to its last one).
 DATA_KINDS = ("sample", "SFIX", "EFIX", "SSACC", "ESACC", "SBLINK", "EBLINK", "INPUT", "BUTTON")
 TRIALID_RE = r"^MSG\s+\S+\s+(?:-?\d+\s+)?TRIALID\b"
@@ -70,45 +73,60 @@ class AscScan:
     blocks: list[Block]
     warnings: list[str]
     qc: QCLog
-    _by_block: dict[int, pl.DataFrame] | None = None
-
     def block_lines(self, index: int) -> pl.DataFrame:
-        """The lines of one block (split once, so reading n blocks does not scan the file n times)."""
-        if self._by_block is None:
-            parts = self.lines.filter(pl.col("block").is_not_null()).partition_by("block", as_dict=True)
-            self._by_block = {key[0]: frame for key, frame in parts.items()}
-        return self._by_block.get(index, self.lines.clear())
+        """The lines of one block: a zero-copy slice (a block is a contiguous run of lines, row = line - 1)."""
+        block = next((b for b in self.blocks if b.index == index), None)
+        if block is None:
+            return self.lines.clear()
+        return self.lines.slice(block.start_line - 1, block.last_line - block.start_line + 1)
 
 
-def _decode(path: Path, encoding: str) -> tuple[bytes, bool]:
-    """The file's bytes as UTF-8, and whether some bytes did not decode (replaced with U+FFFD)."""
-    raw = path.read_bytes()
+def _newlines(path: Path) -> int:
+    """Number of lines of a file (a last line without a newline counts), read in 16 MiB chunks."""
+    n, last = 0, b"\n"
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 24):
+            n, last = n + chunk.count(b"\n"), chunk[-1:]
+    return n + (0 if last == b"\n" else 1)
+
+
+def _read_text(source, lossy: bool) -> pl.DataFrame:
+    return pl.read_csv(source, has_header=False, separator="\x1f", quote_char=None, new_columns=["text"],
+                       schema={"text": pl.String}, encoding="utf8-lossy" if lossy else "utf8")
+
+
+def _decoded(path: Path, encoding: str) -> tuple[pl.DataFrame, bool]:
+    """One row per line of text, and whether some bytes did not decode (replaced with U+FFFD).
+
+    UTF-8 is parsed by polars straight from the file (no copy in Python); another codec is decoded in
+    Python first.
+    """
     try:
         codec = codecs.lookup(encoding).name
     except LookupError:
         raise ConfigError(f"encoding: unknown codec {encoding!r} (e.g. 'utf-8', 'cp1252', 'latin-1')") from None
     if codec == "utf-8":
         try:
-            raw.decode("utf-8")
-            return raw, False
-        except UnicodeDecodeError:
-            return raw, True  # polars' utf8-lossy read replaces the bad bytes
-    text = raw.decode(codec, errors="replace")
-    return text.encode("utf-8"), "\ufffd" in text  # a single-byte codec cannot hold U+FFFD itself
+            return _read_text(path, lossy=False), False
+        except pl.exceptions.ComputeError:
+            return _read_text(path, lossy=True), True  # polars' utf8-lossy read replaces the bad bytes
+    text = path.read_bytes().decode(codec, errors="replace")
+    return _read_text(io.BytesIO(text.encode("utf-8")), lossy=False), "\ufffd" in text  # a single-byte codec
+    # cannot hold U+FFFD itself, so every one is a replaced byte
 
 
 def _read_lines(path: Path, encoding: str = "utf-8", warnings: list[str] | None = None,
                 qc: QCLog | None = None) -> pl.DataFrame:
     warnings = [] if warnings is None else warnings
-    raw, replaced = _decode(path, encoding)
-    frame = pl.read_csv(io.BytesIO(raw), has_header=False, separator="\x1f", quote_char=None,
-                        new_columns=["text"], schema={"text": pl.String}, encoding="utf8-lossy")
-    n_expected = raw.count(b"\n") + (0 if raw.endswith(b"\n") or not raw else 1)
+    frame, replaced = _decoded(path, encoding)
+    n_expected = _newlines(path)
     if frame.height != n_expected:  # pragma: no cover - guards a change in polars' blank-line rule
         raise ParseError(f"read {frame.height} lines, the file has {n_expected}", file=path)
-    kind = pl.col("text").str.extract(r"^([A-Z]+)\b")
-    frame = frame.with_row_index("line", offset=1).with_columns(
-        text=pl.col("text").fill_null("").str.strip_chars_end("\r"))
+    head = pl.col("text").str.slice(0, 16)  # a line's kind shows in its first characters: no full-line copies
+    kind = head.str.extract(r"^([A-Z]+)\b")
+    frame = frame.with_row_index("line", offset=1).with_columns(pl.col("text").fill_null(""))
+    if frame.select(pl.col("text").str.ends_with("\r").any()).item():
+        frame = frame.with_columns(pl.col("text").str.strip_chars_end("\r"))
     if replaced:
         bad = frame.filter(pl.col("text").str.contains("\ufffd", literal=True))["line"]
         warnings.append(f"{path.name} line {bad[0]}: {bad.len()} line(s) hold bytes that are not valid "
@@ -122,15 +140,18 @@ def _read_lines(path: Path, encoding: str = "utf-8", warnings: list[str] | None 
         if qc is not None:
             qc.add(STEP, "lines", "byte-order mark (U+FEFF) removed", bom.len(), action="changed",
                    detail=f"first line {bom[0]}")
-    return frame.with_columns(
-        kind=pl.when(pl.col("text").str.contains(r"^[0-9]")).then(pl.lit("sample"))
-        .when(pl.col("text").str.starts_with(">>>>>>>")).then(pl.lit("calibration"))
-        .when(pl.col("text").str.starts_with("**")).then(pl.lit("header"))
-        .when(pl.col("text").str.strip_chars() == "").then(pl.lit("blank"))
-        .when(pl.col("text").str.contains(r"^\s")).then(pl.lit("continuation"))
-        .when(kind.is_in(KEYWORDS)).then(kind)
-        .otherwise(pl.lit("other"))
-    )
+    names = LINE_KINDS.categories.to_list()
+    code = {k: pl.lit(names.index(k), pl.UInt8) for k in names}  # small integer codes, then one Enum gather
+    keyword = kind.replace_strict(list(KEYWORDS), [names.index(k) for k in KEYWORDS], default=names.index("other"),
+                                  return_dtype=pl.UInt8)
+    codes = frame.select(
+        pl.when(head.str.contains(r"^[0-9]")).then(code["sample"])
+        .when(head.str.starts_with(">>>>>>>")).then(code["calibration"])
+        .when(head.str.starts_with("**")).then(code["header"])
+        .when(pl.col("text").str.contains(r"^\s*$")).then(code["blank"])
+        .when(head.str.contains(r"^\s")).then(code["continuation"])
+        .otherwise(keyword.fill_null(names.index("other")))).to_series()
+    return frame.with_columns(kind=pl.Series(names, dtype=LINE_KINDS).gather(codes))
 
 
 def _find_blocks(lines: pl.DataFrame, name: str, warnings: list[str], qc: QCLog) -> list[Block]:

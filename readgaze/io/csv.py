@@ -226,8 +226,8 @@ def read_csv(path: str | Path, *, columns: Iterable[str] | None = None, separato
             return pl.scan_csv(path, schema=dict(schema), **common).select(wanted).collect()
         text = pl.scan_csv(path, infer_schema=False, **common)
         check_comma = sep != "," and not decimal_comma
-        open_columns, guess = [], {}
-        for c, passed in _head_flags(text, names, decimal_comma, check_comma).items():
+        open_columns, guess = [], dict.fromkeys(names, pl.String)  # columns not read are never parsed
+        for c, passed in _head_flags(text, wanted, decimal_comma, check_comma).items():
             guess[c] = _decide(passed)
             if passed["n"] or (guess[c] == pl.String and passed.get("d")):
                 open_columns.append(c)

@@ -286,8 +286,15 @@ def _name_participant(out: pl.LazyFrame, cols: dict[str, str]) -> pl.LazyFrame:
 
 def _check_unique(raw: pl.LazyFrame, path, key: dict[str, pl.Expr], shown: list[str], session_key) -> None:
     """Raise DataError naming the rows that repeat a key (never merge them)."""
-    group, (inner,) = list(key)[:-1], list(key)[-1:]  # cheap first pass: per group, count vs distinct
-    counts = (raw.select(*[e.alias(n) for n, e in key.items()]).group_by(group)
+    group, (inner,) = list(key)[:-1], list(key)[-1:]
+    keys = raw.select(*[e.alias(n) for n, e in key.items()])
+    # cheapest pass, enough for a report in its own order: each group's rows contiguous, inner key rising
+    g = pl.struct(group) if len(group) > 1 else pl.col(group[0])
+    new = (g != g.shift(1)).fill_null(True)
+    rising = (new | (pl.col(inner) > pl.col(inner).shift(1))).fill_null(False).all()
+    if keys.select((new.sum() == g.n_unique()) & rising & (pl.col(inner).null_count() == 0)).collect().item():
+        return
+    counts = (keys.group_by(group)  # else per group, count vs distinct
               .agg(pl.len().alias("n"), pl.col(inner).n_unique().alias("distinct")))
     if counts.select((pl.col("n") > pl.col("distinct")).any()).collect(engine="streaming").item() is not True:
         return
@@ -347,16 +354,16 @@ def detect_ia_id_base(fixations: pl.LazyFrame, ia: pl.LazyFrame, *, fixation_fil
     DataError
         Naming both files and the agreement under each base, when neither base reaches ``threshold``.
     """
-    words = ia.select("trial_id", "ia_index", pl.col("word").alias("__word"))
+    words = ia.select("trial_id", "ia_index", clean_label(pl.col("word")).alias("__word")).collect().lazy()
     fix = (fixations.filter(pl.col("ia_index").is_not_null() & pl.col("ia_label").is_not_null())
-           .select("trial_id", "ia_index", "ia_label")
-           .join(ia.select("trial_id").unique(), on="trial_id", how="semi"))
+           .select("trial_id", "ia_index", clean_label(pl.col("ia_label")).alias("__label"))
+           .join(words.select("trial_id").unique(), on="trial_id", how="semi")
+           .collect().lazy())  # both bases compare the same fixations: cleaned once
     agree, checked = {}, 0
     for b in (1, 0):
         j = (fix.with_columns(pl.col("ia_index") - b)
              .join(words, on=["trial_id", "ia_index"], how="left")
-             .select(pl.len().alias("n"), (clean_label(pl.col("ia_label")) == clean_label(pl.col("__word")))
-                     .sum().alias("ok"))
+             .select(pl.len().alias("n"), (pl.col("__label") == pl.col("__word")).sum().alias("ok"))
              .collect())
         checked = j["n"][0]
         agree[b] = (j["ok"][0] or 0) / checked if checked else 0.0

@@ -171,8 +171,8 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
     ia_rows = partial(_ia_rows, ia_report, ia_base, aliases, texts, words)
     # All trials of a (versioned) text share one IA layout: fixations are matched to text x IA (small
     # tables) instead of trial x IA.
-    fix = fix.join(texts.lazy().rename({"text_id": "__t"}), on="trial_id", how="left",
-                   maintain_order="left").collect().lazy()
+    fix = fix.with_columns(pl.col("trial_id").replace_strict(texts["trial_id"], texts["text_id"], default=None,
+                                                             return_dtype=pl.String).alias("__t")).collect().lazy()
     by_text = words.lazy().select(pl.col("text_id").alias("trial_id"), "ia_index", "word")
     check = detect_ia_id_base(fix.select(pl.col("__t").alias("trial_id"), "ia_index", "ia_label"), by_text,
                               fixation_file=fixation_report, ia_file=ia_report)
@@ -226,10 +226,17 @@ def _word_indices(fix: pl.LazyFrame, words: pl.DataFrame) -> pl.LazyFrame:
     """Fixations (with ``__t``, their trial's versioned text id) with ``word_index`` from the words map,
     plus ``__w`` / ``__l`` (the fixated IA's word index and label in the IA report; null when the
     trial's IA rows lack that id) for the QC counts."""
-    word_map = words.lazy().select("text_id", "ia_index", pl.col("word_index").alias("__w"),
-                                   pl.col("word").alias("__l"))
-    return (fix.join(word_map, left_on=["__t", "ia_index"], right_on=["text_id", "ia_index"], how="left",
-                     maintain_order="left")
+    # a lookup by one integer key (text code, IA index) per fixation: no join, no copy of the other columns
+    names = words["text_id"].unique().sort()
+    codes = pl.int_range(len(names), eager=True)
+
+    def key(text: pl.Expr, ia: pl.Expr) -> pl.Expr:
+        return text.replace_strict(names, codes, default=-1, return_dtype=pl.Int64) * (1 << 32) + ia.cast(pl.Int64)
+
+    wk = words.select(key(pl.col("text_id"), pl.col("ia_index")).alias("k"), "word_index", "word")
+    fk = key(pl.col("__t"), pl.col("ia_index"))
+    return (fix.with_columns(fk.replace_strict(wk["k"], wk["word_index"], default=None).alias("__w"),
+                             fk.replace_strict(wk["k"], wk["word"], default=None).alias("__l"))
             .with_columns(pl.when(pl.col("__w").is_not_null()).then(pl.col("__w"))
                           .otherwise(pl.col("word_index")).alias("word_index"))
             .drop("__t").collect().lazy())

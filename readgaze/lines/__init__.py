@@ -219,4 +219,5 @@ METHODS: dict[str, Callable] = {
 CLASSICAL = ("attach", "chain", "cluster", "compare", "merge", "regress", "segment", "slice", "split",
              "stretch", "warp")
 
-__all__ = ["assign_trial", "assign_trials", "assign_lines", "get_method", "accepted_params", "majority", "METHODS", "CLASSICAL"]
+__all__ = ["assign_trial", "assign_trials", "assign_lines", "get_method", "accepted_params", "majority", "METHODS",
+           "CLASSICAL"]

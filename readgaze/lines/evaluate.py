@@ -151,7 +151,8 @@ def run(args: argparse.Namespace) -> int:
           + (f" {'=oracle':>7}" if best else ""))
     for m, r in table.items():
         print(f"{m:<10} {r['pooled']:>9.2f} {r['worst_trial']:>9.2f} {r['median_trial']:>9.2f} "
-              f"{r['ms_per_trial']:>9.2f} {r['cpu_ms_per_trial']:>7.2f}" + (f" {r['trials_at_oracle']:>3}/{len(best['per_trial']):<3}" if best else ""))
+              f"{r['ms_per_trial']:>9.2f} {r['cpu_ms_per_trial']:>7.2f}"
+              + (f" {r['trials_at_oracle']:>3}/{len(best['per_trial']):<3}" if best else ""))
     if best:
         print(f"{'oracle':<10} {best['pooled']:>9.2f} {best['worst_trial']:>9.2f} {best['median_trial']:>9.2f} "
               f"{'':>17}  (per trial, the best classical method here: "

@@ -112,7 +112,8 @@ def vote_many(trials: list[tuple], *, methods: Sequence[str] = ("slice", "cluste
         raise ConfigError(f"vote: parameter(s) {sorted(unused)} are taken by none of the methods {list(methods)}")
     if not trials:
         return ([], []) if return_agreement else []
-    columns = [np.concatenate([np.zeros(0, np.int64), *assign_trials(trials, m, **kw)]) for m, kw in zip(methods, taken)]
+    columns = [np.concatenate([np.zeros(0, np.int64), *assign_trials(trials, m, **kw)])
+               for m, kw in zip(methods, taken)]
     n_lines = max((len(t[1]) for t in trials), default=1)
     line, agreement = majority(np.stack(columns, axis=1), n_lines)   # a line no trial has gets no votes
     cuts = np.cumsum([len(t[0]) for t in trials])[:-1]

@@ -21,7 +21,8 @@ from readgaze.simulate.reports import _fixation_report, _hits, _ia_report, _tria
 
 RENAMED = {"RECORDING_SESSION_LABEL": "Subject", "TRIAL_INDEX": "Trial", "CURRENT_FIX_INDEX": "FixNr",
            "CURRENT_FIX_START": "FixStart", "CURRENT_FIX_DURATION": "FixDur", "CURRENT_FIX_X": "PosX",
-           "CURRENT_FIX_Y": "PosY", "CURRENT_FIX_INTEREST_AREA_ID": "IA_Nr", "CURRENT_FIX_INTEREST_AREA_LABEL": "IA_Word"}
+           "CURRENT_FIX_Y": "PosY", "CURRENT_FIX_INTEREST_AREA_ID": "IA_Nr",
+           "CURRENT_FIX_INTEREST_AREA_LABEL": "IA_Word"}
 """Standard Data Viewer name -> the lab's name, with ``renamed=True``."""
 
 _FIXATION_COLUMNS = ("RECORDING_SESSION_LABEL", "TRIAL_INDEX", "CURRENT_FIX_INDEX", "CURRENT_FIX_START",
