@@ -124,7 +124,8 @@ def cached_load(loader: str, load, files: dict[str, str | Path], options: dict |
     load : callable
         Called without arguments on a miss.
     files : dict
-        ``{role: path}`` of every source file the loader reads.
+        ``{role: path}`` of every source file the loader reads. On a hit, a ``sources`` field of the
+        result becomes ``{role: [path]}`` with these paths (as given now: the files may have moved).
     options : dict, optional
         Every loader option that changes its result (part of the key; ``str()`` of each value).
     enabled : bool
@@ -152,6 +153,8 @@ def cached_load(loader: str, load, files: dict[str, str | Path], options: dict |
             hit = _read_entry(entry)
             if hit is not None:
                 say(f"cache: reused the parsed sources ({entry})")
+                if isinstance(getattr(hit, "sources", None), dict):  # the paths as given now, not as stored
+                    hit.sources = {**hit.sources, **{role: [str(p)] for role, p in files.items()}}
                 return hit
         loaded = load()
         sums = sums_job.result()

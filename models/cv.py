@@ -46,6 +46,7 @@ import polars as pl
 import yaml
 
 from models.progress import QUIET_TRAINER, auroc_of, fold_log, run_folds
+from models.summary import constant_warnings
 from readgaze.baselines import run_baseline
 from readgaze.errors import ConfigError, ReadgazeError
 from readgaze.metrics import (choose_thresholds, evaluate, evaluate_folds, evaluate_goal_selection,
@@ -162,6 +163,8 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
              f"Model selection per fold on validation loss: {len(points)} grid point(s) x {seeds} seed(s); "
              f"choices in grid.csv.")
     evaluation = evaluate(predictions)
+    for warning in constant_warnings(predictions):  # a balanced accuracy of 50 that measures nothing, said aloud
+        print(f"readgaze cv: {warning}", file=sys.stderr)
     _per_fold(predictions).write_csv(run_dir / "results_per_fold.csv")
     (run_dir / "run.json").write_text(json.dumps({
         "config": str(config), "task": settings["task"], "reading_regime": regime,

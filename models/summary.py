@@ -87,3 +87,20 @@ def written(folder: Path) -> str:
     names = sorted(p.name for p in folder.glob("*") if p.is_file())
     names += [f"checkpoints/{p.name}" for p in sorted((folder / "checkpoints").glob("*.ckpt"))]
     return ", ".join(names)
+
+
+BASELINES_CONSTANT_BY_DESIGN = ("majority",)
+
+
+def constant_warnings(predictions: pl.DataFrame, split: str = "test") -> list[str]:
+    """:func:`constant_warning` for every model of a cv prediction table (the majority baseline is constant by
+    design and skipped)."""
+    frame = predictions.filter(pl.col("split") == split) if "split" in predictions.columns else predictions
+    out = []
+    for (model,), part in frame.group_by(["model"], maintain_order=True):
+        if model in BASELINES_CONSTANT_BY_DESIGN:
+            continue
+        warning = constant_warning(part, f"{model} {split} predictions")
+        if warning:
+            out.append(warning)
+    return out

@@ -120,7 +120,7 @@ def test_learns_reading_goal(model_class, feature_set, planted):
     model = model_class(n_trial_features=dm.n_trial_features, dropout=0.1)
     model.set_class_weights(dm.class_counts)
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    for _ in range(12):
+    for _ in range(6):
         model.train()
         for batch in dm.train_dataloader():
             optimizer.zero_grad()

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from models.configs import find_config, list_configs
-from models.summary import constant_predictions, constant_warning
+from models.summary import constant_predictions, constant_warning, constant_warnings
 from readgaze.cli import main
 from readgaze.simulate.lab_export import write_lab_export
 
@@ -151,3 +151,30 @@ def test_outputs_stay_out_of_the_checkout():
     import inspect
 
     assert 'default="readgaze_demo"' in inspect.getsource(demo_main)
+
+
+def test_tiny_recipe_replaces_a_pretrained_encoders_settings_only():
+    """Friction 4: the tiny encoder brings its learning rate and an unaccumulated batch; explicit values win."""
+    from models.cli import TINY_LEARNING_RATE, tiny_recipe
+
+    def config(rate=1e-5, batch=2, accumulate=8):
+        return {"model": {"init_args": {"learning_rate": rate}}, "data": {"batch_size": batch},
+                "trainer": {"accumulate_grad_batches": accumulate}}
+
+    paper = config()
+    notes = tiny_recipe(paper, set())
+    assert paper["model"]["init_args"]["learning_rate"] == TINY_LEARNING_RATE == 3e-3
+    assert (paper["data"]["batch_size"], paper["trainer"]["accumulate_grad_batches"]) == (16, 1)
+    assert len(notes) == 2
+    mine = config()
+    assert tiny_recipe(mine, {"learning_rate", "batch_size"}) == [] and mine == config()
+    demo = config(rate=3e-3, batch=16, accumulate=1)
+    assert tiny_recipe(demo, set()) == [] and demo == config(rate=3e-3, batch=16, accumulate=1)
+
+
+def test_cv_names_constant_models_but_not_the_majority_baseline():
+    flat = pl.DataFrame({"model": ["RoBERTEyeF"] * 3 + ["majority"] * 3 + ["BEyeLSTM"] * 3,
+                         "split": ["test"] * 9,
+                         "prediction_prob": [0.48, 0.485, 0.49, 0.6, 0.6, 0.6, 0.1, 0.5, 0.9]})
+    warnings = constant_warnings(flat)
+    assert len(warnings) == 1 and warnings[0].startswith("warning: the RoBERTEyeF test predictions are constant")
