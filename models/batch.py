@@ -60,7 +60,8 @@ class ReadingBatch:
     fixation_word_is_content : torch.Tensor
         ``(B, F)`` int64: 2 content word, 1 function word, 0 off text/padding.
     trial_features : torch.Tensor
-        ``(B, n_trial_features)`` float32 trial-level gaze features, scaled like ``word_features``.
+        ``(B, n_trial_features)`` float32 trial-level gaze features (the datamodule's ``trial_feature_set``), scaled
+        like ``word_features``.
     """
 
     trial_id: list[str]

@@ -75,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="hyperparameter values tried per fold, chosen on validation (repeatable)")
     parser.add_argument("--seeds", type=int, default=1, help="seeds per configuration (spread in seeds.csv)")
     parser.add_argument("--no-ensemble", action="store_true", help="with several configs: skip the ensembles")
+    parser.add_argument("--format", default="parquet", choices=("parquet", "csv", "both"),
+                        help="predictions table format (csv/both add predictions.csv; results are CSV anyway)")
     args, overrides = parser.parse_known_args(argv[1:])
     try:
         from models.configs import find_config
@@ -88,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
                                    out=args.out, run=run, baselines=not args.no_baselines, threads=args.threads,
                                    grid=grid, seeds=args.seeds)
             print(paths["markdown"].read_text(encoding="utf-8"))
+            if args.format != "parquet":  # for R users; the parquet stays (ensembles read it)
+                from data_prep.dataset import csv_ready
+
+                csv_ready(pl.read_parquet(paths["predictions"])).write_csv(paths["run"] / "predictions.csv")
             print(f"written to {paths['run']}")
             runs.append(paths["run"])
         if len(runs) > 1 and not args.no_ensemble:

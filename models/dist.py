@@ -343,7 +343,8 @@ def predict_proba(members: list[DISTAssigner], trials: list, batch_size: int = 1
 
     The members' softmax outputs are averaged. Trials longer than ``window`` fixations are read in windows of
     that length overlapping by half (as the members were trained on windows); each fixation averages the
-    windows that hold it. ``window=None`` reads every trial whole.
+    windows that hold it. ``window=None`` reads every trial whole. Windows are batched by length, so a batch
+    pads little.
     """
     pieces = []                                                    # (trial number, start, cropped trial)
     for i, (fix, lines, votes, *_rest) in enumerate(trials):
@@ -352,6 +353,7 @@ def predict_proba(members: list[DISTAssigner], trials: list, batch_size: int = 1
             {*range(0, n - window + 1, window // 2), n - window})
         w = n if window is None else window
         pieces += [(i, s, (fix[s:s + w], lines, votes[s:s + w], None, s)) for s in starts]
+    pieces.sort(key=lambda c: len(c[2][0]))                         # similar lengths together: less padding
     prob_sum = [np.zeros((len(t[0]), len(t[1]))) for t in trials]
     for j in range(0, len(pieces), batch_size):
         chunk = pieces[j:j + batch_size]

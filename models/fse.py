@@ -1,8 +1,8 @@
 """FSE (BiEyeLSTM – No Text): BEyeLSTM's fixation block and a block over 4 global gaze features, nothing lexical.
 
-Reference: the fixation-sequence-encoder baseline of Shubi, O., Hadar, C. A., & Berzak, Y. (2024/2025), "Decoding
-reading goals from eye movements" (arXiv:2410.20779), built from BEyeLSTM (Reich et al. 2022, ETRA,
-doi:10.1145/3517031.3529639) with its part-of-speech and content-word blocks switched off.
+Reference: the fixation-sequence-encoder baseline of Shubi et al., "Decoding reading goals from eye movements"
+(ACL 2025, arXiv:2410.20779), built from BEyeLSTM (Reich et al. 2022, ETRA, doi:10.1145/3517031.3529639) with its
+part-of-speech and content-word blocks switched off.
 
 Idea: what the scanpath says without knowing any word: a BiLSTM over each fixation's duration, pupil size and
 position, joined with four global numbers of the trial, then the BEyeLSTM head.

@@ -32,7 +32,8 @@ class Entry:
 
     ``quick`` holds constructor arguments for a brief CPU run with the tiny encoder (the ``learns`` tests and the
     demo use them); ``sees_gaze`` False marks a model that cannot learn from gaze (text-only), which the ``learns``
-    tests skip.
+    tests skip. ``kind``: "neural" (a classifier: the zoo and ``learns`` tests cover it), "generator" (generates
+    text; listed, not trained by those tests), "baseline" (classical, run by ``readgaze cv``).
     """
 
     name: str
@@ -121,7 +122,7 @@ def find(name: str) -> Entry:
 
 def config_status(entry: Entry) -> dict[str, str | None]:
     """``{task: "<task>/<config>" if that YAML exists, else None}`` for every task the entry serves."""
-    if entry.kind != "neural":
+    if entry.kind == "baseline":
         return {}
     try:
         from models.configs import config_root
@@ -140,8 +141,8 @@ def rows(check: bool = False) -> list[dict[str, str]]:
         configs = config_status(entry)
         row = {"name": entry.name, "kind": entry.kind, "tasks": ", ".join(entry.tasks), "paper": entry.paper,
                "configs": ", ".join(c or f"{t}/{entry.config} (missing)" for t, c in configs.items())
-               if entry.kind == "neural" else "run by readgaze cv"}
-        if check and entry.kind == "neural":
+               if entry.kind != "baseline" else "run by readgaze cv"}
+        if check and entry.kind != "baseline":
             try:
                 entry.load()
                 row["status"] = "ok" if all(configs.values()) else "config missing"
@@ -172,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\t".join(table[0]))
         for row in table:
             print("\t".join(row.get(column, "") for column in table[0]))
-    return int(args.check and any(r.get("status", "ok") != "ok" for r in table if r["kind"] == "neural"))
+    return int(args.check and any(r.get("status", "ok") != "ok" for r in table if r["kind"] != "baseline"))
 
 
 if __name__ == "__main__":

@@ -226,7 +226,10 @@ def align_words(fixations, words, trials, *, line_assigner: str = "nearest",
     words = words.with_columns(pl.col("ia_index", "word_index", "line_index").cast(pl.Int32),
                                pl.col("left_px", "right_px", "top_px", "bottom_px").cast(pl.Float64))
     base = fixations.drop("word_index", "ia_index", "text_id", strict=False).with_row_index("_align_row")
-    base = base.join(trials.select("trial_id", "text_id"), on="trial_id", how="left", maintain_order="left")
+    text_of = (trials.select("trial_id", "text_id").drop_nulls("trial_id").unique("trial_id", keep="first")
+               .collect())  # a lookup, no copy of the fixations
+    base = base.with_columns(pl.col("trial_id").replace_strict(text_of["trial_id"], text_of["text_id"], default=None,
+                                                               return_dtype=text_of.schema["text_id"]).alias("text_id"))
     if line_assigner == "nearest":
         lined = nearest_line(base, words)
     else:

@@ -28,8 +28,9 @@ is replaced by the training median (counted); a feature missing in every trainin
   features; grid learning rate × depth × minimum leaf size.
 
 The returned frame is what :func:`readgaze.metrics.evaluate` reads. References: Mézière et al. (2023),
-*Scientific Studies of Reading*, doi:10.1080/10888438.2022.2157729; Hollenstein et al. (2022), *Frontiers
-in Psychology*; Makowski et al. (2024), *Applied Sciences*; Shubi et al. (2024), EMNLP (goal decoding).
+*Scientific Studies of Reading*; the SVM (after Hollenstein et al.) and random forest (after Makowski et al.)
+baselines of EyeBench; the reading-time baseline of Shubi et al., "Decoding reading goals from eye movements"
+(ACL 2025, arXiv:2410.20779).
 """
 
 from __future__ import annotations

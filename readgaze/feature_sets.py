@@ -15,19 +15,18 @@ training split. Definitions, in plain words:
   otherwise the fixation span (first fixation start to last fixation end; then the feature equals
   :mod:`readgaze.trial_features`' ``reading_speed_wpm``); ``mean_total_fixation_duration_ms`` = mean
   over the text's words of the total fixation duration, never-fixated words counting 0 ms.
-* ``meziere`` (Mézière et al. 2023, *Scientific Studies of Reading*, doi:10.1080/10888438.2022.2157729;
-  9 features): ``paragraph_words_per_minute``; the share of words skipped in first pass; the means over
+* ``meziere`` (Mézière et al. 2023, *Scientific Studies of Reading*; 9 features): ``paragraph_words_per_minute``; the share of words skipped in first pass; the means over
   fixated words of first fixation duration, gaze duration and go-past (regression path) duration; the
   mean total fixation duration per word (0 for unfixated words); the mean fixation duration; the mean
   amplitude of forward saccades (``next_word_step > 0``: ``mean_forward_word_saccade_amplitude_px``); the
   regression rate (``fixation_regression_rate``: share of fixations with a next in-word fixation whose
   ``next_word_step < 0``). Go-past time is ``regression_path_duration_ms``
   (one lab copy used the selective regression path, another repeated gaze duration).
-* ``hollenstein`` (Hollenstein et al. 2022, the SVM baseline; 9 features): share of words never fixated;
+* ``hollenstein`` (after Hollenstein et al., EyeBench's SVM baseline; 9 features): share of words never fixated;
   fixations on words (sum of ``fixation_count``); mean total fixation duration per word; mean and maximum
   of the next saccade's duration, velocity and amplitude. Saccades are measured between consecutive
   fixations in pixels and milliseconds (the report's degrees and peak velocities are not canonical).
-* ``summary_statistics`` (Makowski et al. 2024, the random-forest baseline): mean, standard deviation,
+* ``summary_statistics`` (after Makowski et al., EyeBench's random-forest baseline): mean, standard deviation,
   median, skewness, kurtosis, maximum and minimum over the trial's words of each of
   :data:`SUMMARY_WORD_MEASURES` and over its fixations of each of :data:`SUMMARY_FIXATION_COLUMNS`
   (7 × 17 = 119 features; the published set summarised ~86 report columns, most of which have no
@@ -50,6 +49,7 @@ import numpy as np
 import polars as pl
 
 from readgaze.errors import ConfigError, SchemaError
+from readgaze.trial_features import FEATURES as TRIAL_FEATURES
 
 REDUCED_POS = ("FUNC", "NOUN", "VERB", "ADJ", "UNKNOWN")
 """OneStop's ``Reduced_POS`` classes."""
@@ -88,9 +88,7 @@ FEATURE_SETS: dict[str, tuple[str, ...]] = {
                       for s in ("mean", "max"))),
     "summary_statistics": tuple(f"{s}_{c}" for c in (*SUMMARY_WORD_MEASURES, *SUMMARY_FIXATION_COLUMNS)
                                 for s in STATISTICS),
-    "readgaze": ("reading_speed_wpm", "mean_first_fixation_duration_ms", "skip_rate", "regression_rate",
-                 "mean_forward_saccade_amplitude_px", "fixation_count", "gaze_transition_entropy_bits",
-                 "stationary_entropy_bits"),
+    "readgaze": TRIAL_FEATURES,
     "fse_global": FSE_GLOBAL,
     "beyelstm_global": (*FSE_GLOBAL, *(f"mean_{m}__{g}_{c.lower()}" for g, classes in BEYELSTM_GROUPS.items()
                                         for c in classes for m in BEYELSTM_WORD_MEASURES)),

@@ -211,7 +211,8 @@ def _dataset(path: Path, _source, _partner) -> str:
     lines = [f"{path}: readgaze dataset folder"]
     for f in sorted([*path.glob("*.parquet"), *path.glob("*.csv")]):
         scan = pl.scan_parquet(f) if f.suffix == ".parquet" else pl.scan_csv(f, infer_schema=False)
-        lines.append(f"  {f.name}: {_fmt(scan.select(pl.len()).collect().item())} rows")
+        name = f.stem if f.suffix == ".parquet" else f.name
+        lines.append(f"  {name}: {_fmt(scan.select(pl.len()).collect().item())} rows")
     manifest = json.loads((path / "manifest.json").read_text())
     for key in ("counts", "drops", "sources"):
         if key in manifest:

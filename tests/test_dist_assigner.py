@@ -51,7 +51,7 @@ def test_fusion_goes_through_kernels_cross_attention(monkeypatch):
     monkeypatch.setattr(dist, "cross_attention", spy)
     model = DISTAssigner(d_model=16, n_heads=2, n_layers=2, n_voters=0)
     model(collate([prepare(*_toy_trial(4, 12)[:2], voters=())]))
-    assert calls == [torch.Size([1, 2, 12, 8])] * 2
+    assert calls == [torch.Size([1, 2, 12, 8])] * 4      # per layer: self-attention, then fixations -> lines
 
 
 def test_votes_enter_as_one_hot_lines():

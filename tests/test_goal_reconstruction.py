@@ -9,6 +9,9 @@ from models.daleye import build_prompt
 from models.goal_cv import reference_rows
 from models.goal_data import scanpath_lines
 
+PLANTED_GOAL_EFFECT = 6.0
+PLANTED_STEPS = 200
+
 
 def test_scanpath_text_exact_format():
     words = pl.DataFrame({"text_id": ["t"] * 3, "word_index": [0, 1, 2], "word": ["The", "river,", "bank."]})
@@ -86,3 +89,71 @@ def test_lora_trains_adapters_only_and_checkpoints_them():
     checkpoint = {"state_dict": model.state_dict(), "hyper_parameters": {}}
     model.on_save_checkpoint(checkpoint)
     assert set(checkpoint["state_dict"]) == set(trainable) and not model.strict_loading
+
+
+@pytest.mark.learns
+@pytest.mark.slow
+def test_gaze_generator_beats_its_text_only_twin_for_new_participants(tmp_path, request, one_torch_thread):
+    """On the planted corpus (question word set by where the span lies, goal_effect 6), DalEye trained briefly must
+    beat the same model without the scanpath on question-word accuracy and BLEU, new-participant test trials."""
+    import time
+
+    import lightning as L
+    import numpy as np
+    import torch
+
+    from models.daleye import DalEye
+    from models.goal_data import GoalReconstructionData
+    from models.testing import write_planted_corpus
+    from readgaze.generation_metrics import bleu, question_word_accuracy
+
+    path = write_planted_corpus(tmp_path, n_participants=80, n_items=12, goal_effect=PLANTED_GOAL_EFFECT,
+                                words_per_paragraph=(16, 20))
+    data = GoalReconstructionData(str(path), n_folds=5, batch_size=8)
+    data.setup("fit")
+    test = [item for item in data.items["test"] if item["regime"] == 2]  # REGIMES[2] == "new_participant"
+    batch = {key: [item[key] for item in test] for key in test[0]}
+    scores, start = {}, time.perf_counter()
+    for use_scanpath in (True, False):
+        torch.manual_seed(0)
+        model = DalEye(use_scanpath=use_scanpath, learning_rate=3e-3, max_new_tokens=12)
+        L.Trainer(max_steps=PLANTED_STEPS, limit_val_batches=0, logger=False, enable_checkpointing=False,
+                  enable_progress_bar=False, enable_model_summary=False).fit(model, datamodule=data)
+        generated = model.eval().generate(batch)
+        scores[use_scanpath] = (float(np.mean(question_word_accuracy(generated, batch["question"]))),
+                                float(np.mean(bleu(generated, batch["question"]))))
+    line = (f"DalEye (goal reconstruction) new participant, {len(test)} trials: question-word acc. "
+            f"{scores[True][0]:.3f} vs text-only {scores[False][0]:.3f}; BLEU {scores[True][1]:.3f} vs "
+            f"{scores[False][1]:.3f} ({time.perf_counter() - start:.0f} s)")
+    request.config.learns_results = [*getattr(request.config, "learns_results", []), line]
+    assert scores[True][0] > scores[False][0] and scores[True][1] > scores[False][1], line
+
+
+@pytest.mark.slow
+def test_cv_writes_generations_and_the_metric_table(tmp_path):
+    """``readgaze cv`` on a goal_reconstruction config: generations with per-trial scores, the table, the oracle."""
+    from models.cv import main
+    from models.testing import write_planted_corpus
+
+    path = write_planted_corpus(tmp_path / "data", n_participants=12, n_items=6, goal_effect=3.0,
+                                words_per_paragraph=(16, 20))
+    code = main(["cv", "-c", "experiments/configs/goal_reconstruction/daleye.yaml", "--data.path", str(path),
+                 "--data.n_folds", "3", "--folds", "0", "--trainer.max_epochs", "1", "--out", str(tmp_path / "out"),
+                 "--run", "smoke"])
+    assert code == 0
+    run = tmp_path / "out" / "smoke"
+    generations = pl.read_parquet(run / "generations.parquet")
+    assert {"trial_id", "regime", "reference", "generated", "question_word_accuracy", "bleu", "bertscore_f1",
+            "qa_accuracy"} <= set(generations.columns)
+    assert set(generations["model"]) == {"DalEye", "human_different_span", "oracle_slowest_span"}
+    daleye = generations.filter(pl.col("model") == "DalEye")
+    assert daleye["qa_accuracy"].null_count() == daleye.height  # no QA model: skipped, never 0
+    oracle = generations.filter(pl.col("model") == "oracle_slowest_span")
+    exact = oracle.filter(pl.col("generated") == pl.col("reference"))
+    assert exact["bleu"].min() == pytest.approx(1.0) and exact["question_word_accuracy"].min() == 1.0
+    results = pl.read_csv(run / "results.csv")
+    assert {"question_word_accuracy_mean", "bleu_sem", "bertscore_f1_mean", "selection_accuracy_mean"} <= set(
+        results.columns)
+    text = (run / "results.md").read_text()
+    assert "QA accuracy: skipped" in text and "all-MiniLM-L6-v2" in text
+    assert (run / "fold_0" / "predictions_test.parquet").is_file()

@@ -62,7 +62,8 @@ def test_fit_from_an_empty_directory_writes_test_predictions_and_a_summary(lab, 
 def test_cv_prints_one_line_per_fold_and_keeps_lightning_in_a_log(lab, monkeypatch, capfd, one_torch_thread):
     monkeypatch.chdir(lab)
     assert main(["cv", "-c", "reading_goal/roberteye_f", "--data.path", "ds", "--data.text_encoder", "tiny",
-                 "--data.n_folds", "3", "--folds", "0", "1", "--trainer.max_epochs", "1", "--no-baselines"]) == 0
+                 "--data.n_folds", "3", "--folds", "0", "1", "--trainer.max_epochs", "1", "--no-baselines",
+                 "--format", "both"]) == 0
     out, err = capfd.readouterr()
     lines = [line for line in err.splitlines() if line.startswith("fold ")]
     assert len(lines) == 2, err
@@ -74,6 +75,7 @@ def test_cv_prints_one_line_per_fold_and_keeps_lightning_in_a_log(lab, monkeypat
     log = (run / "fold_0" / "train.log").read_text()
     assert "GPU available" in log
     assert (run / "results.md").is_file() and pl.read_parquet(run / "predictions.parquet").height > 0
+    assert pl.read_csv(run / "predictions.csv").height == pl.read_parquet(run / "predictions.parquet").height
 
 
 def test_packaged_configs_are_found_by_name_from_anywhere(tmp_path, monkeypatch, capsys):

@@ -4,7 +4,8 @@ Public entry points (each returns ``polars.LazyFrame`` in the canonical schema o
 
 * :func:`read_fixation_report`, :func:`read_ia_report`: Data Viewer reports, any source with a column map;
 * :func:`readgaze.io.onestop.load_onestop`: OneStop reports -> trials, words, fixations, IA rows;
-* :func:`readgaze.io.sbsat.read_sbsat_fixations`, :func:`readgaze.io.sbsat.read_sbsat_trials`;
+* :func:`readgaze.io.sbsat.read_sbsat_fixations`, :func:`readgaze.io.sbsat.read_sbsat_trials`,
+  :func:`readgaze.io.sbsat.read_sbsat_windows` (the authors' book-wise windowed fixation arrays);
 * :func:`scan_csv`: the robust scanner underneath (separator, ``.`` nulls, whole-file dtypes).
 """
 

@@ -354,17 +354,23 @@ def detect_ia_id_base(fixations: pl.LazyFrame, ia: pl.LazyFrame, *, fixation_fil
     DataError
         Naming both files and the agreement under each base, when neither base reaches ``threshold``.
     """
-    words = ia.select("trial_id", "ia_index", clean_label(pl.col("word")).alias("__word")).collect().lazy()
+    # one integer key per (trial, IA index): lookups instead of string joins
+    words = ia.select("trial_id", "ia_index", clean_label(pl.col("word")).alias("__word")).collect()
+    names = words["trial_id"].unique().drop_nulls().sort()
+
+    def key(ia_index: pl.Expr) -> pl.Expr:
+        code = pl.col("trial_id").replace_strict(names, pl.int_range(len(names), eager=True), default=None,
+                                                 return_dtype=pl.Int64)
+        return code * (1 << 32) + ia_index.cast(pl.Int64)
+
+    by_key = words.select(key(pl.col("ia_index")).alias("k"), "__word").drop_nulls("k").unique("k", keep="first")
     fix = (fixations.filter(pl.col("ia_index").is_not_null() & pl.col("ia_label").is_not_null())
-           .select("trial_id", "ia_index", clean_label(pl.col("ia_label")).alias("__label"))
-           .join(words.select("trial_id").unique(), on="trial_id", how="semi")
-           .collect().lazy())  # both bases compare the same fixations: cleaned once
+           .select(key(pl.col("ia_index")).alias("k"), clean_label(pl.col("ia_label")).alias("__label"))
+           .drop_nulls("k").collect())  # fixations of trials the IA report has; labels cleaned once
     agree, checked = {}, 0
     for b in (1, 0):
-        j = (fix.with_columns(pl.col("ia_index") - b)
-             .join(words, on=["trial_id", "ia_index"], how="left")
-             .select(pl.len().alias("n"), (pl.col("__label") == pl.col("__word")).sum().alias("ok"))
-             .collect())
+        word = (pl.col("k") - b).replace_strict(by_key["k"], by_key["__word"], default=None)
+        j = fix.select(pl.len().alias("n"), (pl.col("__label") == word).sum().alias("ok"))
         checked = j["n"][0]
         agree[b] = (j["ok"][0] or 0) / checked if checked else 0.0
     if not checked:

@@ -122,7 +122,7 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
         ``word_length`` (Int32), ``frequency_zipf`` (= 9 + log10 2^-wordfreq_frequency, floored at 0 like
         wordfreq's unknown words), ``surprisal_bits`` (= gpt2_surprisal) and :data:`WORD_FEATURES`.
         ``fixations``: canonical fixations (``word_index`` through the words map) + fixation-level
-        source columns. ``ia_rows``: trial x IA with ``text_id``, ``word_index`` and the ``IA_*`` columns.
+        source columns, sorted by (``trial_id``, ``fixation_index``; a repeated key keeps file order). ``ia_rows``: trial x IA with ``text_id``, ``word_index`` and the ``IA_*`` columns.
 
     Raises
     ------
@@ -181,7 +181,9 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
     _count_fixations(fix, qc)
     ia_trials = (ia_trials.join(texts, on="trial_id", how="left")
                  .select("trial_id", "text_id", pl.exclude("trial_id", "text_id")))
-    return OneStopData(_trials([ia_trials, fix_trials]).lazy(), words.lazy(), fix.drop("__w", "__l"), ia_rows,
+    # sorted once here (stable: repeated keys keep their file order), so no later step re-sorts the big table
+    fix = fix.drop("__w", "__l").sort("trial_id", "fixation_index", maintain_order=True).collect().lazy()
+    return OneStopData(_trials([ia_trials, fix_trials]).lazy(), words.lazy(), fix, ia_rows,
                        qc, {str(fixation_report): fix_base, str(ia_report): ia_base})
 
 
