@@ -95,7 +95,8 @@ def _write_json(path: Path, data: dict) -> None:
 
 
 def code_fingerprint() -> str:
-    """SHA-1 of the loading code's source bytes (``readgaze/io``, ``readgaze/text.py``, ``data_prep``) and polars' version."""
+    """SHA-1 of the loading code's source bytes (``readgaze/io``, ``readgaze/text.py``, ``readgaze/qc.py``,
+    ``data_prep``) and of polars' version."""
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha1(f"{pl.__version__}|{FORMAT}".encode())
     files = sorted([*root.joinpath("readgaze", "io").glob("*.py"), root / "readgaze" / "text.py",

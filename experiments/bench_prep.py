@@ -149,7 +149,8 @@ def compare_measures(rg: Path, pd_out: Path) -> str:
     text = []
     for part, counts in differ.items():
         bad = {k: v for k, v in counts.items() if v}
-        text.append(f"{part}: " + ("all equal" if not bad else "differ " + ", ".join(f"{k} {v:,}" for k, v in bad.items())))
+        shown = ", ".join(f"{k} {v:,}" for k, v in bad.items())
+        text.append(f"{part}: " + ("all equal" if not bad else f"differ {shown}"))
     return (f"measures vs pandas baseline ({len(MEASURES)} measures, {j.height:,} word rows, {n_fix:,} fixated, "
             f"{unmatched} unmatched): " + "; ".join(text)
             + ("  [never-fixated regression counts: readgaze null (Data Viewer '.'), baseline 0]"

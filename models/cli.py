@@ -84,8 +84,8 @@ class ReadgazeCLI(LightningCLI):
             if stop.code in (0, None):
                 sys.stderr.write(buffer.getvalue())
                 raise
-            raise ConfigError(config_error_line(buffer.getvalue(), getattr(self, "subcommand", None)
-                                                or (args[0] if args else "fit"))) from None
+            command = args[0] if args and not args[0].startswith("-") else "fit"
+            raise ConfigError(config_error_line(buffer.getvalue(), command)) from None
         sys.stderr.write(buffer.getvalue())
 
     def before_instantiate_classes(self) -> None:
@@ -139,7 +139,11 @@ def fit_summary(trainer, model, datamodule, seconds: float) -> None:
     callback = trainer.checkpoint_callback
     best = callback.best_model_path if callback is not None else ""
     ckpt = best or None
-    val = trainer.validate(model, datamodule=datamodule, ckpt_path=ckpt, verbose=False, weights_only=False)
+    loggers, trainer.loggers = trainer.loggers, []  # metrics.csv keeps one validation row per epoch
+    try:
+        val = trainer.validate(model, datamodule=datamodule, ckpt_path=ckpt, verbose=False, weights_only=False)
+    finally:
+        trainer.loggers = loggers
     test = trainer.test(model, datamodule=datamodule, ckpt_path=ckpt, verbose=False, weights_only=False)
     folder = Path(model.predictions_dir or trainer.log_dir or trainer.default_root_dir)
     lines = [f"readgaze fit: done in {seconds:.0f} s; wrote {folder}", f"  files: {written(folder)}"]

@@ -72,10 +72,18 @@ class ReadingDataModule(L.LightningDataModule):
         question shares the span; OneStop); a paragraph without exactly one lonely question falls back to the
         rank of ``onestopqa_question_id`` within the paragraph (QC record ``no lonely/coupled structure``).
         Paragraphs are ``(item_id, paragraph_id)`` when the trials have ``paragraph_id``, else ``text_id``.
+        With ``questions``, the roles and candidates come from OneStopQA instead.
     reading_regime : {"ordinary", "information_seeking", "all"}, optional
         comprehension only: the reading goal of the trials kept. Default ``"ordinary"`` when the trials have a
         ``reading_goal`` column (EyeBench ``OneStop_RC``: ordinary reading, first reading, 9,718 trials), else
         ``"all"``. The comprehension paper (Shubi et al. 2024) trains each regime separately.
+    questions : str, optional
+        goal_question only: the OneStopQA file (``onestop_qa.json``; Berzak et al. 2020) giving each paragraph's
+        three questions and their roles (``question_prediction_label``: 0 lonely, 1 and 2 the coupled pair, which
+        is what its span ``references`` define). Trials are matched on ``item_id`` (= the article id
+        ``{batch}_{article}``), ``paragraph_id`` and the question text (typographic apostrophes and whitespace
+        normalised), so ``onestopqa_question_id`` and ``same_critical_span`` are not needed (the OneStop sample
+        has neither); unmatched trials are counted (``no goal_question label``).
     fold : int
         Validation fold; test is ``fold + 1`` (mod ``n_folds``).
     n_folds : int
@@ -121,7 +129,8 @@ class ReadingDataModule(L.LightningDataModule):
                  split_unit: Literal["auto", "participant_item", "trial"] = "auto", text_encoder: str = "tiny",
                  max_text_tokens: int = 512, batch_size: int = 16, num_workers: int = 0,
                  reading_regime: ReadingRegime | None = None, split_within: str | None = None,
-                 trial_feature_set: Literal["readgaze", "beyelstm_global", "fse_global"] = "readgaze") -> None:
+                 trial_feature_set: Literal["readgaze", "beyelstm_global", "fse_global"] = "readgaze",
+                 questions: str | None = None) -> None:
         super().__init__()
         if task not in TASKS:
             raise ConfigError(f"data.task: got {task!r}, expected one of {sorted(TASKS)}")
@@ -130,6 +139,7 @@ class ReadingDataModule(L.LightningDataModule):
                               f"information_seeking or all")
         self.path, self.task, self.fold, self.n_folds = Path(path), task, fold, n_folds
         self.reading_regime, self.split_within = reading_regime, split_within
+        self.questions = questions
         if trial_feature_set not in ("readgaze", "beyelstm_global", "fse_global"):
             raise ConfigError(f"data.trial_feature_set: got {trial_feature_set!r}, expected readgaze, "
                               f"beyelstm_global or fse_global")
@@ -162,7 +172,8 @@ class ReadingDataModule(L.LightningDataModule):
     def num_classes(self) -> int:
         """2 for the binary tasks; 3 for goal_question (the question roles)."""
         if self._num_classes is None:
-            if self.task == "goal_question" and "onestopqa_question_id" not in self._scan("trials").collect_schema():
+            if (self.task == "goal_question" and not self.questions
+                    and "onestopqa_question_id" not in self._scan("trials").collect_schema()):
                 raise ConfigError("task goal_question needs the column onestopqa_question_id (which of the "
                                   "paragraph's questions the reader was given); this dataset has none",
                                   file=self.path / "trials.parquet", column="onestopqa_question_id")
@@ -421,8 +432,13 @@ def _goal_question_trials(trials: pl.DataFrame, datamodule: ReadingDataModule) -
     A paragraph is ``(item_id, paragraph_id)`` (every level and layout version of it), or ``text_id`` when
     there is no ``paragraph_id``. ``candidate_questions`` joins the paragraph's questions in role order.
     """
+    if datamodule.questions:
+        return _goal_question_from_onestopqa(trials, datamodule)
     paragraph = ["item_id", "paragraph_id"] if "paragraph_id" in trials.columns else ["text_id"]
     qid = "onestopqa_question_id"
+    if qid not in trials.columns:
+        raise SchemaError(f"task goal_question needs the column {qid} (which of the paragraph's questions the reader "
+                          f"was given), or data.questions (the OneStopQA json)", column=qid)
     questions = trials.filter(pl.col(qid).is_not_null())
     lonely_flag = (pl.col("same_critical_span").fill_null(-1) == 0) if "same_critical_span" in trials.columns \
         else pl.lit(False)
@@ -451,6 +467,36 @@ def _goal_question_trials(trials: pl.DataFrame, datamodule: ReadingDataModule) -
             .with_columns(pl.when(keep).then(pl.col("_role")).alias("label")).drop("_role"))
 
 
+def _normalised(column: str) -> pl.Expr:
+    return pl.col(column).str.replace_all("\u2019", "'").str.replace_all(r"\s+", " ").str.strip_chars()
+
+
+def _goal_question_from_onestopqa(trials: pl.DataFrame, datamodule: ReadingDataModule) -> pl.DataFrame:
+    """Roles and candidates from the OneStopQA json (see ``ReadingDataModule`` ``questions``)."""
+    path = Path(datamodule.questions)
+    try:
+        articles = json.loads(path.read_text(encoding="utf-8"))["data"]
+        rows = [{"item_id": a["article_id"], "paragraph_id": int(p["paragraph_id"]), "_qid": int(q["q_ind"]),
+                 "_role": int(q["question_prediction_label"]), "_question": q["question"]}
+                for a in articles for p in a["paragraphs"] for q in p["qas"]]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ConfigError(f"data.questions: cannot read OneStopQA questions ({error!r}); expected onestop_qa.json",
+                          file=path) from error
+    if "paragraph_id" not in trials.columns:
+        raise SchemaError("data.questions matches trials on item_id and paragraph_id; trials have no paragraph_id",
+                          column="paragraph_id")
+    qa = pl.DataFrame(rows).with_columns(_normalised("_question").alias("_key"))
+    candidates = (qa.sort("item_id", "paragraph_id", "_role").group_by("item_id", "paragraph_id", maintain_order=True)
+                  .agg(_normalised("_question").str.join(" ").alias("candidate_questions")))
+    keep = (pl.col("reading_goal") == "information_seeking").fill_null(False)
+    matched = (trials.with_columns(pl.col("paragraph_id").cast(pl.Int64), _normalised("question").alias("_key"))
+               .join(qa.drop("_question"), on=["item_id", "paragraph_id", "_key"], how="left")
+               .join(candidates, on=["item_id", "paragraph_id"], how="left"))
+    missed = matched.filter(keep & pl.col("_role").is_null()).height
+    datamodule.qc.add("task", "trials", "question not found in the OneStopQA file (data.questions)", missed)
+    return matched.with_columns(pl.when(keep).then(pl.col("_role")).alias("label")).drop("_key", "_role", "_qid")
+
+
 @dataclass(frozen=True)
 class TaskSpec:
     """One task: trial columns it needs, its labelling function, its second text segment, its classes."""
@@ -464,7 +510,7 @@ class TaskSpec:
 TASKS: dict[str, TaskSpec] = {
     "reading_goal": TaskSpec(("reading_goal",), _reading_goal_trials, pl.lit(None, pl.String)),
     "comprehension": TaskSpec(("is_correct", "question"), _comprehension_trials, pl.col("question")),
-    "goal_question": TaskSpec(("reading_goal", "onestopqa_question_id", "question"), _goal_question_trials,
+    "goal_question": TaskSpec(("reading_goal", "question"), _goal_question_trials,
                               pl.col("candidate_questions"), num_classes=len(QUESTION_ROLES)),
 }
 """Task name -> :class:`TaskSpec`; ``trials`` returns the trials with an Int64 ``label`` (null = not in the task)."""

@@ -428,7 +428,8 @@ def compute_word_measures(fixations, words, trials, *, off_text: str = "skip",
             ok[pos] &= valid[placed]
         return out, ok
 
-    cols, masks = {}, {}
+    always = {"total_fixation_duration_ms", "fixation_count", "skipped", "run_count"}  # filled, never null
+    cols = {}  # one column at a time: only its grid-sized arrays are alive besides the finished columns
     for name, fn, fill in (("first_fixation_duration_ms", first_fixation_duration_ms, np.nan),
                            ("gaze_duration_ms", gaze_duration_ms, np.nan),
                            ("total_fixation_duration_ms", total_fixation_duration_ms, 0.0),
@@ -438,18 +439,17 @@ def compute_word_measures(fixations, words, trials, *, off_text: str = "skip",
                            ("selective_regression_path_duration_ms", selective_regression_path_duration_ms, np.nan),
                            ("run_count", run_count, 0), ("regression_in_count", regression_in_count, 0),
                            ("regression_out_count", regression_out_count, 0),
-                           ("first_fixation_progressive", first_fixation_progressive, False)):
+                           ("first_fixation_progressive", first_fixation_progressive, False),
+                           *((("landing_position", landing_position, np.nan),) if with_x else ())):
         got = fn(g)
         values, valid = got if isinstance(got, tuple) else (got, None)
-        cols[name], masks[name] = spread(values, fill, valid)
-    if with_x:
-        values, valid = landing_position(g)
-        cols["landing_position"], masks["landing_position"] = spread(values, np.nan, valid)
-    always = {"total_fixation_duration_ms", "fixation_count", "skipped", "run_count"}  # filled, never null
-    frame = pl.DataFrame({**{k: v for k, v in cols.items()},
-                          **{f"_ok_{k}": m for k, m in masks.items() if k not in always}})
-    frame = frame.select(*[pl.when(pl.col(f"_ok_{k}")).then(pl.col(k)).alias(k) if k not in always else pl.col(k)
-                           for k in cols])
+        values, ok = spread(values, fill, valid)
+        column = pl.Series(name, values)
+        cols[name] = column if name in always else pl.select(pl.when(pl.Series(ok)).then(column)).to_series()
+        del values, ok
+    del g, arrays, fx
+    frame = pl.DataFrame([c.alias(n) for n, c in cols.items()])
+    del cols
     frame = frame.with_columns((pl.col("regression_in_count") > 0).alias("regression_in"),
                                (pl.col("regression_out_count") > 0).alias("regression_out"),
                                (pl.col("total_fixation_duration_ms") - pl.col("gaze_duration_ms"))

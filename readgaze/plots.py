@@ -86,15 +86,15 @@ def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, spli
             _curve(ax, cell.filter(pl.col("model") == model), model_colour(model), auroc.get((model, regime)),
                    on_diagonal=model in constant)
         n_predictions = cell.filter(pl.col("model") == cell["model"][0]).height if cell.height else 0
-        title = f"{_TITLES[regime]} (n={n_predictions:,})" + (" - headline" if regime in marked else "")
+        title = f"{_TITLES[regime]}" + (" [headline]" if regime in marked else "") + f"\n(n={n_predictions:,})"
         ax.set(xlabel="False positive rate", ylabel="True positive rate", xlim=(0, 1), ylim=(0, 1.01), aspect="equal")
-        ax.set_title(title, fontweight="bold" if regime in marked else "normal")
+        ax.set_title(title, fontsize=10, fontweight="bold" if regime in marked else "normal")
         ax.legend(loc="lower right", fontsize="small", title="AUROC %", title_fontsize="small")
     figure.legend([plt.Line2D([], [], color=model_colour(m)) for m in models], models, loc="lower center",
                   ncol=min(len(models), 4), frameon=False, bbox_to_anchor=(0.5, -0.04))
     what = (f"Task {task}: ROC of P({POSITIVE_CLASS.get(task, 'class 1')})" if task else "ROC")
-    figure.suptitle(f"{what} on test predictions pooled over folds (n = trial-fold pairs of the first model); "
-                    "legend: AUROC mean ± SEM over folds" + ("; headline regimes first" if marked else ""))
+    figure.suptitle(f"{what} on test predictions pooled over folds (n = trial-fold pairs of the first model)\n"
+                    "legend: AUROC mean ± SEM over folds" + ("; headline regimes first" if marked else ""), y=1.06)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=120, bbox_inches="tight")

@@ -45,8 +45,8 @@ def test_roc_majority_on_the_chance_diagonal_and_titles(tmp_path, figures):
     figure = figures[-1]
     assert figure._suptitle.get_text().startswith("Task reading_goal: ROC of P(information seeking)")
     titles = [ax.get_title() for ax in figure.axes]
-    assert titles[0].startswith("New participant") and titles[0].endswith("headline")
-    assert titles[1].startswith("New item & participant") and titles[1].endswith("headline")
+    assert titles[0].startswith("New participant [headline]\n(n=")
+    assert titles[1].startswith("New item & participant [headline]\n(n=")
     assert "headline" not in titles[2] and titles[3].startswith("All regimes")
     for ax in figure.axes:
         grey = [line for line in ax.get_lines() if line.get_color() == plots.model_colour("majority")]

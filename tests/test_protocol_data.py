@@ -44,14 +44,20 @@ def test_reading_regime_is_checked(dataset):
 
 # ---- published fold files: the datamodule's regimes are EyeBench's per-fold trial tables ----
 @pytest.fixture(scope="module")
-def published_dataset(shared_data, tmp_path_factory) -> Path:
-    """The published OneStop_RC trials (9,718) on a text of the prepared OneStop sample (labels and ids only)."""
+def prepared(shared_data, tmp_path_factory) -> Path:
+    """``readgaze prep onestop`` on the OneStop sample (2 participants, 24 information-seeking trials)."""
     from readgaze.cli import main as readgaze_main
 
     sample = shared_data / "onestop_sample"
-    prepared = tmp_path_factory.mktemp("onestop") / "prepared"
+    out = tmp_path_factory.mktemp("onestop") / "prepared"
     assert readgaze_main(["prep", "onestop", "--fixation-report", str(sample / "fixations.csv"), "--ia-report",
-                          str(sample / "ia.csv"), "--out", str(prepared), "--quiet"]) == 0
+                          str(sample / "ia.csv"), "--out", str(out), "--quiet"]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def published_dataset(shared_data, prepared) -> Path:
+    """The published OneStop_RC trials (9,718) on a text of the prepared OneStop sample (labels and ids only)."""
     words = pl.read_parquet(prepared / "words.parquet")
     text = words["text_id"][0]
     trials = read_fold_trial_ids(shared_data / "onestop_folds", 0)
@@ -115,6 +121,21 @@ def test_split_within_deals_each_block_evenly(dataset, tmp_path):
 
 
 # ---- goal selection: the question's role, the same in every layout version of a paragraph ----
+def test_goal_question_roles_from_onestopqa_on_the_prepared_sample(prepared, shared_data):
+    dm = ReadingDataModule(str(prepared), task="goal_question", split_unit="trial", n_folds=3,
+                           questions=str(shared_data / "onestop_texts" / "onestop_qa.json"))
+    trials = dm._task_trials()
+    assert dm.num_classes == 3 and trials.height == 24  # every sample trial matched (it has no question ids)
+    assert [r["count"] for r in dm.qc.records if "OneStopQA" in r["reason"]] == [0]
+    roles = dict(zip(trials["trial_id"], trials["label"]))
+    # 2_1 paragraph 4: q_ind 0 is the lonely question; 2_2 paragraph 2: q_ind 1 is (OneStopQA references)
+    assert roles["l37_1129_2_1_Adv_4_r0"] == 0 and roles["l37_1129_2_2_Adv_2_r0"] == 0
+    assert roles["l37_1129_2_1_Adv_3_r0"] == 2 and roles["l37_1129_2_1_Adv_5_r0"] == 1
+    assert sorted(trials["label"].value_counts().sort("label")["count"]) == [6, 8, 10]
+    first = trials.filter(pl.col("trial_id") == "l37_1129_2_1_Adv_4_r0")["candidate_questions"][0]
+    assert first.startswith(trials.filter(pl.col("trial_id") == "l37_1129_2_1_Adv_4_r0")["question"][0].strip())
+
+
 def test_goal_question_labels_are_roles_stable_across_layout_versions():
     # one paragraph in two layout versions (text ids differ); q1 is the lonely question (same_critical_span 0),
     # q0 and q2 share a span. Version B has no trial with q0, which shifted every label of a dense rank.

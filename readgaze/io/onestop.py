@@ -72,8 +72,8 @@ _SPLIT_WORD = r"[\p{L}\p{N}]-$"
 class OneStopData:
     """The four OneStop tables, all ``polars.LazyFrame``.
 
-    Each report is parsed once into memory (:func:`readgaze.io.csv.read_csv`); ``trials``, ``words``
-    and ``fixations`` are lazy views of frames in memory. ``ia_rows`` (every ``IA_*`` column) is a lazy
+    Each report is parsed once into memory, in the columns needed on every row (:func:`load_onestop`);
+    ``trials``, ``words`` and ``fixations`` are lazy views of frames in memory. ``ia_rows`` (every ``IA_*`` column) is a lazy
     scan of the IA report, built on first access (``ia_rows_factory``), so that loaders that do not use
     it never pay for its dtype pass. ``id_bases`` maps each report path (as given) to its detected
     interest-area id base.
@@ -122,7 +122,8 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
         ``word_length`` (Int32), ``frequency_zipf`` (= 9 + log10 2^-wordfreq_frequency, floored at 0 like
         wordfreq's unknown words), ``surprisal_bits`` (= gpt2_surprisal) and :data:`WORD_FEATURES`.
         ``fixations``: canonical fixations (``word_index`` through the words map) + fixation-level
-        source columns, sorted by (``trial_id``, ``fixation_index``; a repeated key keeps file order). ``ia_rows``: trial x IA with ``text_id``, ``word_index`` and the ``IA_*`` columns.
+        source columns, sorted by (``trial_id``, ``fixation_index``; a repeated key keeps file order).
+        ``ia_rows``: trial x IA with ``text_id``, ``word_index`` and the ``IA_*`` columns.
 
     Raises
     ------
@@ -145,6 +146,7 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
             qc.add("load_onestop", "fixations", "ia_id_base_assumed", 0, action="warning",
                    detail="no IA report: fixation report id base assumed 1 (Data Viewer)")
             _count_fixations(fix, qc)
+            fix = fix.sort("trial_id", "fixation_index", maintain_order=True).collect().lazy()
             return OneStopData(_trials([fix_trials]).lazy(), None, fix, None, qc, {str(fixation_report): 1})
         ia = _aliased(ia_job.result(), aliases, qc, "ia_rows")
         ia_starts = ia_lines.result()
@@ -368,7 +370,8 @@ def _split_trial_columns(lf: pl.LazyFrame, count: str, path, starts=None, *, tri
     if count == "fixation_count":
         text = [pl.concat_str([pl.col(c) for c in ("article_batch", "article_id", "difficulty_level", "paragraph_id")],
                               separator="_").first().alias("text_id")]
-    part = lf.group_by("trial_id").agg(*text, pl.col("__row").first(), *[pl.col(c).first() for c in trial_cols if c in have],
+    part = lf.group_by("trial_id").agg(*text, pl.col("__row").first(),
+                                       *[pl.col(c).first() for c in trial_cols if c in have],
                                        pl.len().cast(pl.Int32).alias(count)).collect()
     missing = [c for c in trial_cols if c not in have]
     if wide is None:
