@@ -22,7 +22,9 @@ Per label (``acc_level``, ``subj_acc_level`` and the other binarised labels of t
   validation loss (the epoch with the lowest validation loss is kept), then scored once on test.
 
 Metrics: balanced accuracy at 0.5 and AUROC over windows, and AUROC over reader × book pairs (mean probability of
-the pair's windows). Written to ``OUT/results.csv`` and ``OUT/results.md``.
+the pair's windows). With ``--seeds N`` each network is trained N times (seeds ``--seed`` .. ``--seed + N - 1``)
+and the table gives the mean ± standard deviation over seeds: one seed moves AUROC by several points here.
+Written to ``OUT/results.csv`` and ``OUT/results.md``.
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--patience", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="first seed")
+    parser.add_argument("--seeds", type=int, default=1, help="seeds per model (table: mean, and sd over seeds)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -67,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         rows += run_label(windows, label, constant[label], args)
         log.info("%s done in %.0f s", label, time.perf_counter() - t0)
-    table = pl.DataFrame(rows)
+    table = pl.DataFrame(rows, infer_schema_length=None)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     table.write_csv(out / "results.csv")
@@ -84,19 +87,27 @@ def run_label(windows, label: str, reader_constant: bool, args) -> list[dict]:
     majority = float(np.bincount(y_train, minlength=2).argmax())
     reader_mean = train.group_by("participant_id").agg(pl.col(label).mean().alias("p"))
     lookup = test.join(reader_mean, on="participant_id", how="left")["p"].fill_null(float(y_train.mean())).to_numpy()
-    scores = {"chance": np.full(len(y_test), majority), "reader lookup": lookup}
-    for name, model in (("AhnRNN", AhnRNN()), ("AhnCNN", AhnCNN(sequence_length=x_train.shape[1]))):
-        torch.manual_seed(args.seed)
-        model = model.to(args.device)
-        fit(model, x_train[..., AHN_ORDER], y_train, x_val[..., AHN_ORDER], y_val, args)
-        scores[name] = predict(model, x_test[..., AHN_ORDER], args)
     base = {"label": label, "scored_by": "recognising the reader" if reader_constant else "reader x book",
             "test_windows": len(y_test), "test_positive_share": float(y_test.mean()),
             "test_pairs": test.select("participant_id", "item_id").n_unique()}
-    return [{**base, "model": name, **metrics(score, y_test, test)} for name, score in scores.items()]
+    rows = [{**base, "model": name, "seeds": 1, **metrics(score, y_test, test)}
+            for name, score in (("chance", np.full(len(y_test), majority)), ("reader lookup", lookup))]
+    builders = (("AhnRNN", AhnRNN), ("AhnCNN", lambda: AhnCNN(sequence_length=x_train.shape[1])))
+    for name, build in builders:
+        runs = []
+        for seed in range(args.seed, args.seed + args.seeds):
+            torch.manual_seed(seed)  # the initial weights, dropout and batch order of this seed only
+            model = build().to(args.device)
+            fit(model, x_train[..., AHN_ORDER], y_train, x_val[..., AHN_ORDER], y_val, args, seed)
+            runs.append(metrics(predict(model, x_test[..., AHN_ORDER], args), y_test, test))
+        summary = {k: float(np.mean([r[k] for r in runs])) if runs[0][k] is not None else None for k in runs[0]}
+        spread = {f"{k}_sd": float(np.std([r[k] for r in runs], ddof=1)) if len(runs) > 1 and runs[0][k] is not None
+                  else None for k in runs[0]}
+        rows.append({**base, "model": name, "seeds": len(runs), **summary, **spread})
+    return rows
 
 
-def fit(model, x_train, y_train, x_val, y_val, args) -> None:
+def fit(model, x_train, y_train, x_val, y_val, args, seed: int) -> None:
     """AdamW on class-weighted cross-entropy; keep the weights of the epoch with the lowest validation loss."""
     device = args.device
     model.set_class_weights(torch.as_tensor(np.bincount(y_train, minlength=2)))
@@ -106,7 +117,7 @@ def fit(model, x_train, y_train, x_val, y_val, args) -> None:
     lengths_t = torch.full((len(xt),), xt.shape[1], dtype=torch.int64)
     lengths_v = torch.full((len(xv),), xv.shape[1], dtype=torch.int64)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate)
-    generator = torch.Generator().manual_seed(args.seed)
+    generator = torch.Generator().manual_seed(seed)
     best, best_state, stale = float("inf"), None, 0
     for epoch in range(args.max_epochs):
         model.train()
@@ -158,13 +169,17 @@ def markdown(table: pl.DataFrame) -> str:
              "accuracy, reader x book) is the label that measures comprehension of a text.", "",
              "| label | scored by | test windows (pairs) | positive | model | bal. acc. | AUROC | pair AUROC |",
              "|---|---|---|---|---|---|---|---|"]
-    pct = lambda v: "–" if v is None else f"{100 * v:.1f}"  # noqa: E731
+    def pct(row: dict, key: str) -> str:
+        value, sd = row.get(key), row.get(f"{key}_sd")
+        return "–" if value is None else f"{100 * value:.1f}" + ("" if sd is None else f" ± {100 * sd:.1f}")
+
     for row in table.iter_rows(named=True):
         scored = ("scorable by recognising the reader" if row["scored_by"] == "recognising the reader"
                   else "reader x book (varies within reader)")
+        model = row["model"] + (f" ({row['seeds']} seeds)" if row["seeds"] > 1 else "")
         lines.append(f"| {row['label']} | {scored} | {row['test_windows']} ({row['test_pairs']}) | "
-                     f"{pct(row['test_positive_share'])} | {row['model']} | {pct(row['balanced_accuracy'])} | "
-                     f"{pct(row['auroc'])} | {pct(row['pair_auroc'])} |")
+                     f"{100 * row['test_positive_share']:.1f} | {model} | {pct(row, 'balanced_accuracy')} | "
+                     f"{pct(row, 'auroc')} | {pct(row, 'pair_auroc')} |")
     return "\n".join(lines) + "\n"
 
 

@@ -66,7 +66,7 @@ def test_all_skips_a_plugin_that_fails_but_naming_it_raises(tmp_path, monkeypatc
     out = tmp_path / "all.json"
     assert main(["eval-lines", "--data", str(folder), "--method", "all", "--json", str(out)]) == 0
     table = json.loads(out.read_text())
-    assert list(table) == [*lines.CLASSICAL, "nearest", "oracle"]
+    assert list(table) == [*lines.CLASSICAL, "nearest", "vote", "oracle"]
     assert "skipped 'broken'" in capsys.readouterr().err
     assert table["nearest"]["pooled"] == pytest.approx(100 * 5 / 7)
     with pytest.raises(ConfigError, match="'broken' failed: FileNotFoundError"):

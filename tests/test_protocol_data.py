@@ -147,7 +147,7 @@ def test_goal_question_labels_are_roles_stable_across_layout_versions():
                            "reading_goal": ["information_seeking"] * 5 + ["ordinary"]})
 
     class Holder:
-        qc = QCLog()
+        qc, questions = QCLog(), None
 
     labelled = _goal_question_trials(trials, Holder())
     roles = dict(zip(labelled["trial_id"], labelled["label"]))

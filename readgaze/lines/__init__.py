@@ -173,11 +173,7 @@ def assign_trials(trials: list[tuple], method: str | Callable = "slice", **param
     takes_layout = set(accepted_params(fn, dict.fromkeys(LAYOUT_PARAMS)))
     out: list[np.ndarray | None] = [None] * len(trials)
     todo = []
-    for k, (xy, line_y_px, word_xy, word_line) in enumerate(trials):
-        try:
-            xy, line_y_px = check_trial(xy, line_y_px)
-        except ConfigError as e:
-            raise ConfigError(f"trial {k}: {e}") from e
+    for k, (xy, line_y_px, word_xy, word_line) in enumerate(_checked(trials)):
         if len(xy) == 0 or len(line_y_px) == 1:
             out[k] = np.zeros(len(xy), dtype=np.int64)
         else:
@@ -195,6 +191,31 @@ def assign_trials(trials: list[tuple], method: str | Callable = "slice", **param
         if lines.shape != (len(xy),):
             raise ConfigError(f"method {method!r} returned shape {lines.shape} for trial {k}, expected ({len(xy)},)")
         out[k] = lines.astype(np.int64)
+    return out
+
+
+def _checked(trials: list[tuple]) -> list[tuple]:
+    """``trials`` with float64 arrays, validated as :func:`check_trial` does, raising ConfigError naming the trial.
+
+    The finiteness check runs once over all fixations, and each distinct midline array (trials of one text
+    share it) is checked once.
+    """
+    out, layouts = [], {}
+    for k, (xy, line_y_px, word_xy, word_line) in enumerate(trials):
+        xy = np.asarray(xy, dtype=np.float64)
+        key = id(line_y_px)
+        if key not in layouts or xy.ndim != 2 or xy.shape[-1] != 2:
+            try:
+                xy, layouts[key] = check_trial(xy, line_y_px)
+            except ConfigError as e:
+                raise ConfigError(f"trial {k}: {e}") from e
+        out.append((xy, layouts[key], word_xy, word_line))
+    if out and not np.isfinite(np.concatenate([t[0].reshape(-1) for t in out])).all():
+        for k, t in enumerate(out):
+            try:
+                check_trial(t[0], t[1])
+            except ConfigError as e:
+                raise ConfigError(f"trial {k}: {e}") from e
     return out
 
 

@@ -22,10 +22,10 @@ from readgaze.lines.gold import GoldTrial, load_gold
 
 
 def all_methods() -> list[str]:
-    """The 11 classical methods, ``nearest``, and every ``readgaze.line_assigners`` plugin that imports."""
+    """The 11 classical methods, ``nearest``, ``vote`` and every ``readgaze.line_assigners`` plugin that imports."""
     from readgaze.lines import CLASSICAL, get_method, plugins
 
-    names = [*CLASSICAL, "nearest"]
+    names = [*CLASSICAL, "nearest", "vote"]
     for name in sorted(plugins()):
         try:
             get_method(name)
@@ -132,7 +132,7 @@ def evaluate(data: str | Path, methods: Sequence[str], *, skip_failing_plugins: 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", required=True, type=Path, help="folder in the line_assignment format")
     parser.add_argument("--method", default="all",
-                        help="'all' (11 classical + nearest + plugins) or a comma list, e.g. slice,warp,dist")
+                        help="'all' (11 classical + nearest + vote + plugins) or a comma list, e.g. slice,warp,dist")
     parser.add_argument("--json", type=Path, default=None,
                         help="write {method: {pooled, worst_trial, median_trial, ms_per_trial}} here")
 
