@@ -157,3 +157,22 @@ def test_cv_writes_generations_and_the_metric_table(tmp_path):
     text = (run / "results.md").read_text()
     assert "QA accuracy: skipped" in text and "all-MiniLM-L6-v2" in text
     assert (run / "fold_0" / "predictions_test.parquet").is_file()
+
+
+@pytest.mark.parametrize("name", ["daleye", "text_only"])
+def test_configs_build_the_generator_and_its_datamodule(name, tmp_path):
+    from models.cli import make_cli
+    from models.daleye import DalEye
+    from models.goal_data import GoalReconstructionData
+    from models.testing import write_synthetic_dataset
+
+    path = write_synthetic_dataset(tmp_path / "data", n_participants=6, n_items=6, n_words=16)
+    cli = make_cli(["-c", f"experiments/configs/goal_reconstruction/{name}.yaml", "--data.path", str(path),
+                    "--data.n_folds", "3", "--trainer.default_root_dir", str(tmp_path)], run=False)
+    assert isinstance(cli.model, DalEye) and isinstance(cli.datamodule, GoalReconstructionData)
+    assert cli.model.use_scanpath is (name == "daleye")
+    assert cli.model.num_classes == cli.datamodule.num_classes == 3
+    cli.datamodule.setup("fit")
+    batch = next(iter(cli.datamodule.train_dataloader()))
+    assert set(batch) == {"trial_id", "regime", "paragraph", "scanpath", "question", "candidates", "label"}
+    assert cli.model.loss_of(batch).item() > 0
