@@ -102,6 +102,8 @@ def floor_columns(folder: Path) -> tuple[list[str], list[str], list[str], list[s
     """(fixation, IA) columns prep writes out; and those readgaze parses on every row."""
     import polars as pl
 
+    folder = Path(folder)
+
     from readgaze.io.onestop import TRIAL_COLUMNS, WORD_FEATURES
     from readgaze.io.sources import SOURCES
 
@@ -126,9 +128,22 @@ def pandas_cmd(folder: Path, out: Path, baseline: Path) -> list[str]:
             "--ia-report", str(folder / "ia.csv"), "--out", str(out)]
 
 
+def in_child(function: str, *args: str):
+    """``function(*args)`` of this module run in a fresh process (its JSON result): this process stays small,
+    so the peak RSS of the processes it starts later (counted from fork) is theirs alone."""
+    code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import bench_prep; "
+            f"print(json.dumps(bench_prep.{function}(*sys.argv[1:])))")
+    done = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(done.stderr[-3000:])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def compare_measures(rg: Path, pd_out: Path) -> str:
     """Word measures of readgaze (``rg``) vs the pandas baseline (``pd_out``), on every word row."""
     import polars as pl
+
+    rg, pd_out = Path(rg), Path(pd_out)
 
     keys = ["participant_id", "TRIAL_INDEX"]
     rt = pl.read_parquet(rg / "trials.parquet", columns=["trial_id", *keys])
@@ -169,10 +184,10 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     folder = reports(args.fixations, args.seed, args.generator)
     size = sum((folder / f).stat().st_size for f in ("fixations.csv", "ia.csv"))
-    info = json.loads((folder / "generation.json").read_text())
+    info = json.loads((folder / "generation.json").read_text())  # this process never imports polars
     print(f"reports: {info['fixation_rows']:,} fixation rows, {info['ia_rows']:,} IA rows, {size / 1e9:.2f} GB "
           f"({folder})", flush=True)
-    out_fix, out_ia, narrow_fix, narrow_ia = floor_columns(folder)
+    out_fix, out_ia, narrow_fix, narrow_ia = in_child("floor_columns", folder)
     work = Path(tempfile.mkdtemp(prefix="readgaze_bench_prep_"))
     try:
         floors = [floor(folder, out_fix, out_ia) for _ in range(2)]
@@ -213,7 +228,7 @@ def main(argv=None) -> int:
             if tag in goals:
                 print(f"  ratio pandas / {tag}: {pd_wall / wall:.2f}x (goal >= {goals[tag]}x); {tag} / parse floor: "
                       f"{wall / parse_floor:.2f}x (goal <= 1.5x); peak {gib:.2f} GiB (goal <= 1.5)")
-        print(compare_measures(work / "rg_nearest", work / "pd"))
+        print(in_child("compare_measures", work / "rg_nearest", work / "pd"))
         if not args.no_scaling:
             print("\nscaling (one run each; B = readgaze defaults, A = pandas):")
             rows = [(int(n), reports(int(n), args.seed, args.generator)) for n in args.scaling.split(",") if n]

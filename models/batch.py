@@ -102,7 +102,9 @@ class ReadingBatch:
         fixations (and for fixations on words cut off by truncation)."""
         word = self.fixation_word_index  # (B, F)
         index = word.clamp(min=0, max=max(per_word.shape[1] - 1, 0))[..., None].expand(-1, -1, per_word.shape[-1])
-        rows = torch.gather(per_word, 1, index) if per_word.shape[1] else per_word.new_zeros(*word.shape, per_word.shape[-1])
+        if per_word.shape[1] == 0:  # no word in the batch (all text cut off)
+            return per_word.new_zeros(*word.shape, per_word.shape[-1])
+        rows = torch.gather(per_word, 1, index)
         return rows * ((word >= 0) & self.fixation_mask)[..., None].to(rows.dtype)
 
     def fixation_token_band(self, window: int = 0) -> tuple[torch.Tensor, torch.Tensor]:

@@ -6,6 +6,11 @@ Every feature is computed from one trial's own rows (never filled from another t
 a column the dataset does not have) stays NaN here; :class:`RobustScaler` turns it into 0 plus a 1 in the feature's
 ``*_missing`` indicator column. Off-text fixations keep their row (``word_index`` null → :data:`models.batch.OFF_TEXT`)
 and get NaN word features, so no later fixation is shifted (the lab's drop-then-index bug, §7.2).
+
+The published feature sets (the 24 word-level eye and 10 linguistic features and the 16 fixation features of
+EyeBench and Shubi et al. 2024) and the readgaze column standing for each, or its absence, are one table:
+:data:`PUBLISHED_FEATURES`; :func:`feature_set` gives a set's readgaze columns. Counts: :data:`WORD_FEATURES` 30,
+:data:`FIXATION_FEATURES` 54, :data:`TRIAL_FEATURE_NAMES` 13.
 """
 
 from __future__ import annotations

@@ -114,7 +114,7 @@ class MAGEye(ReadingModel):
 
 
 class MultimodalAdaptationGate(nn.Module):
-    """``z' = Dropout(LayerNorm(z + α · ReLU(W_hg [g; z]) ⊙ W_g g))`` with ``α = min(β ‖z‖ / ‖h‖, 1)`` (Rahman et al.)."""
+    """``z' = Dropout(LayerNorm(z + α · ReLU(W_hg [g; z]) ⊙ W_g g))``, ``α = min(β ‖z‖ / ‖h‖, 1)`` (Rahman et al.)."""
 
     def __init__(self, hidden: int, n_gaze: int, beta_shift: float, dropout: float) -> None:
         super().__init__()

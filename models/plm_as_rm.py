@@ -85,7 +85,8 @@ class PLMASRM(ReadingModel):
 
         Legend: B batch, F fixations, D hidden, G = 18 gaze numbers, H lstm_hidden_size::
 
-            words in scanpath order (B,F,D) ⊕ gaze (B,F,G) ─► BiLSTM ─► (B,F,2H) ─mean over real steps─► (B,2H) ─► linear
+            words in scanpath order (B,F,D) ⊕ gaze (B,F,G) ─► BiLSTM ─► (B,F,2H)
+            ─mean over real steps─► (B,2H) ─► linear
         """
         _, words = encode_words(self.encoder, batch, "sum", self.freeze_text_encoder)  # (B, W, D)
         steps = torch.cat([scanpath_rows(batch, words, self.off_text),

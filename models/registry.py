@@ -107,7 +107,8 @@ def baselines() -> tuple[Entry, ...]:
     try:
         from readgaze.baselines import BASELINES, TASKS
     except Exception as error:  # noqa: BLE001 - the listing must survive a broken baselines module
-        return (Entry("(baselines unavailable)", "readgaze.baselines", (), f"import failed: {error}", "", kind="baseline"),)
+        return (Entry("(baselines unavailable)", "readgaze.baselines", (), f"import failed: {error}", "",
+                      kind="baseline"),)
     return tuple(Entry(kind, f"readgaze.baselines.BASELINES[{kind!r}]", tuple(TASKS), BASELINE_PAPERS.get(kind, "-"),
                        "", kind="baseline") for kind in BASELINES)
 

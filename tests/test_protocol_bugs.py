@@ -24,7 +24,6 @@ import numpy as np
 import polars as pl
 import pytest
 import torch
-import torch.nn.functional as F
 
 import models
 from models.base import ReadingModel
@@ -205,7 +204,6 @@ def test_fit_sets_the_class_weights_from_the_training_counts(datamodule, tmp_pat
     trainer = L.Trainer(max_steps=1, logger=False, enable_checkpointing=False, enable_progress_bar=False,
                         enable_model_summary=False, limit_val_batches=0, default_root_dir=tmp_path)
     counts = datamodule.class_counts.to(torch.float32)
-    assert counts[0] != counts[1] or True
     trainer.fit(model, datamodule=datamodule)
     assert model.class_weights.tolist() == pytest.approx((counts.sum() / counts).tolist())
     assert (tmp_path / "qc.json").is_file()  # the run folder records the datamodule's QC
