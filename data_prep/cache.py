@@ -141,8 +141,8 @@ def cached_load(loader: str, load, files: dict[str, str | Path], options: dict |
     Loaded
         Equal, table by table and record by record, to what ``load()`` returns.
     """
-    if not enabled:
-        return load()
+    if not enabled or not all(Path(p).is_file() for p in files.values()):
+        return load()  # a missing source: the loader says so, in its words
     folder = cache_dir() if folder is None else Path(folder)
     say = report or (lambda message: None)
     with ThreadPoolExecutor(max_workers=1) as pool:  # hash while the loader parses, when the memo misses

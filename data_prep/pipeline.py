@@ -89,7 +89,7 @@ def _keys_unique(fixations: pl.DataFrame) -> bool:
     t, i = pl.col("trial_id"), pl.col("fixation_index")
     new = (t != t.shift(1)).fill_null(True)
     row = fixations.select(new.sum().alias("runs"), t.n_unique().alias("trials"),
-                           (new | (i > i.shift(1))).fill_null(True).all().alias("rising")).row(0, named=True)
+                           (new | (i > i.shift(1))).fill_null(False).all().alias("rising")).row(0, named=True)
     return row["runs"] == row["trials"] and bool(row["rising"])
 
 
