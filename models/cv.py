@@ -40,6 +40,7 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
@@ -47,7 +48,7 @@ import yaml
 
 from models.progress import QUIET_TRAINER, auroc_of, fold_log, run_folds
 from models.summary import constant_warnings
-from readgaze.baselines import run_baseline
+from readgaze.baselines import BASELINES, CLASSICAL, run_baseline, with_baseline_features
 from readgaze.errors import ConfigError, ReadgazeError
 from readgaze.metrics import (choose_thresholds, evaluate, evaluate_folds, evaluate_goal_selection,
                               goal_selection_table, write_results)
@@ -70,7 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, help="torch CPU threads per fold (default: CPUs / workers)")
     parser.add_argument("--out", default="results", help="results root folder")
     parser.add_argument("--run", help="run name (default <task>_<config stem>)")
-    parser.add_argument("--no-baselines", action="store_true", help="skip the majority and reading-speed rows")
+    parser.add_argument("--no-baselines", action="store_true", help="skip the classical baseline rows")
+    parser.add_argument("--baselines", nargs="+", metavar="KIND",
+                        help=f"classical baselines fit on each fold's training trials (default: "
+                             f"{' '.join(DEFAULT_BASELINES)}; 'all' = every one of {', '.join(BASELINES)})")
     parser.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
                         help="hyperparameter values tried per fold, chosen on validation (repeatable)")
     parser.add_argument("--seeds", type=int, default=1, help="seeds per configuration (spread in seeds.csv)")
@@ -87,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         for config in args.config:
             run = args.run if len(args.config) == 1 else (f"{args.run}/{Path(config).stem}" if args.run else None)
             paths = cross_validate(config, args.data_path, overrides, folds=args.folds, workers=args.workers,
-                                   out=args.out, run=run, baselines=not args.no_baselines, threads=args.threads,
+                                   out=args.out, run=run, baselines=False if args.no_baselines else (args.baselines or True),
+                                   threads=args.threads,
                                    grid=grid, seeds=args.seeds)
             print(paths["markdown"].read_text(encoding="utf-8"))
             if args.format != "parquet":  # for R users; the parquet stays (ensembles read it)
@@ -124,7 +129,8 @@ def parse_grid(items: list[str]) -> dict[str, list[str]]:
 
 def cross_validate(config: str, data_path: str, overrides: list[str] | None = None, *, folds: list[int] | None = None,
                    workers: int = 1, out: str = "results", run: str | None = None,
-                   baselines: bool = True, threads: int | None = None, grid: dict[str, list] | None = None,
+                   baselines: bool | Sequence[str] = True, threads: int | None = None,
+                   grid: dict[str, list] | None = None,
                    seeds: int = 1) -> dict[str, Path]:
     """Run every fold of ``config`` on ``data_path`` and write predictions, tables, grid choices and figure.
 
@@ -142,6 +148,7 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
                                          out=out, run=run, threads=threads, baselines=baselines)
     if seeds < 1:
         raise ConfigError(f"--seeds: got {seeds}, expected at least 1")
+    baselines = baseline_kinds(baselines)
     run_dir = Path(out) / (run or f"{settings['task']}_{Path(config).stem}")
     run_dir.mkdir(parents=True, exist_ok=True)
     grid = {**settings["grid"], **(grid or {})}
@@ -287,7 +294,29 @@ def _config_without_grid(config: str, run_dir: Path) -> str:
     return str(path)
 
 
-def _run_fold(config: str, data_path: str, fold: int, overrides: list[str], run_dir: str, baselines: bool,
+DEFAULT_BASELINES = ("majority", "reading_speed", "words_per_paragraph_time", "mean_total_fixation_duration",
+                     "meziere_logistic_regression")
+"""The baseline rows ``readgaze cv`` adds by default: majority class, the reading-time baselines and Mézière's
+logistic regression (the grid-searched SVM, random forest, kNN and gradient boosting with ``--baselines all``)."""
+
+
+def baseline_kinds(baselines: bool | Sequence[str]) -> tuple[str, ...]:
+    """``True`` -> :data:`DEFAULT_BASELINES`, ``False`` -> none, ``["all"]`` -> every kind; names are checked.
+
+    Raises :class:`ConfigError` naming an unknown kind and the valid ones.
+    """
+    if baselines is True:
+        return DEFAULT_BASELINES
+    if not baselines:
+        return ()
+    kinds = tuple(BASELINES) if list(baselines) == ["all"] else tuple(baselines)
+    unknown = [k for k in kinds if k not in BASELINES]
+    if unknown:
+        raise ConfigError(f"--baselines: unknown {', '.join(unknown)}; choose from {', '.join(BASELINES)} or 'all'")
+    return kinds
+
+
+def _run_fold(config: str, data_path: str, fold: int, overrides: list[str], run_dir: str, baselines: tuple[str, ...],
               threads: int, points: list[dict] | None = None, seeds: int = 1) -> dict:
     """Fit every grid point and seed of one fold, choose on validation loss, add the baselines.
 
@@ -333,11 +362,11 @@ def _run_fold(config: str, data_path: str, fold: int, overrides: list[str], run_
         trials = trials.join(datamodule.trial_features_raw.select("trial_id", "reading_speed_wpm"), on="trial_id")
     if baselines:
         assignment = trials.select("trial_id", "fold_index", "split", "regime")
-        for kind in ("majority", "reading_speed"):
-            for split in ("val", "test"):
-                path = fold_dir / f"predictions_{split}_{kind}.parquet"
-                run_baseline(trials, assignment, datamodule.task, kind, split=split).write_parquet(path)
-                predictions.append(path)
+        table = with_baseline_features(trials, datamodule.path) if set(baselines) & set(CLASSICAL) else trials
+        for kind in baselines:  # val and test in one call: each grid is searched once
+            path = fold_dir / f"predictions_{kind}.parquet"
+            run_baseline(table, assignment, datamodule.task, kind, split=("val", "test")).write_parquet(path)
+            predictions.append(path)
     trial_path = fold_dir / "trials.parquet"
     trials.select("trial_id", "participant_id", "item_id", "label", "fold_index", "split", "regime").write_parquet(
         trial_path)

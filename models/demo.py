@@ -10,8 +10,9 @@ Stages (a progress display shows which one runs):
    thresholds assume a 64 px pitch). ``dist`` (the learned assigner; falls back to ``cluster`` when
    ``models/weights/dist.pt`` is absent) took minutes on 2 CPU cores, beyond the demo's budget;
 3. **train and test** BEyeLSTM and RoBERTEye-F (tiny randomly initialised encoder, no download) on the
-   reading-goal task with :func:`models.cv.cross_validate`, with the reading-speed logistic regression fit on the
-   same training trials, under the 3-regime protocol (K folds of items and participants);
+   reading-goal task with :func:`models.cv.cross_validate`, with the classical baselines
+   (:data:`models.cv.DEFAULT_BASELINES`) fit on the same training trials, under the 3-regime protocol (K folds of
+   items and participants), and their out-of-sample ensembles (:mod:`models.ensemble`);
 4. **report**: the results table (balanced accuracy and AUROC per regime, mean ± SEM over folds) is printed and
    written with ``predictions.parquet``, ``roc.png``, ``scanpath.png`` (assigned lines over the word boxes) and a
    ``README.md`` saying what ran, the simulator's oracle accuracy and the line-assignment accuracy against the
@@ -157,8 +158,10 @@ Made by `readgaze demo` (seed {settings.seed}{', --quick' if settings == _quick(
 3. Task `{settings.task}`: {models} (`models/demo_configs/*.yaml`; RoBERTEye-F with the tiny randomly
    initialised encoder) trained with `models.cv.cross_validate`, K = {settings.n_folds} item x participant folds
    (seed {settings.seed}), folds run: {folds} (validation fold k, test fold k+1), at most {settings.max_epochs}
-   epochs with early stopping on the validation loss; the reading-speed logistic regression
-   (`readgaze.baselines`) is fit on the same training trials. Per-fold runs are in `runs/`, their log in
+   epochs with early stopping on the validation loss. The classical baselines (`readgaze.baselines`:
+   majority class, reading speed, words / paragraph time, mean total fixation duration, Mézière et al.'s logistic
+   regression, each selected on validation) are fit on the same training trials, and `MajorityVote` and
+   `LogisticEnsemble` (`models.ensemble`) combine the models, fit per fold on validation predictions only. Per-fold runs are in `runs/`, their log in
    `train.log`.
 
 ## Simulator's oracle accuracy (`readgaze.simulate.oracle_accuracy`, gold word indices, no drift)

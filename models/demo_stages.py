@@ -25,7 +25,10 @@ from readgaze.errors import ReadgazeError
 
 SCREEN_PX = (2560.0, 1440.0)
 FALLBACK_ASSIGNER = "cluster"
-DISPLAY = {BASELINE: "reading speed (LR)"}
+DISPLAY = {BASELINE: "reading speed (LR)", "majority": "majority class",
+           "words_per_paragraph_time_logistic_regression": "words / paragraph time (LR)",
+           "mean_total_fixation_duration_logistic_regression": "mean total fixation duration (LR)",
+           "meziere_logistic_regression": "Mézière et al. LR"}
 
 
 class Stages:
@@ -150,9 +153,21 @@ class Stages:
             self.progress.update(task, completed=len(s.folds))
             self.seconds[name] = time.perf_counter() - t0
             predictions = pl.read_parquet(paths["predictions"])
-            keep = [MODEL_NAMES[model]] + ([BASELINE] if k == 0 else [])
-            parts.append(predictions.filter(pl.col("model").is_in(keep)))
+            if k:  # the baselines were fit once, with the first model
+                predictions = predictions.filter(pl.col("model") == MODEL_NAMES[model])
+            parts.append(predictions)
+        if len(s.models) > 1:
+            parts.append(self._stage("fit the ensembles on validation predictions (out of sample)",
+                                     lambda: self.ensembles(s.models)))
         return pl.concat(parts, how="diagonal_relaxed")
+
+    def ensembles(self, models: tuple[str, ...]) -> pl.DataFrame:
+        """MajorityVote and LogisticEnsemble of the trained models, fit per fold on validation predictions only."""
+        from models.ensemble import ENSEMBLES, run_ensembles
+
+        paths = run_ensembles([self.out / "runs" / m for m in models], self.out / "runs" / "ensembles")
+        names = [e.name for e in ENSEMBLES]
+        return pl.read_parquet(paths["predictions"]).filter(pl.col("model").is_in(names))
 
     def report(self, corpus, dataset: Path, predictions: pl.DataFrame) -> dict[str, Path]:
         from readgaze.metrics import evaluate, write_results
@@ -205,7 +220,10 @@ class Stages:
         for regime in regimes:
             table.add_column(regime.replace("_", " ") + (" *" if regime in headline else ""), justify="right")
         cells = {(r["model"], r["regime"]): r for r in self.evaluation.iter_rows(named=True)}
-        for model in self.evaluation["model"].unique(maintain_order=True):
+        names = self.evaluation["model"].unique(maintain_order=True).to_list()
+        neural, ensembles = list(MODEL_NAMES.values()), ("LogisticEnsemble", "MajorityVote")
+        rank = lambda m: (0, neural.index(m)) if m in neural else (1, ensembles.index(m)) if m in ensembles else (2, 0)  # noqa: E731
+        for model in sorted(names, key=rank):  # the models, their ensembles, then the baselines
             for k, (metric, name) in enumerate((("balanced_accuracy", "bal. acc."), ("auroc", "AUROC"))):
                 table.add_row(DISPLAY.get(model, model) if k == 0 else "", name,
                               *[_cell(cells.get((model, r)), metric) for r in regimes], end_section=k == 1)

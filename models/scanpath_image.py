@@ -94,21 +94,20 @@ def render_scanpath(x: torch.Tensor, y: torch.Tensor, duration: torch.Tensor, ma
 
     grid = torch.arange(image_size, device=device, dtype=torch.float32)
     gy, gx = grid.view(1, 1, -1, 1), grid.view(1, 1, 1, -1)
-    image = torch.zeros(b, 3, image_size, image_size, device=device)
+    red = green = blue = torch.zeros(b, image_size, image_size, device=device)
     for start in range(0, f, chunk):
         part = slice(start, start + chunk)
         cx, cy = px[:, part, None, None], py[:, part, None, None]  # (B, c, 1, 1)
-        disc = (radius[:, part, None, None] + 0.5 - torch.sqrt((gx - cx) ** 2 + (gy - cy) ** 2)).clamp(0, 1)
+        disc = (radius[:, part, None, None] + 0.5 - torch.sqrt((gx - cx) ** 2 + (gy - cy) ** 2 + 1e-12)).clamp(0, 1)
         disc = disc * mask[:, part, None, None]
-        fade = 1.0 - 0.75 * order[:, part, None, None]
-        image[:, 0] = torch.maximum(image[:, 0], (disc * fade).amax(dim=1))
+        red = torch.maximum(red, (disc * (1.0 - 0.75 * order[:, part, None, None])).amax(dim=1))
         dx, dy = qx[:, part, None, None] - cx, qy[:, part, None, None] - cy
         along = (((gx - cx) * dx + (gy - cy) * dy) / (dx * dx + dy * dy).clamp(min=1e-6)).clamp(0, 1)
-        dist = torch.sqrt((gx - cx - along * dx) ** 2 + (gy - cy - along * dy) ** 2)
+        dist = torch.sqrt((gx - cx - along * dx) ** 2 + (gy - cy - along * dy) ** 2 + 1e-12)
         line = (1.0 - dist).clamp(0, 1) * has_next[:, part, None, None]
-        for channel in (1, 2):
-            shade = colour[:, part, channel - 1, None, None]
-            image[:, channel] = torch.maximum(image[:, channel], (line * shade).amax(dim=1))
+        green = torch.maximum(green, (line * colour[:, part, 0, None, None]).amax(dim=1))
+        blue = torch.maximum(blue, (line * colour[:, part, 1, None, None]).amax(dim=1))
+    image = torch.stack([red, green, blue], dim=1)
     return image
 
 
