@@ -80,7 +80,7 @@ MODELS: tuple[Entry, ...] = (
     Entry("AhnRNN", "models.ahn_rnn.AhnRNN", (RG, RC), "Ahn et al. 2020, ETRA", "ahn_rnn", dict(learning_rate=1e-2)),
     Entry("AhnCNN", "models.ahn_cnn.AhnCNN", (RG, RC), "Ahn et al. 2020, ETRA", "ahn_cnn", dict(learning_rate=3e-3)),
     Entry("Scanpath image", "models.scanpath_image.ScanpathImage", (RG, RC), f"{SHUBI_2025} (v3)",
-          "scanpath_image", dict(learning_rate=3e-3)),
+          "scanpath_image", dict(learning_rate=5e-4)),
     Entry("Text only", "models.text_only.TextOnly", (RG, RC), f"{SHUBI_2024} (RoBERTa, no eyes)", "text_only",
           dict(learning_rate=3e-3, weight_decay=0.01, warmup_ratio=0.0), sees_gaze=False),
     Entry("DalEye (goal reconstruction)", "models.daleye.DalEye", ("goal_reconstruction",),

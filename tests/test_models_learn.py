@@ -31,11 +31,10 @@ hard to see. Over six settings (lr 5e-4 to 3e-3, 1-2 GRU layers, frozen or not) 
 corpus (0.755 with its registry settings), while a logistic regression on hand-made order-only features
 (fixation-count peak over 5 words, skip rate) reaches 0.85: the bar keeps a margin below what it reaches."""
 GOAL_EFFECT = 3.0
-EPOCHS = {"beyelstm": 5, "plm_as": 8}
+EPOCHS = {"beyelstm": 5, "plm_as": 8, "scanpath_image": 8}
 """Epochs per model (config stem); default :data:`DEFAULT_EPOCHS`."""
 DEFAULT_EPOCHS = 6
-NOT_YET = {"scanpath_image": "0.551 new-participant AUROC after 6 epochs (75-302 s on 2 contended cores, 2026-12-01); "
-                             "its owner tunes its quick settings"}
+NOT_YET: dict[str, str] = {}
 """Models known to miss the bar, with the measured number: they still run (xfail, not strict), so a fix shows."""
 LEARNERS = [pytest.param(e, id=e.config, marks=[pytest.mark.xfail(reason=NOT_YET[e.config], strict=False)]
                          if e.config in NOT_YET else [])
