@@ -15,7 +15,9 @@ from readgaze.plots import plot_scanpath
 
 PNG = b"\x89PNG\r\n\x1a\n"
 REGIMES = {"new_item", "new_participant", "new_item_participant", "all"}
-MODELS = {"BEyeLSTM", "RoBERTEyeF", "reading_speed_logistic_regression"}
+BASELINES = {"majority", "reading_speed_logistic_regression", "words_per_paragraph_time_logistic_regression",
+             "mean_total_fixation_duration_logistic_regression", "meziere_logistic_regression"}
+MODELS = {"BEyeLSTM", "RoBERTEyeF", "MajorityVote", "LogisticEnsemble", *BASELINES}
 
 
 def _demo(out, cwd, *extra):
@@ -44,7 +46,8 @@ def test_demo_quick_writes_the_report_from_outside_the_repo(tmp_path):
     # the printed table has the three regimes as columns and one row per model
     for column in ("new participant *", "new item participant *", "new item ", "all"):
         assert column in done.stdout
-    for row in ("BEyeLSTM", "RoBERTEyeF", "reading speed (LR)"):
+    for row in ("BEyeLSTM", "RoBERTEyeF", "LogisticEnse", "MajorityVote", "majority class", "reading speed (LR)",
+                "Mézière et al. LR"):
         assert row in done.stdout
     readme = (out / "README.md").read_text()
     assert "oracle" in readme and "line assigner" in readme and "| New participant" in readme
