@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from readgaze.errors import ConfigError, SchemaError
-from readgaze.metrics import REGIME_ORDER
+from readgaze.metrics import REGIME_ORDER, mean_sem
 
 QUESTION_WORDS = ("What", "When", "Where", "Who", "Whom", "Which", "Whose", "Why", "How")
 OTHER = "Other"
@@ -200,12 +200,7 @@ def aggregate(scored: pl.DataFrame, metrics: tuple[str, ...] = METRICS) -> pl.Da
     per_fold = (pl.concat([scored, pooled], how="diagonal_relaxed")
                 .group_by("model", "regime", "fold_index", maintain_order=True)
                 .agg(pl.len().alias("n_trials"), *[pl.col(m).mean() for m in metrics]))
-    aggregates = []
-    for metric in metrics:
-        values = pl.col(metric).drop_nulls()
-        sem = values.std(ddof=1) / values.count().cast(pl.Float64).sqrt()
-        aggregates += [values.mean().alias(f"{metric}_mean"),
-                       pl.when(values.count() > 1).then(sem).otherwise(None).alias(f"{metric}_sem")]
+    aggregates = mean_sem(metrics)
     order = pl.col("regime").replace_strict({r: i for i, r in enumerate(REGIME_ORDER)}, default=99,
                                             return_dtype=pl.Int32)
     return (per_fold.group_by("model", "regime", maintain_order=True)

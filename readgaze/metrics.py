@@ -49,6 +49,20 @@ AGGREGATION = "per-fold metric, mean ± SEM over folds; 'all' pools each fold's 
 NEEDED = ("label", "prediction_prob", "regime", "fold_index", "trial_id")
 
 
+
+def mean_sem(metrics) -> list[pl.Expr]:
+    """Per metric column, ``<metric>_mean`` and ``<metric>_sem`` over the group's non-null values (one per fold).
+
+    SEM = std(ddof=1) / sqrt(n), null when fewer than two values.
+    """
+    aggregates = []
+    for metric in metrics:
+        values = pl.col(metric).drop_nulls()
+        sem = values.std(ddof=1) / values.count().cast(pl.Float64).sqrt()
+        aggregates += [values.mean().alias(f"{metric}_mean"),
+                       pl.when(values.count() > 1).then(sem).otherwise(None).alias(f"{metric}_sem")]
+    return aggregates
+
 def evaluate_folds(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | None = "test",
                    thresholds: pl.DataFrame | None = None) -> pl.DataFrame:
     """Score every (model, regime, fold) cell, plus the pooled regime ``"all"`` per (model, fold).
@@ -140,12 +154,7 @@ def evaluate(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | None = "t
         if not isinstance(val.schema["prediction_prob"], pl.List):
             thresholds = choose_thresholds(val)
     per_fold = evaluate_folds(frame, split=split, thresholds=thresholds)
-    aggregates = []
-    for metric in METRICS:
-        values = pl.col(metric).drop_nulls()
-        sem = values.std(ddof=1) / values.count().cast(pl.Float64).sqrt()
-        aggregates += [values.mean().alias(f"{metric}_mean"),
-                       pl.when(values.count() > 1).then(sem).otherwise(None).alias(f"{metric}_sem")]
+    aggregates = mean_sem(METRICS)
     order = pl.col("regime").replace_strict({r: i for i, r in enumerate(REGIME_ORDER)}, return_dtype=pl.Int32)
     return (per_fold.group_by("model", "regime", maintain_order=True)
             .agg(pl.len().cast(pl.Int64).alias("n_folds"), pl.col("n_trials").sum().alias("n_trials"), *aggregates,
@@ -267,12 +276,7 @@ def evaluate_goal_selection(predictions: pl.DataFrame | pl.LazyFrame, *, split: 
     ``<metric>_sem`` for each of :data:`GOAL_SELECTION`. Raises as :func:`goal_selection_folds`.
     """
     per_fold = goal_selection_folds(predictions, split=split)
-    aggregates = []
-    for metric in GOAL_SELECTION:
-        values = pl.col(metric).drop_nulls()
-        sem = values.std(ddof=1) / values.count().cast(pl.Float64).sqrt()
-        aggregates += [values.mean().alias(f"{metric}_mean"),
-                       pl.when(values.count() > 1).then(sem).otherwise(None).alias(f"{metric}_sem")]
+    aggregates = mean_sem(GOAL_SELECTION)
     order = pl.col("regime").replace_strict({r: i for i, r in enumerate(REGIME_ORDER)}, return_dtype=pl.Int32)
     return (per_fold.group_by("model", "regime", maintain_order=True)
             .agg(pl.len().cast(pl.Int64).alias("n_folds"), pl.col("n_trials").sum(), *aggregates)
