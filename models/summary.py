@@ -58,6 +58,11 @@ def constant_warning(predictions: pl.DataFrame, what: str, learning_rate: float 
     reason = constant_predictions(predictions)
     if reason is None:
         return None
+    labels = predictions["label"].drop_nulls().unique() if "label" in predictions.columns else None
+    if labels is not None and labels.len() == 1:  # no learning-rate advice: the data, not the model, is the cause
+        return (f"warning: the {what} are constant ({reason} of {predictions.height:,}) and every label is "
+                f"{labels[0]}: with one class there is nothing to learn, and no balanced accuracy or AUROC measures "
+                f"anything. Use data with both classes (readgaze inspect DATASET shows the label counts per task).")
     now = "" if learning_rate is None else f" (learning rate now {learning_rate:g})"
     return (f"warning: the {what} are constant ({reason} of {predictions.height:,}): the model learned nothing "
             f"usable, so its balanced accuracy of ~50 measures nothing. To fix{now}: {ADVICE}.")
