@@ -24,7 +24,7 @@ from models.demo import BASELINE, CONFIGS, MODEL_NAMES, DemoSettings, label_fram
 from readgaze.errors import ReadgazeError
 
 SCREEN_PX = (2560.0, 1440.0)
-FALLBACK_ASSIGNER = "cluster"
+FALLBACK_ASSIGNER = "slice"
 DISPLAY = {BASELINE: "reading speed (LR)", "majority": "majority class",
            "words_per_paragraph_time_logistic_regression": "words / paragraph time (LR)",
            "mean_total_fixation_duration_logistic_regression": "mean total fixation duration (LR)",
