@@ -103,7 +103,9 @@ def test_cv_writes_predictions_table_and_roc_per_regime(dataset, tmp_path):
     assert code == 0
     run = tmp_path / "r"
     predictions = pl.read_parquet(run / "predictions.parquet")
-    assert set(predictions["model"]) == {"BEyeLSTM", "majority", "reading_speed_logistic_regression"}
+    baselines = {"majority", "reading_speed_logistic_regression", "words_per_paragraph_time_logistic_regression",
+                 "mean_total_fixation_duration_logistic_regression", "meziere_logistic_regression"}
+    assert set(predictions["model"]) == {"BEyeLSTM", *baselines}  # models.cv.DEFAULT_BASELINES
     assert sorted(predictions["fold_index"].unique()) == [0, 1]
     # within a regime, every trial is a test trial in at most one fold (REFERENCE.md §3.2)
     per_model = predictions.group_by("model", "regime").agg(pl.col("trial_id").n_unique(), pl.len())
