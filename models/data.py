@@ -262,12 +262,13 @@ class ReadingDataModule(L.LightningDataModule):
             raise ConfigError(f"dataset folder {self.path} has no {table}.parquet (expected {', '.join(TABLES)})")
         return pl.scan_parquet(file)
 
-    def _task_trials(self) -> pl.DataFrame:
-        """The task's trials with an Int64 ``label``; excluded trials are counted per reason."""
+    def _read_trials(self, needed: list[str]) -> pl.DataFrame:
+        """``trials.parquet`` without practice and repeated-reading trials (counted in QC).
+
+        Raises :class:`SchemaError` naming the file when a column of ``needed`` (those the task uses) is absent.
+        """
         trials = self._scan("trials").collect()
-        spec = TASKS[self.task]
-        missing = [c for c in ["trial_id", "participant_id", "item_id", "text_id", *spec.needs]
-                   if c not in trials.columns]
+        missing = [c for c in needed if c not in trials.columns]
         if missing:
             raise SchemaError(f"trials.parquet lacks column(s) {missing} needed for task {self.task}",
                               file=self.path / "trials.parquet")
@@ -275,6 +276,12 @@ class ReadingDataModule(L.LightningDataModule):
             if flag in trials.columns:
                 self.qc.add("task", "trials", f"{flag} trial", trials[flag].fill_null(False).sum())
                 trials = trials.filter(~pl.col(flag).fill_null(False))
+        return trials
+
+    def _task_trials(self) -> pl.DataFrame:
+        """The task's trials with an Int64 ``label``; excluded trials are counted per reason."""
+        spec = TASKS[self.task]
+        trials = self._read_trials(["trial_id", "participant_id", "item_id", "text_id", *spec.needs])
         if self.reading_regime not in (None, "all") and self.task == "comprehension":
             if "reading_goal" not in trials.columns:
                 raise SchemaError(f"data.reading_regime {self.reading_regime}: trials.parquet has no reading_goal "

@@ -34,7 +34,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from models.batch import REGIMES
 from models.data import ReadingDataModule
-from readgaze.errors import DataError, SchemaError
+from readgaze.errors import DataError
 
 log = logging.getLogger(__name__)
 OFF_TEXT_WORD = "<off-text>"
@@ -157,17 +157,9 @@ class GoalReconstructionData(ReadingDataModule):
 
     def _task_trials(self) -> pl.DataFrame:
         """Information-seeking trials with a question; ``candidates``/``candidate_spans`` from all the text's trials."""
-        trials = self._scan("trials").collect()
-        needed = ["trial_id", "participant_id", "item_id", "text_id", "reading_goal", "question",
-                  "onestopqa_question_id", "critical_span_start_index", "critical_span_end_index"]
-        missing = [c for c in needed if c not in trials.columns]
-        if missing:
-            raise SchemaError(f"trials.parquet lacks column(s) {missing} needed for task goal_reconstruction",
-                              file=self.path / "trials.parquet")
-        for flag in ("practice", "repeated_reading"):
-            if flag in trials.columns:
-                self.qc.add("task", "trials", f"{flag} trial", trials[flag].fill_null(False).sum())
-                trials = trials.filter(~pl.col(flag).fill_null(False))
+        trials = self._read_trials(["trial_id", "participant_id", "item_id", "text_id", "reading_goal", "question",
+                                    "onestopqa_question_id", "critical_span_start_index",
+                                    "critical_span_end_index"])
         span = pl.concat_list(pl.col("critical_span_start_index").list.first(),
                               pl.col("critical_span_end_index").list.first())
         candidates = (trials.filter(pl.col("question").is_not_null() & pl.col("onestopqa_question_id").is_not_null())
