@@ -129,7 +129,8 @@ def test_merge_and_stretch_defaults_on_onestop_fixations_close_to_their_lines(sh
     fx, words, trials = (getattr(o, k).lazy().collect() for k in ("fixations", "words", "trials"))
     trial = trials.filter(pl.col("trial_id").str.starts_with("l7_1090_2_2_Adv_2"))["trial_id"][0]
     fx = fx.filter(pl.col("trial_id") == trial)
-    near = nearest_line(fx.lazy().join(trials.lazy().select("trial_id", "text_id"), on="trial_id"), words.lazy())
+    near = nearest_line(fx.lazy().join(trials.lazy().select("trial_id", "text_id"), on="trial_id", maintain_order="left"),
+                        words.lazy())
     raw_y = near.collect()["line_index"]
     for method in ("merge", "stretch"):
         got = assign_lines(fx, words, trials, method=method)[0]["line_index"]
