@@ -62,7 +62,12 @@ METRICS_OF_SEEDS = ("balanced_accuracy", "balanced_accuracy_tuned", "auroc")
 def main(argv: list[str] | None = None) -> int:
     """Entry point; ``argv[0]`` is ``"cv"``."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog="readgaze cv", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="readgaze cv", description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Any other --KEY VALUE is passed to every fold's config, with LightningCLI's names, e.g.\n"
+               "  --data.n_folds 5 --data.text_encoder tiny --data.reading_regime all\n"
+               "  --model.init_args.learning_rate 3e-5 --trainer.max_epochs 10\n"
+               "A key that is in no config stops the run with the closest keys named.")
     parser.add_argument("-c", "--config", required=True, nargs="+", help="YAML of one task x model (several: "
                         "each is cross-validated, then their ensembles)")
     parser.add_argument("--data.path", dest="data_path", required=True, help="dataset folder")
