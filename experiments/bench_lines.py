@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--eyekit-repeat", type=int, default=1, help="passes for eyekit (slow pure Python)")
+    ap.add_argument("--eyekit-repeat", type=int, default=1, help="passes for eyekit (slow pure Python; 0 skips it)")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--only", default=None, help="comma list of the rows to run (e.g. slice,vote,dist)")
     args = ap.parse_args(argv)
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         ours, ms, cpu_ms = timed(fn, trials, args.repeat)
         row = {"ms_per_trial": ms, "cpu_ms_per_trial": cpu_ms, "trials_per_s": 1000.0 / ms,
                "pooled": pooled(trials, ours), "worst_trial": worst(trials, ours)}
-        other = eyekit_method(name) if name in EYEKIT_METHODS else None
+        other = eyekit_method(name) if name in EYEKIT_METHODS and args.eyekit_repeat > 0 else None
         if other is not None:
             theirs, ek_ms, _ = timed(other, trials, args.eyekit_repeat)
             same = sum(int((a == b).sum()) for a, b in zip(ours, theirs)) / sum(len(a) for a in ours)

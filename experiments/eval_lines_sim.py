@@ -44,7 +44,12 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--trials", type=int, default=60)
     p.add_argument("--seed", type=int, default=100)
+    p.add_argument("--weights", default=None, help="also score dist with this ensemble file (e.g. an older one)")
     args = p.parse_args(argv)
+    if args.weights:
+        from models.dist import assign_trial as dist_trial
+        METHODS[f"dist ({args.weights})"] = lambda t: dist_trial(t.xy, t.line_y_px, word_xy=t.word_xy,
+                                                                 word_line=t.word_line, weights=args.weights)
     print("| condition | method | pooled % | worst trial % | ms/trial |\n|---|---|---|---|---|")
     for i, (name, params) in enumerate(CONDITIONS.items()):
         trials = simulate_line_trials(args.trials, seed=args.seed + i, **params)

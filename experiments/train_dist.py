@@ -2,6 +2,7 @@
 
     python experiments/train_dist.py --out models/weights/dist.pt
     python experiments/train_dist.py --out models/weights/dist.pt --calibrate   # only re-choose defer_below
+    python experiments/train_dist.py --out models/weights/dist.pt --decode      # only refit the sequence decoding
 
 Reproducible: every trial comes from ``readgaze.simulate.simulate_line_trials`` with a fixed seed; members differ
 only in their initialisation seed. Model selection uses simulated validation trials (never the gold-labelled
@@ -18,8 +19,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from models.dist import (DEFAULT_VOTERS, DISTAssigner, collate, combine, crop, load_ensemble, predict_proba,
-                         prepare, torch_threads)
+from models.dist import (DEFAULT_VOTERS, DX_EDGES, DY_EDGES, MAX_JUMP, DISTAssigner, collate, combine, crop,
+                         decode, fit_transitions, load_ensemble, predict_proba, prepare, torch_threads)
 from readgaze.simulate import simulate_line_trials
 
 
@@ -112,6 +113,52 @@ def calibrate(path: Path, val: list) -> float | None:
     return best
 
 
+POWER_GRID = (None, 0.35, 0.5, 0.7, 1.0)
+TREND_GRID = (0.0, 0.25, 0.5, 1.0, 2.0)
+
+
+def fit_decode(path: Path, train: list, val: list) -> dict | None:
+    """Fit the HMM's transition table on the simulated training trials, then choose on the simulated validation
+    trials (never on gold), by pooled accuracy: first ``emission_power`` (None: no decoding, the plain ensemble
+    with its ``defer_below``), then ``trend_power`` (0: no second pass). Writes both into ``path``.
+    """
+    members, voters = load_ensemble(str(path))
+    blob = torch.load(path, map_location="cpu", weights_only=False)
+    table = fit_transitions(train)
+    with torch_threads(), torch.no_grad():
+        prob = predict_proba(members, val)
+    features = [t[0] for t in val]
+    vote = [t[2][:, voters.index("vote")] if "vote" in voters else None for t in val]
+
+    def accuracy(lines) -> float:
+        hit = sum(int((got[t[3] >= 0] == t[3][t[3] >= 0]).sum()) for got, t in zip(lines, val))
+        return hit / max(sum(int((t[3] >= 0).sum()) for t in val), 1)
+
+    best, best_acc = None, -1.0
+    for power in POWER_GRID:
+        acc = accuracy([combine(p, v, blob.get("defer_below")) for p, v in zip(prob, vote)] if power is None else
+                       [q.argmax(axis=1) for q in decode(prob, features, table, power)])
+        print(f"  emission_power {power}: simulated val accuracy {100 * acc:.3f}%", flush=True)
+        if acc > best_acc:
+            best, best_acc = power, acc
+    trend = 0.0
+    if best is not None:
+        for gamma in TREND_GRID[1:]:
+            acc = accuracy([q.argmax(axis=1) for q in decode(prob, features, table, best, gamma)])
+            print(f"  trend_power {gamma}: simulated val accuracy {100 * acc:.3f}%", flush=True)
+            if acc > best_acc:
+                trend, best_acc = gamma, acc
+    blob["decode"] = None if best is None else {
+        "transitions": torch.from_numpy(table), "emission_power": best, "trend_power": trend,
+        "dx_edges": list(DX_EDGES), "dy_edges": list(DY_EDGES), "max_jump": MAX_JUMP,
+        "fitted_on": f"transitions counted on simulate_line_trials(n={len(train)}, seed=1, child_probability="
+                     f"{CHILD_PROBABILITY}); powers chosen on {len(val)} simulated val trials (seed 2)"}
+    torch.save(blob, path)
+    print(f"emission_power = {best}, trend_power = {trend} written to {path} "
+          f"(simulated val accuracy {100 * best_acc:.3f}%)")
+    return blob["decode"]
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, default=Path("models/weights/dist.pt"))
@@ -130,6 +177,8 @@ def main(argv=None) -> None:
     p.add_argument("--calibrate", action="store_true",
                    help="only choose defer_below for the ensemble at --out on the simulated val trials")
     p.add_argument("--no-votes", action="store_true", help="train without the classical votes input")
+    p.add_argument("--decode", action="store_true",
+                   help="only fit the sequence decoding (HMM over lines) for the ensemble at --out")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     voters = () if args.no_votes else DEFAULT_VOTERS
@@ -145,6 +194,9 @@ def main(argv=None) -> None:
     if args.calibrate:
         calibrate(args.out, val)
         return
+    if args.decode:
+        fit_decode(args.out, train, val)
+        return
     config = dict(d_model=args.d_model, n_heads=4, n_layers=args.layers, n_voters=len(voters), dropout=args.dropout)
     members = []
     for seed in range(args.members):  # the file is rewritten after each member, so a long run can be stopped
@@ -152,6 +204,7 @@ def main(argv=None) -> None:
         print(f"member {seed}: simulated val accuracy {100 * accuracy(members[-1], val):.2f}%", flush=True)
         save(args.out, config, voters, members, args)
     calibrate(args.out, val)
+    fit_decode(args.out, train, val)
     print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB) in {time.time() - t0:.0f}s")
 
 

@@ -24,6 +24,17 @@ a global rank scale; with a pointer head the classes are the trial's own line to
 directly and no line limit is needed. We did not train an ordinal variant for comparison; what ordinal losses
 buy (errors to the neighbouring line are cheaper) comes here from the line tokens' positions and the votes.
 
+Decoding. The members label each fixation from its context, but nothing ties neighbouring labels together. As in
+the hidden-Markov view of reading (a reader stays on a line, moves to the next one after a return sweep and jumps
+elsewhere rarely; e.g. Cohen 2013's FixAlign run rule), the ensemble's per-fixation probabilities are taken as
+(tempered) emissions of an input-output HMM over lines whose transition probabilities ``P(line change | saccade)``
+depend on the incoming saccade's dx (in text widths) and dy (in pitches). The table is counted on simulated
+trials, the temper ``emission_power`` chosen on simulated validation trials (``experiments/train_dist.py
+--decode``); each fixation gets the line of highest posterior (forward-backward). A second pass then fits each
+line's course through the trial's drift to the first pass's lines (one slope per trial, one intercept per line,
+as Cohen's 2013 parallel regression lines), multiplies the emissions by a Gaussian likelihood of each fixation's
+distance to each course (``trend_power``, also chosen on simulation) and decodes again.
+
 Training data: simulation only (``readgaze.simulate.simulate_line_trials``); ``experiments/train_dist.py``
 trains a small ensemble whose weights ship in ``models/weights/dist.pt``.
 """
@@ -402,13 +413,19 @@ def assign_trials(trials: list[tuple], *, weights: str | None = None, batch_size
                   threads: int | None = None) -> list[np.ndarray]:
     """Batched :func:`assign_trial` over ``[(xy, line_y_px, word_xy, word_line), ...]`` (word arrays may be None).
 
-    ``threads``: torch threads for the ensemble (default: see :func:`torch_threads`).
+    ``threads``: torch threads for the ensemble (default: see :func:`torch_threads`). When the ensemble file has
+    a decoding step (the shipped one does), each fixation gets the line of highest posterior under :func:`decode`;
+    otherwise :func:`combine` with the file's ``defer_below``.
     """
     members, voters = load_ensemble(weights)
     defer = _defer_below(weights)
+    decoder = _decoder(weights)
     prepared = prepare_many(trials, voters)
     with torch_threads(threads), torch.inference_mode():
         prob = predict_proba(members, prepared, batch_size)
+    if decoder is not None:
+        prob = decode(prob, [t[0] for t in prepared], **decoder)
+        return [p.argmax(axis=1).astype(np.int64) if len(p) else np.zeros(0, np.int64) for p in prob]
     return [combine(p, t[2][:, voters.index("vote")] if defer is not None else None, defer)
             for p, t in zip(prob, prepared)]
 
@@ -434,6 +451,195 @@ def _defer_below(path: str | None = None) -> float | None:
     blob = torch.load(path or WEIGHTS, map_location="cpu", weights_only=False)
     value = blob.get("defer_below")
     return None if value is None or "vote" not in blob["voters"] else float(value)
+
+
+# Sequence decoding: an input-output HMM over lines (module docstring, "Decoding").
+DX_EDGES = (-0.6, -0.3, -0.1, -0.02, 0.02, 0.1, 0.3, 0.6)           # incoming saccade dx, text widths
+DY_EDGES = (-3.5, -2.5, -1.75, -1.25, -0.75, -0.25, 0.25, 0.75, 1.25, 1.75, 2.5, 3.5)  # dy, line pitches
+MAX_JUMP = 3                # line changes -3..3 have their own probability; larger ones share one, spread evenly
+
+
+def saccade_bins(fixation_features: np.ndarray, dx_edges=DX_EDGES, dy_edges=DY_EDGES) -> np.ndarray:
+    """Bin of the saccade into each fixation, int64 (n,), from :func:`trial_features` columns dx_prev, dy_prev."""
+    dx = np.searchsorted(np.asarray(dx_edges), fixation_features[:, 5])
+    return (dx * (len(dy_edges) + 1) + np.searchsorted(np.asarray(dy_edges), fixation_features[:, 6])).astype(np.int64)
+
+
+def fit_transitions(trials: list, dx_edges=DX_EDGES, dy_edges=DY_EDGES, max_jump: int = MAX_JUMP,
+                    smoothing: float = 8.0) -> np.ndarray:
+    """Count ``P(line change | saccade bin)`` on prepared trials with gold lines (simulated training trials).
+
+    Returns float64 (n_bins, 2 * max_jump + 2): columns -max_jump..max_jump, then "farther". Pairs of consecutive
+    fixations with an unknown line (target -100) are not counted. Each bin gets ``smoothing`` pseudo-counts
+    spread like the pooled distribution, so a rare bin falls back to it.
+    """
+    n_bins = (len(dx_edges) + 1) * (len(dy_edges) + 1)
+    counts = np.zeros((n_bins, 2 * max_jump + 2))
+    for fix, _lines, _votes, target, *_ in trials:
+        ok = (target[1:] >= 0) & (target[:-1] >= 0)
+        jump = (target[1:] - target[:-1])[ok]
+        np.add.at(counts, (saccade_bins(fix, dx_edges, dy_edges)[1:][ok],
+                           np.where(np.abs(jump) <= max_jump, jump + max_jump, 2 * max_jump + 1)), 1.0)
+    pooled = (counts.sum(axis=0) + 1.0) / (counts.sum() + counts.shape[1])
+    counts += smoothing * pooled
+    return counts / counts.sum(axis=1, keepdims=True)
+
+
+def transition_matrices(transitions: np.ndarray, n_lines: int, max_jump: int = MAX_JUMP) -> np.ndarray:
+    """``P(line j at t+1 | line i at t)`` per saccade bin for a trial of ``n_lines`` lines, (n_bins, L, L) float64.
+
+    A jump farther than ``max_jump`` shares the table's last column evenly among the lines it can reach from i;
+    each row is then renormalised over the trial's lines (top and bottom lines have fewer neighbours).
+    """
+    line = np.arange(n_lines)
+    jump = line[None, :] - line[:, None]                                                  # L L (from, to)
+    far = np.abs(jump) > max_jump
+    col = np.where(far, 2 * max_jump + 1, jump + max_jump)
+    m = np.asarray(transitions, dtype=np.float64)[:, col] / np.where(far, np.maximum(far.sum(1, keepdims=True), 1), 1)
+    return m / m.sum(axis=2, keepdims=True)
+
+
+def decode(prob: list[np.ndarray], fixation_features: list[np.ndarray], transitions: np.ndarray,
+           emission_power: float, trend_power: float = 0.0, dx_edges=DX_EDGES, dy_edges=DY_EDGES,
+           max_jump: int = MAX_JUMP) -> list[np.ndarray]:
+    """Posterior line probabilities per fixation under the saccade-conditioned HMM (forward-backward).
+
+    Parameters
+    ----------
+    prob : list of ndarray, (n_fixations, n_lines) float
+        The ensemble's probabilities (:func:`predict_proba`); ``prob ** emission_power`` are the emissions.
+    fixation_features : list of ndarray, (n_fixations, 10) float32
+        :func:`trial_features` of the same trials (for the incoming saccades).
+    transitions : ndarray, (n_bins, 2 * max_jump + 2) float
+        :func:`fit_transitions`' table (see :func:`transition_matrices`).
+    trend_power : float
+        If > 0, a second pass: each line's course through the trial is fitted to the first pass's lines
+        (:func:`line_trends`), and the emissions are multiplied by :func:`trend_likelihood` ``** trend_power``.
+
+    Returns
+    -------
+    list of ndarray, (n_fixations, n_lines) float64, rows summing to 1.
+    """
+    post = forward_backward(prob, fixation_features, transitions, emission_power, dx_edges, dy_edges, max_jump)
+    if trend_power <= 0:
+        return post
+    emit = [np.clip(p, 1e-9, 1.0) ** emission_power * trend_likelihood(d, trend_power)
+            for p, d in zip(prob, line_trends(post, fixation_features))]
+    emit = [e / e.sum(axis=1, keepdims=True) if len(e) else e for e in emit]
+    return forward_backward(emit, fixation_features, transitions, 1.0, dx_edges, dy_edges, max_jump)
+
+
+def forward_backward(prob: list[np.ndarray], fixation_features: list[np.ndarray], transitions: np.ndarray,
+                     emission_power: float, dx_edges=DX_EDGES, dy_edges=DY_EDGES, max_jump: int = MAX_JUMP,
+                     chunk: int = 256) -> list[np.ndarray]:
+    """One pass of :func:`decode`: the posterior with emissions ``prob ** emission_power``.
+
+    Scaled forward-backward (Rabiner 1989), every step normalised. Trials with the same number of lines run
+    together in chunks of similar length: a loop over fixation positions, vectorized across trials.
+    """
+    out: list = [None] * len(prob)
+    order = sorted(range(len(prob)), key=lambda i: (prob[i].shape[1], len(prob[i])))
+    groups: dict[int, list[int]] = {}
+    for i in order:
+        if len(prob[i]) == 0:
+            out[i] = np.zeros(np.shape(prob[i]), dtype=np.float64)
+        else:
+            groups.setdefault(prob[i].shape[1], []).append(i)
+    for n_lines, members in groups.items():
+        trans = transition_matrices(transitions, n_lines, max_jump)                      # bins L L
+        for c in range(0, len(members), chunk):
+            idx = members[c:c + chunk]
+            n = np.array([len(prob[i]) for i in idx])
+            b, t_max = len(idx), int(n.max())
+            emit = np.ones((b, t_max, n_lines))                     # past a trial's end: uninformative
+            bins = np.zeros((b, t_max), dtype=np.int64)
+            for k, i in enumerate(idx):
+                emit[k, :n[k]] = np.clip(prob[i], 1e-9, 1.0) ** emission_power
+                bins[k, :n[k]] = saccade_bins(fixation_features[i], dx_edges, dy_edges)
+            fwd = np.empty((b, t_max, n_lines))
+            fwd[:, 0] = emit[:, 0] / emit[:, 0].sum(axis=1, keepdims=True)
+            for t in range(1, t_max):
+                a = np.matmul(fwd[:, t - 1, None, :], trans[bins[:, t]])[:, 0] * emit[:, t]      # B L
+                fwd[:, t] = a / a.sum(axis=1, keepdims=True)
+            bwd = np.ones((b, t_max, n_lines))
+            for t in range(t_max - 2, -1, -1):
+                a = np.matmul(trans[bins[:, t + 1]], (emit[:, t + 1] * bwd[:, t + 1])[:, :, None])[:, :, 0]
+                bwd[:, t] = a / a.sum(axis=1, keepdims=True)
+            post = fwd * bwd
+            post /= post.sum(axis=2, keepdims=True)
+            for k, i in enumerate(idx):
+                out[i] = post[k, :n[k]]
+    return out
+
+
+def _group_median(values: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray:
+    """Median of ``values`` per group id in ``0..n_groups-1`` (NaN for an empty group), float64 (n_groups,)."""
+    order = np.lexsort((values, groups))
+    v, g = values[order], groups[order]
+    count = np.bincount(g, minlength=n_groups)
+    start = np.concatenate([[0], np.cumsum(count)[:-1]])
+    lo, hi = start + np.maximum(count - 1, 0) // 2, start + count // 2
+    v = np.append(v, np.nan)                                               # empty groups read the NaN
+    return np.where(count > 0, (v[np.minimum(lo, len(v) - 1)] + v[np.minimum(hi, len(v) - 1)]) / 2, np.nan)
+
+
+def line_trends(post: list[np.ndarray], fixation_features: list[np.ndarray], min_fixations: int = 3
+                ) -> list[np.ndarray]:
+    """Each fixation's vertical distance to each line's fitted course, in pitches: one (n, n_lines) array per trial.
+
+    With the lines of highest posterior ``post``, one slope per trial (pooled within-line least squares of y on
+    x, as Cohen's 2013 parallel regression lines) and one intercept per line (the median of y - slope * x over
+    its fixations) give each line's course through the trial's drift. A line with fewer than ``min_fixations``
+    fixations sits at its midline plus the trial's median offset.
+    """
+    n = np.array([len(p) for p in post])
+    n_lines = np.array([p.shape[1] for p in post])
+    if n.sum() == 0:
+        return [np.zeros(np.shape(p)) for p in post]
+    trial = np.repeat(np.arange(len(post)), n)
+    z = np.concatenate([p.argmax(axis=1) for p in post if len(p)])
+    fix = np.concatenate([f for f, p in zip(fixation_features, post) if len(p)]).astype(np.float64)
+    x, y = fix[:, 0], fix[:, 1] * np.maximum(n_lines - 1, 1)[trial]          # text widths; pitches from line 0
+    offset = np.concatenate([[0], np.cumsum(n_lines)[:-1]])
+    group, n_groups = offset[trial] + z, int(n_lines.sum())
+    count = np.bincount(group, minlength=n_groups)
+    xt = x - (np.bincount(group, x, n_groups) / np.maximum(count, 1))[group]
+    yt = y - (np.bincount(group, y, n_groups) / np.maximum(count, 1))[group]
+    slope = np.bincount(trial, xt * yt, len(post)) / np.maximum(np.bincount(trial, xt * xt, len(post)), 1e-9)
+    r = y - np.clip(slope, -3.0, 3.0)[trial] * x
+    line_of_group = np.arange(n_groups) - np.repeat(offset, n_lines)
+    trial_of_group = np.repeat(np.arange(len(post)), n_lines)
+    intercept = np.where(count >= min_fixations, _group_median(r, group, n_groups), np.nan)
+    ok = np.isfinite(intercept)
+    shift = np.nan_to_num(_group_median((intercept - line_of_group)[ok], trial_of_group[ok], len(post)))
+    intercept = np.where(ok, intercept, line_of_group + shift[trial_of_group])
+    starts = np.concatenate([[0], np.cumsum(n)[:-1]])
+    return [r[s:s + k, None] - intercept[o:o + m][None, :] for s, k, o, m in zip(starts, n, offset, n_lines)]
+
+
+def trend_likelihood(distance: np.ndarray, power: float) -> np.ndarray:
+    """``N(distance; 0, sd) ** power`` up to a constant per fixation, (n, n_lines) float64.
+
+    ``distance``: (n, n_lines) pitches, from :func:`line_trends`. ``sd`` = 1.4826 x the trial's median absolute
+    distance of a fixation to its nearest course (a robust SD), clipped to 0.05-0.5 pitch.
+    """
+    if distance.size == 0:
+        return np.ones_like(distance)
+    own = np.abs(distance).min(axis=1)
+    sd = float(np.clip(1.4826 * np.median(own), 0.05, 0.5))
+    return np.exp(-power * (distance ** 2 - own[:, None] ** 2) / (2 * sd ** 2))
+
+
+@lru_cache(maxsize=4)
+def _decoder(path: str | None = None) -> dict | None:
+    """The ensemble file's decoding parameters for :func:`decode` (None when it has none)."""
+    blob = torch.load(path or WEIGHTS, map_location="cpu", weights_only=False)
+    d = blob.get("decode")
+    if not d:
+        return None
+    return {"transitions": np.asarray(d["transitions"], dtype=np.float64), "emission_power": float(d["emission_power"]),
+            "trend_power": float(d.get("trend_power") or 0.0), "dx_edges": tuple(d["dx_edges"]),
+            "dy_edges": tuple(d["dy_edges"]), "max_jump": int(d["max_jump"])}
 
 
 assign_trial.assign_many = assign_trials  # readgaze.lines.assign_lines batches the trials of a frame through this

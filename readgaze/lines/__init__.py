@@ -1,7 +1,9 @@
 """Line assignment: which text line each fixation was aimed at, correcting vertical drift.
 
 One interface for every method. :func:`assign_trial` works on one trial's NumPy arrays, :func:`assign_trials`
-on many (batched where the method offers ``assign_many``: ``warp``, ``vote``, ``dist``);
+on many (batched where the method offers ``assign_many``: ``slice``, ``warp``, ``vote``, ``dist``), and
+:func:`assign_batch` on a :class:`~readgaze.lines.batch.Batch` of flat arrays (``slice`` and ``attach`` work
+across its trials with array operations);
 :func:`assign_lines` works on canonical ``fixations`` / ``words`` / ``trials`` frames and adds ``line_index``.
 ``method=`` is looked up in :data:`METHODS` at the foot of this module, then among the plugins of the entry
 point group ``readgaze.line_assigners`` (e.g. ``dist`` from ``models.dist``; readgaze never imports models).
@@ -179,7 +181,12 @@ def assign_trials(trials: list[tuple], method: str | Callable = "slice", **param
         else:
             todo.append((k, (xy, line_y_px, word_xy, word_line)))
     many = getattr(fn, "assign_many", None)
-    if many is not None:
+    if many is None and getattr(fn, "assign_batch", None) is not None and todo:
+        from readgaze.lines.batch import Batch
+
+        batch = Batch.from_trials([(t[0], t[1], None, None) for _, t in todo])   # text-free methods
+        got = batch.split(fn.assign_batch(batch, **kwargs))
+    elif many is not None:
         got = many([t for _, t in todo], **kwargs) if todo else []
     else:
         got = []
@@ -191,6 +198,44 @@ def assign_trials(trials: list[tuple], method: str | Callable = "slice", **param
         if lines.shape != (len(xy),):
             raise ConfigError(f"method {method!r} returned shape {lines.shape} for trial {k}, expected ({len(xy)},)")
         out[k] = lines.astype(np.int64)
+    return out
+
+
+def assign_batch(batch, method: str | Callable = "slice", **params) -> np.ndarray:
+    """Lines for every trial of a :class:`~readgaze.lines.batch.Batch`, as :func:`assign_trial` gives them.
+
+    Parameters
+    ----------
+    batch : readgaze.lines.batch.Batch
+        Trials and their texts as flat arrays (positions finite, midlines checked by the caller).
+    method, **params
+        As :func:`assign_trial`.
+
+    Returns
+    -------
+    ndarray, int64, shape (n_fixations,)
+        0-based line (within each trial's text) per fixation, trial after trial.
+
+    Notes
+    -----
+    A method that offers ``fn.assign_batch(batch, **params)`` (``slice``, ``attach``) gets the trials with at
+    least two lines in one call and works across them with array operations; any other goes through
+    :func:`assign_trials` (its ``assign_many``, else trial by trial).
+    """
+    fn = get_method(method)
+    kwargs = accepted_params(fn, params)
+    many = getattr(fn, "assign_batch", None)
+    if many is None:
+        got = assign_trials(batch.trials(), fn, **params)
+        return np.concatenate([np.zeros(0, dtype=np.int64), *got])
+    out = np.zeros(len(batch.xy), dtype=np.int64)
+    multi = batch.n_lines > 1
+    rows = np.repeat(multi, batch.sizes)
+    if rows.any():
+        lines = np.asarray(many(batch.select(multi), **kwargs))
+        if lines.shape != (int(rows.sum()),):
+            raise ConfigError(f"method {method!r} returned shape {lines.shape}, expected ({int(rows.sum())},)")
+        out[rows] = lines
     return out
 
 
@@ -240,5 +285,5 @@ METHODS: dict[str, Callable] = {
 CLASSICAL = ("attach", "chain", "cluster", "compare", "merge", "regress", "segment", "slice", "split",
              "stretch", "warp")
 
-__all__ = ["assign_trial", "assign_trials", "assign_lines", "get_method", "accepted_params", "majority", "METHODS",
-           "CLASSICAL"]
+__all__ = ["assign_trial", "assign_trials", "assign_batch", "assign_lines", "get_method", "accepted_params", "majority",
+           "METHODS", "CLASSICAL"]

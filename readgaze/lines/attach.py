@@ -37,3 +37,13 @@ def attach(xy: np.ndarray, line_y_px: np.ndarray) -> np.ndarray:
     array([0, 1])
     """
     return nearest_line(xy[:, 1], line_y_px)
+
+
+def attach_batch(batch) -> np.ndarray:
+    """:func:`attach` for every trial of a :class:`~readgaze.lines.batch.Batch` at once (same lines)."""
+    from readgaze.lines.batch import nearest_midline
+
+    return nearest_midline(batch.xy[:, 1], np.repeat(batch.text, batch.sizes), batch.line_y, batch.line_start)
+
+
+attach.assign_batch = attach_batch  # readgaze.lines.assign_lines batches a frame's trials through this

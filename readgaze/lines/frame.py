@@ -1,13 +1,15 @@
 """Frame-level line assignment: canonical ``fixations`` + ``words`` (+ ``trials``) in, ``line_index`` out.
 
-The per-trial work is :func:`readgaze.lines.assign_trials` (batched where the method batches); this module
-gathers each trial's arrays from the frames (one Python step per trial, never per row), writes the result back
-and counts what it did.
+The frames become one :class:`~readgaze.lines.batch.Batch` (every trial's fixations and every text's lines as
+flat arrays with offsets, no Python step per trial or row), which :func:`readgaze.lines.assign_batch` assigns
+(across all trials at once for ``slice`` and ``attach``); the lines, the nearest-line moves and each trial's
+median drift are written back with array operations, in the input's row order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
@@ -28,54 +30,69 @@ def _require(frame: pl.DataFrame | pl.LazyFrame, columns: tuple[str, ...], table
                           column=missing[0])
 
 
-def text_arrays(words: pl.DataFrame) -> dict[str, dict[str, np.ndarray]]:
-    """Per text: sorted line indices, midlines (px) and word centres in reading order.
+@dataclass(frozen=True)
+class Layout:
+    """Every text's lines (and word centres) as flat arrays, texts in sorted ``text_id`` order.
 
-    A line's midline is half-way between its highest word top and lowest word bottom. Word centres are
-    box centres, ordered by ``ia_index`` (else ``word_index``, else row order); they need ``left_px`` and
-    ``right_px`` and are left out when those are missing. All texts are computed in one pass of each
-    aggregation, then cut into per-text arrays.
+    ``line_index``/``line_y`` (px midline: half-way between the line's highest word top and lowest word bottom)
+    run text after text, top to bottom, text ``k`` owning ``line_start[k]:line_start[k + 1]``. Word centres
+    (box centres, in ``ia_index`` order, else ``word_index``, else row order), their line's position within
+    the text and ``x_mirror_px`` (``x -> x_mirror_px - x`` mirrors the text) need ``left_px``/``right_px``
+    and are None without them.
     """
-    order = [c for c in ("text_id", "ia_index", "word_index") if c in words.columns]
-    words = words.with_row_index("_order").sort([*order, "_order"])
-    has_x = "left_px" in words.columns and "right_px" in words.columns
+
+    names: list
+    line_index: np.ndarray
+    line_y: np.ndarray
+    line_start: np.ndarray
+    word_xy: np.ndarray | None
+    word_line: np.ndarray | None
+    word_start: np.ndarray | None
+    x_mirror_px: np.ndarray | None
+
+
+def text_layout(words: pl.DataFrame) -> Layout:
+    """The :class:`Layout` of all texts of ``words`` (``text_id`` String), from one pass of each aggregation."""
     lines = (words.group_by("text_id", "line_index").agg(pl.col("top_px").min(), pl.col("bottom_px").max())
              .sort("text_id", "line_index"))
     per_text = lines.group_by("text_id", maintain_order=True).len()
-    text_ids = per_text["text_id"].to_list()
-    cut_lines = np.cumsum(per_text["len"].to_numpy())[:-1]
-    line_index = np.split(lines["line_index"].to_numpy().astype(np.int64), cut_lines)
-    line_y = np.split(((lines["top_px"] + lines["bottom_px"]) / 2).to_numpy().astype(np.float64), cut_lines)
-    out = {t: {"line_index": li, "line_y_px": ly} for t, li, ly in zip(text_ids, line_index, line_y)}
-    if has_x:
-        cut_words = np.cumsum(words.group_by("text_id", maintain_order=True).len()["len"].to_numpy())[:-1]
-        mirror = words.group_by("text_id", maintain_order=True).agg(
-            (pl.col("left_px").min() + pl.col("right_px").max()).alias("m"))["m"].to_list()
-        word_xy = np.split(np.column_stack([((words["left_px"] + words["right_px"]) / 2).to_numpy(),
-                                            ((words["top_px"] + words["bottom_px"]) / 2).to_numpy()]
-                                           ).astype(np.float64), cut_words)
-        word_line_index = np.split(words["line_index"].to_numpy(), cut_words)
-        for t, m, wxy, wli in zip(text_ids, mirror, word_xy, word_line_index):
-            entry = out[t]
-            entry["x_mirror_px"] = float(m)  # x -> this - x mirrors the text
-            entry["word_xy"] = wxy
-            entry["word_line"] = np.searchsorted(entry["line_index"], wli)
-    return out
+    names = per_text["text_id"].to_list()
+    line_start = np.concatenate([[0], np.cumsum(per_text["len"].to_numpy())]).astype(np.int64)
+    line_index = lines["line_index"].to_numpy().astype(np.int64)
+    line_y = ((lines["top_px"] + lines["bottom_px"]) / 2).to_numpy().astype(np.float64)
+    if not ("left_px" in words.columns and "right_px" in words.columns):
+        return Layout(names, line_index, line_y, line_start, None, None, None, None)
+    order = [c for c in ("text_id", "ia_index", "word_index") if c in words.columns]
+    words = words.with_row_index("_order").sort([*order, "_order"])
+    counts = words.group_by("text_id", maintain_order=True).agg(
+        pl.len(), (pl.col("left_px").min() + pl.col("right_px").max()).alias("m"))
+    word_start = np.concatenate([[0], np.cumsum(counts["len"].to_numpy())]).astype(np.int64)
+    word_xy = np.column_stack([((words["left_px"] + words["right_px"]) / 2).to_numpy(),
+                               ((words["top_px"] + words["bottom_px"]) / 2).to_numpy()]).astype(np.float64)
+    text = np.repeat(np.arange(len(names)), np.diff(word_start))
+    # each word's line as its position among its text's lines: one search over (text, line_index) keys
+    span = int(max(line_index.max(initial=0), words["line_index"].max() or 0) - min(line_index.min(initial=0), 0)) + 2
+    lo = int(min(line_index.min(initial=0), 0))
+    line_key = np.repeat(np.arange(len(names)), np.diff(line_start)) * span + (line_index - lo)
+    word_key = text * span + (words["line_index"].to_numpy().astype(np.int64) - lo)
+    word_line = np.searchsorted(line_key, word_key) - line_start[text]
+    return Layout(names, line_index, line_y, line_start, word_xy, word_line, word_start,
+                  counts["m"].to_numpy().astype(np.float64))
 
 
-def _trial_texts(fixations: pl.DataFrame, words: pl.DataFrame, trials: pl.DataFrame | None) -> pl.DataFrame:
-    """``(trial_id, text_id)`` for every trial of ``fixations``."""
+def _trial_texts(trial_names: pl.Series, words: pl.DataFrame, trials: pl.DataFrame | None) -> pl.DataFrame:
+    """``(trial_id, text_id)`` (String) for the trials of ``fixations``."""
     if trials is not None:
         _require(trials, ("trial_id", "text_id"), "trials")
         return trials.select(pl.col("trial_id").cast(pl.String), pl.col("text_id").cast(pl.String)).unique("trial_id")
-    ids = fixations.select(pl.col("trial_id").cast(pl.String)).unique()
     if "trial_id" in words.columns:
         return words.select(pl.col("trial_id").cast(pl.String), pl.col("text_id").cast(pl.String)).unique("trial_id")
     texts = words["text_id"].unique()
     if len(texts) != 1:
         raise ConfigError(f"assign_lines: got words of {len(texts)} texts and no trials frame; pass trials "
                           "(trial_id, text_id) or words with a trial_id column")
-    return ids.with_columns(pl.lit(texts[0], dtype=pl.String).alias("text_id"))
+    return pl.DataFrame({"trial_id": trial_names.drop_nulls()}).with_columns(
+        pl.lit(texts[0], dtype=pl.String).alias("text_id"))
 
 
 def _right_to_left(words: pl.DataFrame, direction: str | None) -> set:
@@ -92,58 +109,48 @@ def _right_to_left(words: pl.DataFrame, direction: str | None) -> set:
     return set(words.filter(pl.col("direction") == "rtl")["text_id"].cast(pl.String).unique())
 
 
-def _mirrored(text: dict) -> dict:
-    """The text's arrays with word x mirrored (see ``direction`` in :func:`assign_lines`)."""
-    if "x_mirror_px" not in text:
-        raise ConfigError("direction='rtl' needs word boxes with left_px and right_px (to mirror x about the text)")
-    out = dict(text)
-    out["word_xy"] = text["word_xy"].copy()
-    out["word_xy"][:, 0] = text["x_mirror_px"] - out["word_xy"][:, 0]
-    return out
+def _by_trial(fixations: pl.DataFrame) -> tuple[np.ndarray | None, np.ndarray, pl.Series, pl.DataFrame]:
+    """Group the rows by trial, in ``fixation_index`` order within each trial.
 
-
-def _write_back(jobs: list, assigned: list[np.ndarray], texts: dict, xy_all: np.ndarray, line: np.ndarray,
-                n_trials: int) -> tuple[int, np.ndarray]:
-    """Write every job's lines into ``line`` (as the text's line indices) in one vectorized pass.
-
-    Returns the number of fixations not on their nearest midline and, per trial (row of ``bounds``), the median
-    of ``y - assigned midline`` in px (NaN for a trial without text or without a positioned fixation).
+    Returns ``(order, trial_start, trial_names, columns)``: ``order`` (None when the rows already come trial
+    by trial in fixation order, as prepared data do) maps the grouped position to the input row; the
+    trial ``t`` owns grouped rows ``trial_start[t]:trial_start[t + 1]``; ``columns`` are trial id, fixation
+    index, x and y (Float64) in grouped order. Rows of one trial with equal ``fixation_index`` keep their order.
     """
-    drift = np.full(n_trials, np.nan)
-    if not jobs:
-        return 0, drift
-    sizes = np.array([len(j[1]) for j in jobs])
-    idx = np.concatenate([j[1] for j in jobs])
-    got = np.concatenate([np.zeros(0, np.int64), *assigned])
-    names = list(texts)
-    code = {t: k for k, t in enumerate(names)}
-    offset = np.concatenate([[0], np.cumsum([len(texts[t]["line_y_px"]) for t in names])])
-    all_index = np.concatenate([texts[t]["line_index"] for t in names])
-    all_y = np.concatenate([texts[t]["line_y_px"] for t in names])
-    job_text = np.array([code[j[3]] for j in jobs])
-    at = np.repeat(offset[job_text], sizes) + got
-    line[idx] = all_index[at]
-    y = xy_all[idx, 1]
-    moved = 0
-    fix_text = np.repeat(job_text, sizes)
-    by_text = np.argsort(fix_text, kind="stable")
-    cuts = np.cumsum(np.bincount(fix_text, minlength=len(names)))[:-1]
-    for k, rows in enumerate(np.split(by_text, cuts)):           # one step per text, not per trial
-        if len(rows):
-            nearest = np.abs(y[rows, None] - texts[names[k]]["line_y_px"]).argmin(axis=1)
-            moved += int((nearest != got[rows]).sum())
-    # per-trial median of y minus the assigned midline (np.median's rule: mean of the two middle values)
-    off = y - all_y[at]
-    job = np.repeat(np.arange(len(jobs)), sizes)
-    ranked = off[np.lexsort((off, job))]
-    first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    has = sizes > 0
-    half = sizes // 2
-    hi = ranked[np.minimum(first + half, len(ranked) - 1)] if len(ranked) else np.zeros(len(jobs))
-    lo = ranked[np.maximum(first + half - 1, 0)] if len(ranked) else np.zeros(len(jobs))
-    median = np.where(sizes % 2 == 1, hi, (lo + hi) / 2)
-    drift[np.array([j[0] for j in jobs])[has]] = median[has]
-    return moved, drift
+    cols = fixations.select(pl.col("trial_id").cast(pl.String).alias("_trial"), pl.col("fixation_index"),
+                            pl.col("x_px").cast(pl.Float64), pl.col("y_px").cast(pl.Float64))
+    order = None
+    for attempt in range(2):
+        n = cols.height
+        run = cols["_trial"].rle_id().to_numpy()
+        first = np.flatnonzero(np.r_[True, run[1:] != run[:-1]]) if n else np.zeros(0, dtype=np.int64)
+        names = cols["_trial"].gather(first)
+        fi = cols["fixation_index"]
+        grouped = names.n_unique() == len(names) and fi.null_count() == 0
+        if grouped and n > 1:
+            f = fi.to_numpy()
+            grouped = bool(((f[1:] >= f[:-1]) | (run[1:] != run[:-1])).all())
+        if grouped or attempt:
+            return order, np.r_[first, n].astype(np.int64), names, cols
+        order = (cols.with_row_index("_row").sort("_trial", "fixation_index", "_row", maintain_order=True)["_row"]
+                 .to_numpy().astype(np.int64))
+        cols = cols[order]
+    raise AssertionError("unreachable")
+
+
+def _off_nearest(y: np.ndarray, at: np.ndarray, first: np.ndarray, end: np.ndarray, line_y: np.ndarray) -> int:
+    """How many ``y`` are not on their nearest midline (``np.abs(y - line_y).argmin()``, ties to the upper line).
+
+    ``at`` is each value's assigned midline (index into ``line_y``), ``[first, end)`` its text's midlines.
+    Distances to increasing midlines fall, then rise, so the neighbours decide: the line above must be
+    strictly farther, the line below at least as far.
+    """
+    d = np.abs(y - line_y[at])
+    above = at > first
+    below = at < end - 1
+    up = np.abs(y - line_y[np.where(above, at - 1, at)])
+    down = np.abs(y - line_y[np.where(below, at + 1, at)])
+    return int((~((~above | (up > d)) & (~below | (down >= d)))).sum())
 
 
 def assign_lines(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | pl.LazyFrame,
@@ -203,7 +210,8 @@ def assign_lines(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | p
     >>> out["line_index"].to_list(), out["vertical_drift_px"][0]
     ([0, 0, 1], 20.0)
     """
-    from readgaze.lines import assign_trials, get_method, vote
+    from readgaze.lines import assign_batch, assign_trials, get_method, vote
+    from readgaze.lines.batch import Batch, check_layouts, segment_medians
     from readgaze.lines.vote import vote_many
 
     fixations = fixations.collect() if isinstance(fixations, pl.LazyFrame) else fixations
@@ -212,55 +220,84 @@ def assign_lines(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | p
     _require(fixations, FIXATION_COLUMNS, "fixations")
     _require(words, WORD_COLUMNS, "words")
     fn = get_method(method)
-    texts = text_arrays(words.with_columns(pl.col("text_id").cast(pl.String)))
+    words = words.with_columns(pl.col("text_id").cast(pl.String))
+    layout = text_layout(words)
     rtl = _right_to_left(words, direction)
-    frame = (fixations.drop("line_index", "vertical_drift_px", "line_agreement", strict=False)
-             .with_row_index("_row")
-             .with_columns(pl.col("trial_id").cast(pl.String).alias("_trial"))
-             .join(_trial_texts(fixations, words, trials).rename({"trial_id": "_trial", "text_id": "_text"}),
-                   on="_trial", how="left")
-             .sort("_trial", "fixation_index"))
-    n = frame.height
-    line = np.full(n, -1, dtype=np.int64)
-    agreement = np.full(n, np.nan)
-    xy_all = frame.select("x_px", "y_px").to_numpy().astype(np.float64)
-    ok_all = np.isfinite(xy_all).all(axis=1)
-    bounds = frame.with_row_index("_pos").group_by("_trial", maintain_order=True).agg(
-        pl.col("_pos").first().alias("start"), pl.len().alias("n"), pl.col("_text").first())
-    mirrored = {t: _mirrored(texts[t]) for t in rtl if t in texts}
-    jobs = []                                                 # (trial's row in bounds, idx, xy, text id, text)
-    for b, (_, start, count, text_id) in enumerate(bounds.iter_rows()):
-        if text_id in texts:
-            idx = np.arange(start, start + count)[ok_all[start:start + count]]
-            if text_id in mirrored:
-                text = mirrored[text_id]
-                xy = xy_all[idx].copy()
-                xy[:, 0] = text["x_mirror_px"] - xy[:, 0]
-            else:
-                text = texts[text_id]
-                xy = xy_all[idx]
-            jobs.append((b, idx, xy, text_id, text))
-    trials_in = [(xy, t["line_y_px"], t.get("word_xy"), t.get("word_line")) for _, _, xy, _, t in jobs]
-    if fn is vote:
-        assigned_lines, agreements = vote_many(trials_in, return_agreement=True, **params)
+    order, trial_start, names, cols = _by_trial(fixations)
+    n, n_trials = cols.height, len(names)
+    # each trial's text (code into the layout; -1: none)
+    pairs = _trial_texts(names, words, trials)
+    text_name = names.replace_strict(pairs["trial_id"], pairs["text_id"], default=None, return_dtype=pl.String)
+    code = text_name.replace_strict(layout.names, np.arange(len(layout.names)), default=-1,
+                                    return_dtype=pl.Int64).to_numpy()
+    sizes = np.diff(trial_start)
+    row_text = np.repeat(code, sizes)
+    x = cols["x_px"].to_numpy(allow_copy=True).astype(np.float64)
+    y = cols["y_px"].to_numpy(allow_copy=True).astype(np.float64)
+    ok = np.isfinite(x) & np.isfinite(y)
+    has_text = code >= 0
+    sel = ok & (row_text >= 0)                                # the rows a method sees
+    check_layouts(layout.line_y, layout.line_start, np.bincount(code[has_text], minlength=len(layout.names)) > 0,
+                  layout.names)
+    mirror = np.array([t in rtl for t in layout.names], dtype=bool)
+    word_xy = layout.word_xy
+    if mirror.any():
+        if layout.x_mirror_px is None:
+            raise ConfigError("direction='rtl' needs word boxes with left_px and right_px (to mirror x about the "
+                              "text)")
+        word_xy = word_xy.copy()
+        word_text = np.repeat(np.arange(len(layout.names)), np.diff(layout.word_start))
+        flip = mirror[word_text]
+        word_xy[flip, 0] = layout.x_mirror_px[word_text[flip]] - word_xy[flip, 0]
+        flip_rows = sel & mirror[np.maximum(row_text, 0)]
+        x = np.where(flip_rows, layout.x_mirror_px[np.maximum(row_text, 0)] - x, x)
+    kept = np.flatnonzero(has_text)                          # trials with a text, in grouped order
+    per_kept = np.add.reduceat(sel, trial_start[:-1])[kept] if n else np.zeros(len(kept), dtype=np.int64)
+    batch = Batch(np.column_stack([x[sel], y[sel]]), np.concatenate([[0], np.cumsum(per_kept)]).astype(np.int64),
+                  code[kept], layout.line_y, layout.line_start, word_xy, layout.word_line, layout.word_start)
+    agreement = None
+    if fn is vote or getattr(fn, "assign_batch", None) is None:
+        # one trial at a time, or the method's own batching over a list: trials in trial id order
+        listed = batch.trials()
+        by_name = names.gather(kept).arg_sort(nulls_last=False).to_numpy()
+        inputs = [listed[k] for k in by_name]
+        if fn is vote:
+            got, agree = vote_many(inputs, return_agreement=True, **params)
+        else:
+            got = assign_trials(inputs, fn, **params)
+        back = np.empty(len(by_name), dtype=np.int64)
+        back[by_name] = np.arange(len(by_name))
+        lines = np.concatenate([np.zeros(0, dtype=np.int64), *(got[k] for k in back)])
+        if fn is vote:
+            agreement = np.full(n, np.nan)
+            agreement[sel] = np.concatenate([np.zeros(0), *(agree[k] for k in back)])
     else:
-        assigned_lines = assign_trials(trials_in, fn, **params)
-    nearest_moved, drift_per_trial = _write_back(jobs, assigned_lines, texts, xy_all, line, bounds.height)
-    if fn is vote and jobs:
-        agreement[np.concatenate([j[1] for j in jobs])] = np.concatenate(agreements)
-    drift = np.repeat(drift_per_trial, bounds["n"].to_numpy())
+        lines = assign_batch(batch, fn, **params)
+    # write back: the text's line indices, nearest-line moves, per-trial median drift
+    b_text = row_text[sel]
+    at = layout.line_start[b_text] + lines
+    line = np.full(n, -1, dtype=np.int64)
+    line[sel] = layout.line_index[at]
+    moved = _off_nearest(y[sel], at, layout.line_start[b_text], layout.line_start[b_text + 1], layout.line_y)
+    drift_kept = segment_medians(y[sel] - layout.line_y[at], batch.trial_start)
+    drift_trial = np.full(n_trials, np.nan)
+    drift_trial[kept] = drift_kept
+    drift = np.repeat(drift_trial, sizes)
+    if order is not None:                                     # back to the input's row order
+        for a in (line, drift) if agreement is None else (line, drift, agreement):
+            a[order] = a.copy()
     qc = QCLog()
     name = method if isinstance(method, str) else getattr(fn, "__name__", str(method))
-    qc.add(STEP, "fixations", f"moved off the nearest line by {name}", nearest_moved, action="changed")
-    no_text = int((~frame["_text"].is_in(list(texts)).fill_null(False)).sum())
-    qc.add(STEP, "fixations", "no text layout for the trial (line_index null)", no_text, action="flagged")
-    qc.add(STEP, "fixations", "missing x_px/y_px (line_index null)", int((~ok_all).sum()), action="flagged")
+    qc.add(STEP, "fixations", f"moved off the nearest line by {name}", moved, action="changed")
+    qc.add(STEP, "fixations", "no text layout for the trial (line_index null)", int((row_text < 0).sum()),
+           action="flagged")
+    qc.add(STEP, "fixations", "missing x_px/y_px (line_index null)", int((~ok).sum()), action="flagged")
     if fn is vote:
         qc.add(STEP, "fixations", "methods disagreed (line_agreement < 1)", int((agreement < 1).sum()),
                action="flagged")
-    assigned = pl.Series(line)
-    extra = {"line_index": pl.select(pl.when(assigned >= 0).then(assigned)).to_series().cast(pl.Int32),
+    extra = {"line_index": pl.Series(np.where(line >= 0, line, 0), dtype=pl.Int32).set(pl.Series(line < 0), None)
+             if (line < 0).any() else pl.Series(line, dtype=pl.Int32),
              "vertical_drift_px": pl.Series(drift, dtype=pl.Float64, nan_to_null=True)}
     if fn is vote:
         extra["line_agreement"] = pl.Series(agreement, dtype=pl.Float64, nan_to_null=True)
-    return frame.with_columns(**extra).sort("_row").drop("_row", "_trial", "_text"), qc
+    return fixations.drop("line_index", "vertical_drift_px", "line_agreement", strict=False).with_columns(**extra), qc
