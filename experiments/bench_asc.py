@@ -1,11 +1,18 @@
-"""Benchmark: readgaze.io.asc.read_asc against mne.io.read_raw_eyelink alone on a 1 M-sample .asc.
+"""Benchmark: readgaze.io.asc.read_asc against mne.io.read_raw_eyelink alone, at several file sizes.
 
-Generates a synthetic monocular 1000 Hz recording in /tmp (20 trials x 50,000 samples; a
-fixation every 230 ms, blinks, TRIALID messages), then reads it in two fresh child processes,
-one per reader, and prints wall time and peak resident memory of each (ru_maxrss; the
-``delta`` is peak minus the RSS after imports), and the ratios.
+For each size, generates a synthetic monocular 1000 Hz recording in /tmp (20 trials; a fixation
+every 230 ms, blinks, TRIALID messages), then reads it in fresh child processes, one per reader:
 
-    python experiments/bench_asc.py [--samples 1000000] [--trials 20]
+* ``mne``: ``mne.io.read_raw_eyelink`` alone;
+* ``parquet``: ``read_asc(path, samples=<tmp>.parquet)`` (samples streamed to Parquet, chunk by chunk);
+* ``memory``: ``read_asc(path)`` (samples returned as one DataFrame, which itself grows with the file).
+
+It prints wall time and peak resident memory of each (the child's ``VmHWM``, its own high-water
+mark; ``ru_maxrss`` would start at the parent's RSS at fork time; ``+delta`` is peak minus the peak
+after imports), the time ratio readgaze / mne at each size, and a table of peaks across sizes
+(flat for ``parquet``).
+
+    python experiments/bench_asc.py [--sizes 250000,1000000,2000000] [--readers mne,parquet,memory]
 """
 
 from __future__ import annotations
@@ -77,6 +84,15 @@ def generate(path: Path, n_samples: int, n_trials: int, seed: int = 0) -> None:
         body.write_csv(handle, include_header=False, quote_style="never")
 
 
+def _peak_mib() -> float:
+    """This process's peak resident memory (MiB): VmHWM, which exec resets, unlike ru_maxrss on Linux."""
+    try:
+        with open("/proc/self/status") as handle:
+            return next(int(line.split()[1]) for line in handle if line.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _child(reader: str, path: str) -> None:
     import warnings
 
@@ -84,48 +100,60 @@ def _child(reader: str, path: str) -> None:
 
     from readgaze.io.asc import read_asc
 
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    base = _peak_mib()
     start = time.perf_counter()
     if reader == "mne":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             raw = mne.io.read_raw_eyelink(path, verbose="error")
-        counts = {"n_times": int(raw.n_times), "fixations": int(len(raw._raw_extras[0]["dfs"]["fixations"]))}
+        counts = {"samples": int(raw.n_times), "fixations": int(len(raw._raw_extras[0]["dfs"]["fixations"]))}
     else:
-        rec = read_asc(path)
-        counts = {"samples": rec.samples.height, "fixations": rec.fixations.height, "trials": rec.trials.height}
+        target = str(Path(path).with_suffix(".samples.parquet")) if reader == "parquet" else "memory"
+        rec = read_asc(path, samples=target) if reader == "parquet" else read_asc(path)
+        n = rec.samples.select(pl.len()).collect().item() if reader == "parquet" else rec.samples.height
+        counts = {"samples": n, "fixations": rec.fixations.height, "trials": rec.trials.height}
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"reader": reader, "seconds": seconds, "peak_mib": peak / 1024,
-                      "delta_mib": (peak - base) / 1024, **counts}))
+    peak = _peak_mib()
+    print(json.dumps({"reader": reader, "seconds": seconds, "peak_mib": peak, "delta_mib": peak - base, **counts}))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=1_000_000)
+    parser.add_argument("--sizes", default="250000,1000000,2000000", help="samples per file, comma separated")
+    parser.add_argument("--readers", default="mne,parquet,memory")
     parser.add_argument("--trials", type=int, default=20)
-    parser.add_argument("--path", default="/tmp/readgaze_bench_1M.asc")
     parser.add_argument("--child", nargs=2, metavar=("READER", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         _child(*args.child)
         return
-    path = Path(args.path)
-    t0 = time.perf_counter()
-    generate(path, args.samples, args.trials)
-    print(f"generated {path} ({path.stat().st_size / 2**20:.1f} MiB, {args.samples:,} samples, "
-          f"{args.trials} trials) in {time.perf_counter() - t0:.1f} s")
-    results = {}
-    for reader in ("mne", "readgaze"):
-        out = subprocess.run([sys.executable, __file__, "--child", reader, str(path)], capture_output=True,
-                             text=True, check=True)
-        results[reader] = json.loads(out.stdout.strip().splitlines()[-1])
-        print(results[reader])
-    m, r = results["mne"], results["readgaze"]
-    print(f"time: read_asc {r['seconds']:.2f} s vs mne alone {m['seconds']:.2f} s "
-          f"(ratio {r['seconds'] / m['seconds']:.2f})")
-    print(f"peak RSS: read_asc {r['peak_mib']:.0f} MiB (+{r['delta_mib']:.0f}) vs mne alone {m['peak_mib']:.0f} MiB "
-          f"(+{m['delta_mib']:.0f}) (ratio of deltas {r['delta_mib'] / max(m['delta_mib'], 1e-9):.2f})")
+    readers = args.readers.split(",")
+    table = []
+    for n in (int(v) for v in args.sizes.split(",")):
+        path = Path(f"/tmp/readgaze_bench_{n}.asc")
+        t0 = time.perf_counter()
+        generate(path, n, args.trials)
+        print(f"generated {path} ({path.stat().st_size / 2**20:.1f} MiB, {n:,} samples, "
+              f"{args.trials} trials) in {time.perf_counter() - t0:.1f} s", flush=True)
+        results = {}
+        for reader in readers:
+            out = subprocess.run([sys.executable, __file__, "--child", reader, str(path)], capture_output=True,
+                                 text=True, check=True)
+            results[reader] = json.loads(out.stdout.strip().splitlines()[-1])
+            print(" ", results[reader], flush=True)
+        for reader in (r for r in readers if r != "mne" and "mne" in results):
+            r, m = results[reader], results["mne"]
+            print(f"  {n:,} samples, {reader}: read_asc {r['seconds']:.2f} s vs mne alone {m['seconds']:.2f} s "
+                  f"(ratio {r['seconds'] / m['seconds']:.2f}); peak RSS {r['peak_mib']:.0f} MiB "
+                  f"(+{r['delta_mib']:.0f}) vs mne {m['peak_mib']:.0f} MiB (+{m['delta_mib']:.0f})", flush=True)
+        table.append((n, results))
+        path.unlink()
+        path.with_suffix(".samples.parquet").unlink(missing_ok=True)
+    print("\nsamples    " + "".join(f"{r:>28}" for r in readers))
+    for n, results in table:
+        print(f"{n:>10,} " + "".join(f"{results[r]['seconds']:>9.2f} s {results[r]['peak_mib']:>6.0f} MiB "
+                                     f"(+{results[r]['delta_mib']:>4.0f})" for r in readers))
+    print("time in seconds; peak RSS in MiB (+ over the RSS after imports)")
 
 
 if __name__ == "__main__":

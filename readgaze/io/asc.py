@@ -1,15 +1,20 @@
 """Read an EyeLink ``.asc`` file into canonical samples, fixations and a per-trial QC report.
 
 Pipeline: :func:`readgaze.io.asc_repair.scan_asc` classifies every line and finds the recording
-blocks (repairing what ``mne.io.read_raw_eyelink`` mishandles); :func:`readgaze.io.asc_block.read_block`
-parses each block's samples and end-of-event lines with Polars, one block at a time (the same frames
-as mne returns on the repaired block, :mod:`readgaze.io.asc_mne`, which a test checks on every file);
-this module adds messages, ``SFIX``/``SSACC``/``SBLINK`` without an end line, trial names and
-variables, validation results and flags, picks one eye per trial and builds the frames. Trials are
-recording blocks by default, named by their ``TRIALID`` message.
+blocks (repairing what ``mne.io.read_raw_eyelink`` mishandles); :mod:`readgaze.io.asc_block` parses the
+samples and end-of-event lines with Polars (the same frames as mne returns on the repaired block,
+:mod:`readgaze.io.asc_mne`, which a test checks on every file); this module adds messages,
+``SFIX``/``SSACC``/``SBLINK`` without an end line, trial names and variables, validation results and
+flags, picks one eye per trial and builds the frames. Trials are recording blocks by default, named by
+their ``TRIALID`` message.
 
-Memory: the scanned lines (about 40 bytes per line) plus the output frames, plus one block's tokens
-at a time; nothing holds a second copy of the file.
+Streaming and memory: the file is read in chunks of at most ``chunk_lines`` lines, twice. The first
+pass keeps only the lines that are not samples (messages, events, headers: about 2 % of a recording's
+lines); the second re-reads the chunks holding samples, one at a time, and hands each chunk's parsed
+samples to :mod:`readgaze.io.asc_samples` (kept, written to Parquet, or dropped). So the working set is
+one chunk (at most ``chunk_lines`` lines of text, their tokens and parsed samples) plus the non-sample
+lines and the event, message and trial tables, which grow with the number of events; with ``samples=``
+a Parquet path or ``"none"`` no table of samples is held.
 
 Time convention (``readgaze.schema``): ``start_ms`` is the first sample, ``duration_ms`` the
 tracker's own ``EFIX`` duration, ``end - start + one sample interval`` (``EFIX R 1002
@@ -19,6 +24,8 @@ tracker's own ``EFIX`` duration, ``end - start + one sample interval`` (``EFIX R
 
 from __future__ import annotations
 
+import itertools
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +34,9 @@ import polars as pl
 
 from readgaze.errors import ConfigError
 from readgaze.io import asc_qc, asc_trials
-from readgaze.io.asc_block import read_block
-from readgaze.io.asc_repair import AscScan, Block, block_end_ms, sample_fields, sample_times, scan_asc
+from readgaze.io.asc_block import parse_events, parse_samples
+from readgaze.io.asc_repair import CHUNK_LINES, AscScan, Block, BlockSamples, block_end_ms, scan_asc
+from readgaze.io.asc_samples import SampleSink, check_target
 from readgaze.qc import QCLog
 
 STEP = "read_asc"
@@ -38,10 +46,11 @@ MESSAGE_RE = r"^MSG\s+(\S+)\s*(?:(-?\d+)\s+(\S.*))?(.*)$"  # time, optional offs
 
 @dataclass
 class AscRecording:
-    """Everything read from one ``.asc`` file. Frames hold Python-side Polars data (not lazy)."""
+    """Everything read from one ``.asc`` file. Frames are in memory, except ``samples`` read with
+    ``samples=<path>.parquet`` (a LazyFrame over that file)."""
 
     path: Path
-    samples: pl.DataFrame  # canonical samples (+ block, in_blink, per-eye columns if >1 eye in file)
+    samples: pl.DataFrame | pl.LazyFrame  # canonical samples (+ block, in_blink, per-eye columns if >1 eye)
     fixations: pl.DataFrame  # canonical fixations of the eye used (+ eye, flags, end_ms, block)
     saccades: pl.DataFrame
     blinks: pl.DataFrame
@@ -56,7 +65,8 @@ class AscRecording:
 
 def read_asc(path: str | Path, *, trial_message: str | None = None, eye: str | None = None,
              min_fixation_duration_ms: float = 0.0, drop_fixations: tuple[str, ...] = (),
-             encoding: str = "utf-8", screen_px: tuple[float, float] | None = None) -> AscRecording:
+             encoding: str = "utf-8", screen_px: tuple[float, float] | None = None,
+             samples: str | os.PathLike = "memory", chunk_lines: int = CHUNK_LINES) -> AscRecording:
     """Read an EyeLink ``.asc`` file: samples per eye, the tracker's events, messages and trials.
 
     Parameters
@@ -83,6 +93,15 @@ def read_asc(path: str | Path, *, trial_message: str | None = None, eye: str | N
     screen_px : (width, height), optional
         Screen size in px for ``off_screen``; default from ``DISPLAY_COORDS``, else ``GAZE_COORDS``
         (reported as the source), else off-screen detection is off (warned and recorded in ``qc``).
+    samples : "memory", "none", or a path ending in ``.parquet``
+        Where the samples go. ``"memory"`` (default): ``samples`` is a DataFrame. A Parquet path: each
+        chunk of samples is written there as it is parsed (zstd row groups; an existing file is
+        replaced, a failed read removes it) and ``samples`` is a ``polars.LazyFrame`` over the file,
+        with the same rows, columns and dtypes as the DataFrame. ``"none"``: samples are parsed and
+        counted (``trials.n_samples``, ``qc_report``) but not kept; ``samples`` is an empty DataFrame
+        with the columns. With a path or ``"none"`` peak memory does not grow with the number of samples.
+    chunk_lines : int
+        Lines of the file read and parsed at once (default 100,000); it bounds the working set.
 
     Returns
     -------
@@ -104,38 +123,53 @@ def read_asc(path: str | Path, *, trial_message: str | None = None, eye: str | N
     Raises
     ------
     ParseError
-        No recording block, a block without ``SAMPLES``/``RATE``, or mne's counts disagree with
-        the file (message names file and line).
+        No recording block, a block without ``SAMPLES``/``RATE``, a sample timestamp that is not a
+        number, or sample lines whose number of values disagree (message names file and line).
     ConfigError
-        Unknown ``eye``, ``drop_fixations`` or ``encoding`` value, or an invalid ``trial_message`` regex.
+        Unknown ``eye``, ``drop_fixations``, ``encoding`` or ``samples`` value, ``chunk_lines`` < 1, or
+        an invalid ``trial_message`` regex.
     """
     _check_options(eye, drop_fixations, trial_message)
-    scan = scan_asc(path, encoding=encoding)
+    check_target(samples)
+    scan = scan_asc(path, encoding=encoding, chunk_lines=chunk_lines)
     name, warnings, qc = scan.path.name, list(scan.warnings), QCLog(list(scan.qc.records))
     messages = _messages(scan)
     eyes = _choose_eyes(scan.blocks, eye, name, warnings)
     segments = asc_trials.segments(scan, messages, trial_message, name, warnings)
     screen_warnings: list[str] = []  # reported after the blocks' own warnings
     screen = _screen_box(messages, screen_px, name, screen_warnings, qc)
-    parts: dict[str, list[pl.DataFrame]] = {"samples": [], "events": [], "fixations": []}
-    for block in scan.blocks:
-        _read_one_block(scan, block, eyes[block.index], segments[block.index], parts, screen,
-                        min_fixation_duration_ms, warnings, qc)
+    parts: dict[str, list[pl.DataFrame]] = {"events": [], "fixations": []}
+    sink = SampleSink(samples, scan.blocks)
+    groups = itertools.groupby(scan.sample_chunks(), key=lambda piece: piece[0].index)  # (block, chunk) in order
+    group = next(groups, None)
+    try:
+        for block in scan.blocks:
+            chunks = iter(())
+            if group is not None and group[0] == block.index:
+                chunks = (rows for _, rows in group[1])
+            _read_one_block(scan, block, chunks, eyes[block.index], segments[block.index], sink, parts, screen,
+                            min_fixation_duration_ms, warnings, qc)
+            if group is not None and group[0] == block.index:
+                group = next(groups, None)
+        samples_out = sink.result()
+    except BaseException:
+        sink.abort()
+        raise
     warnings += screen_warnings
-    samples = _concat(parts["samples"], _empty_samples())
+    counts = sink.sample_counts()
     all_fix = _concat(parts["fixations"], None)
     all_fix = all_fix.with_columns(drop_reason=asc_qc.drop_reason(drop_fixations))
-    trials = asc_trials.trials_table(scan, segments, eyes, samples, all_fix)
+    trials = asc_trials.trials_table(scan, segments, eyes, counts, all_fix)
     messages = asc_trials.assign_messages(messages, segments)
     trials = asc_trials.with_trial_variables(trials, messages, scan, segments)
     _warn_tracker_errors(messages, name, warnings, qc)
     validation = _validation(messages, scan, qc)
     events = _concat(parts["events"], None)
     saccades = _used(events, "saccade", eyes)
-    report = asc_qc.qc_report(trials, samples, all_fix, saccades)
+    report = asc_qc.qc_report(trials, counts, all_fix, saccades)
     asc_qc.log_report(report, qc)
     fixations = _index(all_fix.filter(pl.col("drop_reason").is_null()).drop("drop_reason", "kind"))
-    return AscRecording(scan.path, samples, fixations, saccades, _used(events, "blink", eyes),
+    return AscRecording(scan.path, samples_out, fixations, saccades, _used(events, "blink", eyes),
                         events, messages, trials, report, validation, qc, warnings)
 
 
@@ -263,17 +297,28 @@ def _choose_eyes(blocks: list[Block], eye: str | None, name: str, warnings: list
 
 
 
-def _read_one_block(scan, block, eye, segments, parts, screen, min_ms, warnings, qc) -> None:
-    times = sample_times(scan, block)
-    _report_time_repairs(scan, block, times, warnings, qc)
-    end_ms = block_end_ms(block, times)
-    if block.n_samples:
-        sample_fields(scan, block, warnings)  # the fields present are read; inconsistent lines raise
-        samples, events = read_block(scan, block, times)
-    else:
-        samples, events = pl.DataFrame({"time_ms": []}, schema={"time_ms": pl.Float64}), pl.DataFrame()
+def _read_one_block(scan, block, chunks, eye, segments, sink, parts, screen, min_ms, warnings, qc) -> None:
+    """One block: its sample chunks (checked, repaired, parsed, flagged, given trials) go to ``sink``;
+    then its events, closed at the block end, go to ``parts``."""
     base = _empty_events().select("kind", "eye", "start_ms", "end_ms", "duration_ms", "x_px", "y_px", "pupil")
-    events = pl.concat([base, _with_open_events(scan, block, events, end_ms)], how="diagonal_relaxed")
+    tracked = parse_events(scan, block) if block.n_samples else pl.DataFrame()
+    # blinks for the sample mask: an SBLINK without EBLINK lasts to the block end, which lies after every
+    # sample (known only after the last chunk), so it is open-ended here
+    open_ended = pl.concat([base, _with_open_events(scan, block, tracked, float("inf"))], how="diagonal_relaxed")
+    mask_blinks = open_ended.filter(pl.col("kind") == "blink", pl.col("eye") == eye)
+    state = BlockSamples(scan, block)
+    for rows in chunks:
+        times = state.times(rows)
+        state.fields(rows)
+        samples = parse_samples(block, times)
+        samples = samples.with_columns(
+            x_px=_eye_col(samples, f"x_{eye}_px"), y_px=_eye_col(samples, f"y_{eye}_px"),
+            pupil=_eye_col(samples, f"pupil_{eye}"), eye=pl.lit(eye), block=pl.lit(block.index, pl.Int32))
+        samples = samples.with_columns(in_blink=asc_qc.blink_mask(samples, mask_blinks))
+        sink.add(asc_trials.assign_trials(samples, segments, "time_ms"))
+    state.finish(warnings, qc)  # repairs reported; the fields present are read, inconsistent lines raise
+    end_ms = block_end_ms(block, state.max_repaired)
+    events = pl.concat([base, _with_open_events(scan, block, tracked, end_ms)], how="diagonal_relaxed")
     events = _with_lines(scan, block, events)
     _check_durations(events, block, scan.path.name, warnings)
     _report_edges(events, block, scan.path.name, warnings, qc)
@@ -281,36 +326,13 @@ def _read_one_block(scan, block, eye, segments, parts, screen, min_ms, warnings,
     events = asc_trials.assign_trials(events, segments, "start_ms")
     blinks = events.filter(pl.col("kind") == "blink", pl.col("eye") == eye)
     events = _flag_blink_saccades(events, scan.path.name, warnings, qc)
-    samples = samples.with_columns(
-        x_px=_eye_col(samples, f"x_{eye}_px"), y_px=_eye_col(samples, f"y_{eye}_px"),
-        pupil=_eye_col(samples, f"pupil_{eye}"), eye=pl.lit(eye), block=pl.lit(block.index, pl.Int32))
-    samples = samples.with_columns(in_blink=asc_qc.blink_mask(samples, blinks))
-    samples = asc_trials.assign_trials(samples, segments, "time_ms")
     fixations = events.filter(pl.col("kind") == "fixation", pl.col("eye") == eye)
     parts["fixations"].append(asc_qc.flag_fixations(fixations, blinks, screen, min_ms))
-    parts["samples"].append(samples)
     parts["events"].append(events)
 
 
 def _eye_col(frame: pl.DataFrame, column: str) -> pl.Expr:
     return pl.col(column) if column in frame.columns else pl.lit(None, dtype=pl.Float64)
-
-
-def _report_time_repairs(scan, block, times, warnings, qc) -> None:
-    changed = times.filter(pl.col("time_ms") != pl.col("time_ms_repaired"))
-    if changed.height:
-        qc.add(STEP, "samples", f"repeated timestamp at {block.sampling_rate_hz:g} Hz spread by the sample interval",
-               changed.height, action="changed", detail=f"block at line {block.start_line}")
-    late = times.filter(pl.col("time_ms_repaired") >= (block.end_ms if block.end_ms is not None else float("inf")))
-    if late.height:
-        warnings.append(f"{scan.path.name} line {block.last_line}: END time {block.end_ms:.10g} is not after "
-                        f"{late.height} sample(s) (first on line {late['line'][0]}); the block ends after its last sample")
-    back = times.filter(pl.col("time_ms_repaired").diff() <= 0)
-    if back.height:
-        warnings.append(f"{scan.path.name} line {back['line'][0]}: {back.height} sample timestamp(s) not after "
-                        "the previous one; kept in time order")
-        qc.add(STEP, "samples", "timestamp not increasing", back.height, action="flagged",
-               detail=f"first line {back['line'][0]}")
 
 
 def _with_open_events(scan: AscScan, block: Block, events: pl.DataFrame, end_ms: float) -> pl.DataFrame:
@@ -413,11 +435,6 @@ def _concat(frames: list[pl.DataFrame], empty: pl.DataFrame | None) -> pl.DataFr
     return _empty_events()
 
 
-def _empty_samples() -> pl.DataFrame:
-    return pl.DataFrame(schema={"trial_id": pl.String, "block": pl.Int32, "time_ms": pl.Float64, "x_px": pl.Float64,
-                                "y_px": pl.Float64, "pupil": pl.Float64, "eye": pl.String, "in_blink": pl.Boolean})
-
-
 def _empty_events() -> pl.DataFrame:
     return pl.DataFrame(schema={"kind": pl.String, "eye": pl.String, "start_ms": pl.Float64, "end_ms": pl.Float64,
                                 "duration_ms": pl.Float64, "x_px": pl.Float64, "y_px": pl.Float64,
@@ -464,8 +481,8 @@ def inspect_asc(path: str | Path, *, encoding: str = "utf-8", screen_px: tuple[f
     the event counts, the validation results, the per-trial QC totals and every warning (file and
     line named). Options as in :func:`read_asc`.
     """
-    rec = read_asc(path, encoding=encoding, screen_px=screen_px, trial_message=trial_message)
-    lines = [f"{rec.path.name}: {rec.trials.height} trial(s), {rec.samples.height} samples, "
+    rec = read_asc(path, encoding=encoding, screen_px=screen_px, trial_message=trial_message, samples="none")
+    lines = [f"{rec.path.name}: {rec.trials.height} trial(s), {rec.trials['n_samples'].sum()} samples, "
              f"{rec.events.height} events ({_counts(rec.events)})"]
     base = {"trial_id", "block", "start_line", "end_line", "sampling_rate_hz", "eyes", "eye", "n_samples",
             "n_fixations"}

@@ -69,19 +69,26 @@ def drop_reason(drop_fixations) -> pl.Expr:
     return expr
 
 
-def qc_report(trials: pl.DataFrame, samples: pl.DataFrame, fixations: pl.DataFrame,
+def count_samples(samples: pl.DataFrame) -> pl.DataFrame:
+    """Per trial of a samples table: ``trial_id, n_samples, missing_samples, missing_in_blink`` (UInt32).
+
+    Counts of several chunks of samples add up (``read_asc`` sums them chunk by chunk).
+    """
+    missing = pl.col("x_px").is_null() | pl.col("y_px").is_null()
+    return samples.group_by("trial_id").agg(
+        n_samples=pl.len(), missing_samples=missing.sum(), missing_in_blink=(missing & pl.col("in_blink")).sum())
+
+
+def qc_report(trials: pl.DataFrame, sample_counts: pl.DataFrame, fixations: pl.DataFrame,
               saccades: pl.DataFrame | None = None) -> pl.DataFrame:
     """One row per trial: samples, missing samples by cause, fixations kept/dropped by reason, eye,
     and the saccades: ``saccades``, ``saccades_with_blink`` (flagged ``contains_blink``) and
     ``mean_saccade_amplitude_deg`` (Float64, over the other saccades; null when none).
 
-    ``fixations`` are the used eye's fixations *before* dropping, with ``drop_reason``.
+    ``sample_counts`` are :func:`count_samples` of the samples (summed over chunks); ``fixations`` are
+    the used eye's fixations *before* dropping, with ``drop_reason``.
     """
-    s = samples.group_by("trial_id").agg(
-        n_samples=pl.len(),
-        missing_samples=(pl.col("x_px").is_null() | pl.col("y_px").is_null()).sum(),
-        missing_in_blink=((pl.col("x_px").is_null() | pl.col("y_px").is_null()) & pl.col("in_blink")).sum(),
-    )
+    s = sample_counts.select("trial_id", "n_samples", "missing_samples", "missing_in_blink")
     f = fixations.group_by("trial_id").agg(
         fixations=pl.len(),
         fixations_kept=pl.col("drop_reason").is_null().sum(),

@@ -10,11 +10,17 @@ recording blocks. Each block ends at its ``END`` line, or, when ``END`` is missi
 a calibration header (``>>>>>>> CALIBRATION``), the next ``START`` or the end of the file (with a
 warning naming both lines); the line before it is the block's last data line, or the line before
 the next trial's ``TRIALID`` message when one sits between them. Duplicated timestamps are made
-strictly increasing (:func:`sample_times`) and sample lines are checked against the ``SAMPLES``
-declaration (:func:`sample_fields`). :mod:`readgaze.io.asc_block` then parses each block;
+strictly increasing and sample lines are checked against the ``SAMPLES`` declaration
+(:class:`BlockSamples`, chunk by chunk). :mod:`readgaze.io.asc_block` then parses each block;
 :func:`write_block_for_mne` writes a block as the small file ``mne.io.read_raw_eyelink`` reads
 correctly (``START``, headers, samples, ``E*`` events, a synthesised ``END`` where the file had
 none), which the tests use as the oracle.
+
+Streaming: the file is read in chunks of at most ``chunk_lines`` whole lines (:data:`CHUNK_LINES` by
+default), twice. The scan (first pass) keeps the text of every line that is not a sample line (messages,
+events, headers: a few percent of a recording) and, of the sample lines, only runs of line numbers and
+per-chunk counts; :meth:`AscScan.sample_chunks` (second pass) re-reads the chunks that hold sample lines,
+one at a time, by byte offset. So at most ``chunk_lines`` lines of text are held at once.
 
 Text: the file is decoded with ``encoding`` (default UTF-8). Bytes that do not decode are replaced
 with U+FFFD and the lines holding them are counted in a warning; byte-order marks (U+FEFF) anywhere
@@ -25,7 +31,7 @@ anchored ``trial_message`` pattern) and counted.
 from __future__ import annotations
 
 import codecs
-import io
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +52,10 @@ LINE_KINDS = pl.Enum([*KEYWORDS, "sample", "calibration", "header", "blank", "co
 #: Lines that carry recording data (an open block extends at least to its last one).
 DATA_KINDS = ("sample", "SFIX", "EFIX", "SSACC", "ESACC", "SBLINK", "EBLINK", "INPUT", "BUTTON")
 TRIALID_RE = r"^MSG\s+\S+\s+(?:-?\d+\s+)?TRIALID\b"
+#: Lines per chunk read at once (about 4 MiB of sample text; a chunk's tokens take about 10x that).
+CHUNK_LINES = 100_000
+_READ_BYTES = 1 << 23  # bytes read from the file per system call
+
 
 
 @dataclass
@@ -64,30 +74,98 @@ class Block:
     event_counts: dict[str, int] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Chunk:
+    """A run of whole lines of the file: byte ``offset`` and ``size``, ``first_line`` (1-based),
+    ``n_lines`` and ``n_samples`` (how many of them are sample lines)."""
+
+    offset: int
+    size: int
+    first_line: int
+    n_lines: int
+    n_samples: int
+
+
 @dataclass
 class AscScan:
-    """Every line of the file, classified, with its block; plus the blocks and what was repaired."""
+    """The file's non-sample lines, classified, with their block; the blocks, the chunks, what was repaired.
+
+    ``lines`` holds every line that is not a sample line: ``line`` (UInt32, 1-based), ``text``, ``kind``
+    (:data:`LINE_KINDS`), ``block`` (Int32, null outside blocks). Sample lines are read again, a chunk at
+    a time, by :meth:`sample_chunks`.
+    """
 
     path: Path
-    lines: pl.DataFrame  # line (UInt32, 1-based), text, kind, block (Int32, null outside blocks)
+    lines: pl.DataFrame
     blocks: list[Block]
     warnings: list[str]
     qc: QCLog
+    chunks: list[Chunk] = field(default_factory=list)
+    encoding: str = "utf-8"  # the codec's canonical name
+    n_lines: int = 0
+    rows: dict[int, tuple[int, int]] = field(default_factory=dict)  # block -> row range of ``lines``
+
     def block_lines(self, index: int) -> pl.DataFrame:
-        """The lines of one block: a zero-copy slice (a block is a contiguous run of lines, row = line - 1)."""
-        block = next((b for b in self.blocks if b.index == index), None)
-        if block is None:
-            return self.lines.clear()
-        return self.lines.slice(block.start_line - 1, block.last_line - block.start_line + 1)
+        """The non-sample lines of one block: a zero-copy slice of ``lines`` (a block is a contiguous run)."""
+        lo, hi = self.rows.get(index, (0, 0))
+        return self.lines.slice(lo, hi - lo)
+
+    def sample_chunks(self) -> Iterator[tuple[Block, pl.DataFrame]]:
+        """The sample lines inside blocks, in file order: ``(block, frame)`` with ``line`` (UInt32) and ``text``.
+
+        Each chunk of the file that holds sample lines is read once and split by block, so one frame
+        holds at most ``chunk_lines`` lines (and one block's lines arrive as several frames when the
+        block spans chunks).
+        """
+        blocks = [b for b in self.blocks if b.n_samples]
+        i = 0
+        with self.path.open("rb") as handle:
+            for chunk in self.chunks:
+                last = chunk.first_line + chunk.n_lines - 1
+                while i < len(blocks) and blocks[i].last_line < chunk.first_line:
+                    i += 1
+                inside = []
+                for b in blocks[i:]:
+                    if b.start_line > last:
+                        break
+                    inside.append(b)
+                if not chunk.n_samples or not inside:
+                    continue
+                handle.seek(chunk.offset)
+                text = decode_chunk(handle.read(chunk.size), self.encoding, chunk.first_line)[0]
+                samples = text.filter(pl.col("text").str.contains(r"^[0-9]")).select("line", "text")  # see _kinds
+                lines = samples["line"]
+                for b in inside:
+                    lo, hi = lines.search_sorted(b.start_line, "left"), lines.search_sorted(b.last_line, "right")
+                    if hi > lo:
+                        yield b, samples.slice(lo, hi - lo)
 
 
-def _newlines(path: Path) -> int:
-    """Number of lines of a file (a last line without a newline counts), read in 16 MiB chunks."""
-    n, last = 0, b"\n"
+def _codec(encoding: str) -> str:
+    try:
+        return codecs.lookup(encoding).name
+    except LookupError:
+        raise ConfigError(f"encoding: unknown codec {encoding!r} (e.g. 'utf-8', 'cp1252', 'latin-1')") from None
+
+
+def _byte_chunks(path: Path, chunk_lines: int) -> Iterator[tuple[int, bytes]]:
+    """``(byte offset, bytes)`` of consecutive pieces of the file, each at most ``chunk_lines`` whole lines."""
+    offset, rest = 0, b""
     with path.open("rb") as handle:
-        while chunk := handle.read(1 << 24):
-            n, last = n + chunk.count(b"\n"), chunk[-1:]
-    return n + (0 if last == b"\n" else 1)
+        while True:
+            data = handle.read(_READ_BYTES)
+            if not data:
+                if rest:
+                    yield offset, rest
+                return
+            buf = rest + data if rest else data
+            ends = np.flatnonzero(np.frombuffer(buf, np.uint8) == 10)
+            start = 0
+            for k in range(chunk_lines - 1, len(ends), chunk_lines):
+                cut = int(ends[k]) + 1
+                yield offset, buf[start:cut]
+                offset, start = offset + cut - start, cut
+            rest = buf[start:]
 
 
 def _read_text(source, lossy: bool) -> pl.DataFrame:
@@ -95,51 +173,39 @@ def _read_text(source, lossy: bool) -> pl.DataFrame:
                        schema={"text": pl.String}, encoding="utf8-lossy" if lossy else "utf8")
 
 
-def _decoded(path: Path, encoding: str) -> tuple[pl.DataFrame, bool]:
-    """One row per line of text, and whether some bytes did not decode (replaced with U+FFFD).
+def decode_chunk(data: bytes, codec: str, first_line: int) -> tuple[pl.DataFrame, bool]:
+    """One row per line of a chunk (``line`` from ``first_line``, ``text``), and whether some bytes did not
+    decode (replaced with U+FFFD). Line ends (``\r``) and byte-order marks (U+FEFF) are removed.
 
-    UTF-8 is parsed by polars straight from the file (no copy in Python); another codec is decoded in
-    Python first.
+    UTF-8 is parsed by polars straight from the bytes; another (ASCII-compatible) codec is decoded in
+    Python first. A single-byte codec cannot hold U+FFFD itself, so every one is a replaced byte.
     """
-    try:
-        codec = codecs.lookup(encoding).name
-    except LookupError:
-        raise ConfigError(f"encoding: unknown codec {encoding!r} (e.g. 'utf-8', 'cp1252', 'latin-1')") from None
     if codec == "utf-8":
         try:
-            return _read_text(path, lossy=False), False
+            frame, replaced = _read_text(data, lossy=False), False
         except pl.exceptions.ComputeError:
-            return _read_text(path, lossy=True), True  # polars' utf8-lossy read replaces the bad bytes
-    text = path.read_bytes().decode(codec, errors="replace")
-    return _read_text(io.BytesIO(text.encode("utf-8")), lossy=False), "\ufffd" in text  # a single-byte codec
-    # cannot hold U+FFFD itself, so every one is a replaced byte
-
-
-def _read_lines(path: Path, encoding: str = "utf-8", warnings: list[str] | None = None,
-                qc: QCLog | None = None) -> pl.DataFrame:
-    warnings = [] if warnings is None else warnings
-    frame, replaced = _decoded(path, encoding)
-    n_expected = _newlines(path)
-    if frame.height != n_expected:  # pragma: no cover - guards a change in polars' blank-line rule
-        raise ParseError(f"read {frame.height} lines, the file has {n_expected}", file=path)
-    head = pl.col("text").str.slice(0, 16)  # a line's kind shows in its first characters: no full-line copies
-    kind = head.str.extract(r"^([A-Z]+)\b")
-    frame = frame.with_row_index("line", offset=1).with_columns(pl.col("text").fill_null(""))
+            frame, replaced = _read_text(data, lossy=True), True  # polars' utf8-lossy read replaces the bad bytes
+    else:
+        text = data.decode(codec, errors="replace")
+        frame, replaced = _read_text(text.encode("utf-8"), lossy=False), "\ufffd" in text
+    n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if frame.height != n_lines:  # blank-only chunks: polars reads no rows
+        text = data.decode(codec, errors="replace")
+        frame = pl.DataFrame({"text": text[:-1].split("\n") if text.endswith("\n") else text.split("\n")},
+                             schema={"text": pl.String})
+    frame = frame.with_row_index("line", offset=first_line).with_columns(pl.col("text").fill_null(""))
     if frame.select(pl.col("text").str.ends_with("\r").any()).item():
         frame = frame.with_columns(pl.col("text").str.strip_chars_end("\r"))
-    if replaced:
-        bad = frame.filter(pl.col("text").str.contains("\ufffd", literal=True))["line"]
-        warnings.append(f"{path.name} line {bad[0]}: {bad.len()} line(s) hold bytes that are not valid "
-                        f"{encoding}; replaced with U+FFFD (pass encoding=, e.g. 'cp1252')")
-        if qc is not None:
-            qc.add(STEP, "lines", f"bytes not valid {encoding} replaced", bad.len(), action="changed",
-                   detail=f"first line {bad[0]}")
-    bom = frame.filter(pl.col("text").str.contains("\ufeff", literal=True))["line"]
-    if bom.len():
-        frame = frame.with_columns(pl.col("text").str.replace_all("\ufeff", "", literal=True))
-        if qc is not None:
-            qc.add(STEP, "lines", "byte-order mark (U+FEFF) removed", bom.len(), action="changed",
-                   detail=f"first line {bom[0]}")
+    if frame.select(pl.col("text").str.contains("\ufeff", literal=True).any()).item():
+        frame = frame.with_columns(pl.col("text").str.replace_all("\ufeff", "", literal=True),
+                                   _bom=pl.col("text").str.contains("\ufeff", literal=True))
+    return frame, replaced
+
+
+def _kinds(frame: pl.DataFrame) -> pl.Series:
+    """The kind of every line (Enum :data:`LINE_KINDS`), from its first 16 characters."""
+    head = pl.col("text").str.slice(0, 16)  # a line's kind shows in its first characters: no full-line copies
+    kind = head.str.extract(r"^([A-Z]+)\b")
     names = LINE_KINDS.categories.to_list()
     code = {k: pl.lit(names.index(k), pl.UInt8) for k in names}  # small integer codes, then one Enum gather
     keyword = kind.replace_strict(list(KEYWORDS), [names.index(k) for k in KEYWORDS], default=names.index("other"),
@@ -151,15 +217,81 @@ def _read_lines(path: Path, encoding: str = "utf-8", warnings: list[str] | None 
         .when(pl.col("text").str.contains(r"^\s*$")).then(code["blank"])
         .when(head.str.contains(r"^\s")).then(code["continuation"])
         .otherwise(keyword.fill_null(names.index("other")))).to_series()
-    return frame.with_columns(kind=pl.Series(names, dtype=LINE_KINDS).gather(codes))
+    return pl.Series("kind", names, dtype=LINE_KINDS).gather(codes)
 
 
-def _find_blocks(lines: pl.DataFrame, name: str, warnings: list[str], qc: QCLog) -> list[Block]:
-    """Walk the few START/END/calibration lines and close every block, warning where END is missing."""
+@dataclass
+class _Lines:
+    """What the first pass keeps: the non-sample lines, runs of sample line numbers, the chunks."""
+
+    kept: pl.DataFrame
+    run_first: np.ndarray
+    run_last: np.ndarray
+    chunks: list[Chunk]
+    n_lines: int
+
+
+def _first_pass(path: Path, codec: str, chunk_lines: int, encoding: str, warnings: list[str],
+                qc: QCLog) -> _Lines:
+    kept, firsts, lasts, chunks = [], [], [], []
+    line, replaced, bad, bom = 1, False, [0, None], [0, None]  # counts and first lines
+    for offset, data in _byte_chunks(path, chunk_lines):
+        frame, lossy = decode_chunk(data, codec, line)
+        replaced |= lossy
+        for tally, hit in ((bad, pl.col("text").str.contains("\ufffd", literal=True)),
+                           (bom, pl.col("_bom") if "_bom" in frame.columns else None)):
+            if hit is not None:
+                lines = frame.filter(hit)["line"]
+                if lines.len():
+                    tally[0] += lines.len()
+                    tally[1] = tally[1] or int(lines[0])
+        kind = _kinds(frame)
+        is_sample = kind == "sample"
+        numbers = frame["line"].filter(is_sample).to_numpy().astype(np.int64)
+        if len(numbers):
+            breaks = np.flatnonzero(np.diff(numbers) != 1)
+            firsts.append(numbers[np.r_[0, breaks + 1]])
+            lasts.append(numbers[np.r_[breaks, len(numbers) - 1]])
+        rest = frame.select("line", "text").with_columns(kind).filter(~is_sample)
+        # a new string buffer: a filtered view would keep the whole chunk's text alive
+        kept.append(rest.with_columns(text=pl.Series(rest["text"].to_list(), dtype=pl.String)))
+        chunks.append(Chunk(offset, len(data), line, frame.height, len(numbers)))
+        line += frame.height
+    if replaced:
+        warnings.append(f"{path.name} line {bad[1]}: {bad[0]} line(s) hold bytes that are not valid "
+                        f"{encoding}; replaced with U+FFFD (pass encoding=, e.g. 'cp1252')")
+        qc.add(STEP, "lines", f"bytes not valid {encoding} replaced", bad[0], action="changed",
+               detail=f"first line {bad[1]}")
+    if bom[0]:
+        qc.add(STEP, "lines", "byte-order mark (U+FEFF) removed", bom[0], action="changed",
+               detail=f"first line {bom[1]}")
+    empty = pl.DataFrame(schema={"line": pl.get_index_type(), "text": pl.String, "kind": LINE_KINDS})
+    cat = lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int64)  # noqa: E731
+    return _Lines(pl.concat([empty, *kept]), cat(firsts), cat(lasts), chunks, line - 1)
+
+
+def _samples_upto(read: _Lines, line: np.ndarray) -> np.ndarray:
+    """Number of sample lines at or before each ``line``."""
+    if not len(read.run_first):
+        return np.zeros(len(line), np.int64)
+    sizes = read.run_last - read.run_first + 1
+    before = np.concatenate([[0], np.cumsum(sizes)])
+    i = np.searchsorted(read.run_first, line, side="right")  # runs starting at or before the line
+    partial = np.where(i > 0, np.minimum(line, read.run_last[np.maximum(i - 1, 0)])
+                       - read.run_first[np.maximum(i - 1, 0)] + 1, 0)
+    return np.where(i > 0, before[np.maximum(i - 1, 0)] + np.maximum(partial, 0), 0)
+
+
+def _find_blocks(lines: pl.DataFrame, data_lines: np.ndarray, n_lines: int, name: str, warnings: list[str],
+                 qc: QCLog) -> list[Block]:
+    """Walk the few START/END/calibration lines and close every block, warning where END is missing.
+
+    ``data_lines``: sorted line numbers that carry recording data (at least the last of every run of
+    sample lines, and every event line).
+    """
     marks = lines.filter(pl.col("kind").is_in(["START", "END", "calibration"]))
     marks = marks.with_columns(t=pl.col("text").str.extract(r"^[A-Z]+\s+(\S+)").cast(pl.Float64, strict=False))
     starts = marks.filter(pl.col("kind") == "START")["line"].to_list()
-    data_lines = lines.filter(pl.col("kind").is_in(DATA_KINDS))["line"].to_numpy()
     trialids = lines.filter(pl.col("kind") == "MSG", pl.col("text").str.contains(TRIALID_RE))["line"].to_numpy()
     blocks: list[Block] = []
     current: Block | None = None
@@ -201,7 +333,7 @@ def _find_blocks(lines: pl.DataFrame, name: str, warnings: list[str], qc: QCLog)
             close(line - 1, "calibration")
             current = None
     if current is not None:
-        close(lines.height, "end of file")
+        close(n_lines, "end of file")
     return blocks
 
 
@@ -220,87 +352,228 @@ def _block_header(block: Block, rows: pl.DataFrame, name: str) -> None:
                          row=block.start_line) from None
 
 
-def scan_asc(path: str | Path, *, encoding: str = "utf-8") -> AscScan:
-    """Classify every line of an ``.asc`` file and find its recording blocks.
+def scan_asc(path: str | Path, *, encoding: str = "utf-8", chunk_lines: int = CHUNK_LINES) -> AscScan:
+    """Classify every line of an ``.asc`` file and find its recording blocks, reading it in chunks.
 
     Parameters
     ----------
     path : str or Path
         EyeLink ASCII file (``edf2asc`` output).
     encoding : str
-        Text encoding of the file (default UTF-8; e.g. ``"cp1252"`` for Windows exports).
+        Text encoding of the file (default UTF-8; e.g. ``"cp1252"`` for Windows exports; any codec
+        in which a newline is the byte ``\n``).
+    chunk_lines : int
+        Lines read and decoded at once (default :data:`CHUNK_LINES`).
 
     Returns
     -------
     AscScan
-        ``lines`` has one row per line: ``line`` (1-based, as an editor shows it), ``text``,
-        ``kind`` (a keyword such as ``MSG``/``EFIX``, or ``sample``, ``calibration``, ``header``,
-        ``continuation``, ``blank``, ``other``) and ``block`` (0-based, null outside blocks).
+        ``lines`` has one row per line that is not a sample line: ``line`` (1-based, as an editor
+        shows it), ``text``, ``kind`` (a keyword such as ``MSG``/``EFIX``, or ``calibration``,
+        ``header``, ``continuation``, ``blank``, ``other``) and ``block`` (0-based, null outside blocks).
+        ``chunks`` say where each chunk of lines lies in the file; ``blocks`` count their sample lines.
 
     Raises
     ------
     ParseError
         No recording block at all, or a block without a ``SAMPLES`` line / ``RATE``.
     ConfigError
-        Unknown ``encoding``.
+        Unknown ``encoding``, or ``chunk_lines`` < 1.
     """
     path = Path(path)
     name = path.name
+    if chunk_lines < 1:
+        raise ConfigError(f"chunk_lines: got {chunk_lines!r}, expected a positive number of lines")
+    codec = _codec(encoding)
     warnings: list[str] = []
     qc = QCLog()
-    lines = _read_lines(path, encoding, warnings, qc)
-    blocks = _find_blocks(lines, name, warnings, qc)
+    read = _first_pass(path, codec, chunk_lines, encoding, warnings, qc)
+    lines = read.kept
+    data_lines = np.union1d(lines.filter(pl.col("kind").is_in(DATA_KINDS))["line"].to_numpy().astype(np.int64),
+                            read.run_last)
+    blocks = _find_blocks(lines, data_lines, read.n_lines, name, warnings, qc)
     if not blocks:
         raise ParseError("no recording block (no START line): not an EyeLink sample/event file", file=path)
     spans = pl.DataFrame({"first": [b.start_line for b in blocks], "last": [b.last_line for b in blocks],
                           "block": [b.index for b in blocks]},
-                         schema={"first": pl.UInt32, "last": pl.UInt32, "block": pl.Int32})
+                         schema={"first": lines.schema["line"], "last": lines.schema["line"], "block": pl.Int32})
     lines = lines.join_asof(spans, left_on="line", right_on="first", strategy="backward").with_columns(
         block=pl.when(pl.col("line") <= pl.col("last")).then(pl.col("block"))).drop("first", "last")
+    numbers = lines["line"]
+    rows = {b.index: (numbers.search_sorted(b.start_line, "left"), numbers.search_sorted(b.last_line, "right"))
+            for b in blocks}
     counts = (lines.filter(pl.col("block").is_not_null()).group_by("block", "kind").len()
               .iter_rows())
     per_block: dict[int, dict[str, int]] = {}
     for b, kind, n in counts:
         per_block.setdefault(b, {})[kind] = n
+    edges = np.array([[b.start_line - 1, b.last_line] for b in blocks], dtype=np.int64)
+    in_block = _samples_upto(read, edges[:, 1]) - _samples_upto(read, edges[:, 0])
     spec_lines = lines.filter(pl.col("kind") == "SAMPLES")
-    for block in blocks:
+    for block, n in zip(blocks, in_block.tolist()):
         block.event_counts = per_block.get(block.index, {})
-        block.n_samples = block.event_counts.get("sample", 0)
+        if n:
+            block.event_counts["sample"] = n
+        block.n_samples = n
         _block_header(block, spec_lines.filter(pl.col("block") == block.index), name)
-    _count_stray_lines(lines, name, warnings, qc)
-    return AscScan(path, lines, blocks, warnings, qc)
+    _count_stray_lines(lines, read, blocks, name, warnings, qc)
+    return AscScan(path, lines, blocks, warnings, qc, read.chunks, codec, read.n_lines, rows)
 
 
-def _count_stray_lines(lines: pl.DataFrame, name: str, warnings: list[str], qc: QCLog) -> None:
-    outside = lines.filter(pl.col("block").is_null(), pl.col("kind") == "sample")
-    if outside.height:
-        warnings.append(f"{name} line {outside['line'][0]}: {outside.height} sample line(s) outside any "
-                        "recording block; not read")
-        qc.add(STEP, "samples", "outside recording block", outside.height, detail=f"first line {outside['line'][0]}")
+def _count_stray_lines(lines: pl.DataFrame, read: _Lines, blocks: list[Block], name: str, warnings: list[str],
+                       qc: QCLog) -> None:
+    starts = np.array([b.start_line for b in blocks], dtype=np.int64)
+    ends = np.array([b.last_line for b in blocks], dtype=np.int64)
+    i = np.searchsorted(starts, read.run_first, side="right") - 1
+    inside = (i >= 0) & (read.run_first <= ends[np.maximum(i, 0)])  # runs never cross a block edge
+    outside = int((read.run_last - read.run_first + 1)[~inside].sum())
+    if outside:
+        first = int(read.run_first[~inside][0])
+        warnings.append(f"{name} line {first}: {outside} sample line(s) outside any recording block; not read")
+        qc.add(STEP, "samples", "outside recording block", outside, detail=f"first line {first}")
     cont = lines.filter(pl.col("block").is_not_null(), pl.col("kind") == "continuation")
     if cont.height:
         qc.add(STEP, "lines", "indented line inside block (not a sample)", cont.height, action="dropped",
                detail=f"first line {cont['line'][0]}")
 
 
-def sample_times(scan: AscScan, block: Block) -> pl.DataFrame:
-    """Sample lines of one block with ``time_ms`` as written and ``time_ms_repaired``.
+class BlockSamples:
+    """Checks and repairs of one block's sample lines, which arrive in chunks in file order.
 
-    At rates above 1000 Hz EyeLink may print integer milliseconds, so two samples share one
-    timestamp (the EMTeC corpus's 2 kHz recordings do). The k-th repeat of a timestamp gets ``+ k * 1000 / rate`` ms, giving
-    1002.0, 1002.5, 1003.0, ... Other repeats are left as written (and reported by the caller).
+    * :meth:`times` adds ``time_ms`` (as written) and ``time_ms_repaired``. At rates above 1000 Hz
+      EyeLink may print integer milliseconds, so two samples share one timestamp (the EMTeC corpus's
+      2 kHz recordings do). The k-th repeat of a timestamp gets ``+ k * 1000 / rate`` ms, giving 1002.0,
+      1002.5, 1003.0, ...; a run of repeats may span chunks. Other repeats are left as written.
+    * :meth:`fields` checks the values on every sample line against the ``SAMPLES`` line (see
+      :func:`sample_fields`).
+    * :meth:`finish` reports the repairs (QC log, warnings naming the lines) and returns the
+      ``SAMPLES`` text the lines match (None when they match the declaration).
+
+    Raises
+    ------
+    ParseError
+        A timestamp that is not a number; sample lines with different numbers of values, or a number no
+        prefix of the declaration explains (file and line named).
     """
-    rows = scan.block_lines(block.index).filter(pl.col("kind") == "sample")
-    rows = rows.with_columns(time_ms=pl.col("text").str.extract(r"^(\S+)").cast(pl.Float64, strict=False))
-    bad = rows.filter(pl.col("time_ms").is_null())
-    if bad.height:
-        raise ParseError(f"sample timestamp is not a number: {bad['text'][0][:40]!r}", file=scan.path,
-                         row=int(bad["line"][0]))
-    interval = 1000.0 / block.sampling_rate_hz
-    run = (pl.col("time_ms") != pl.col("time_ms").shift(1)).fill_null(True).cum_sum()
-    repeat = pl.int_range(pl.len()).over(run)
-    repaired = pl.col("time_ms") + repeat * interval if interval < 1.0 else pl.col("time_ms")
-    return rows.with_columns(time_ms_repaired=repaired)
+
+    def __init__(self, scan: AscScan, block: Block):
+        self.scan, self.block = scan, block
+        self.interval = 1000.0 / block.sampling_rate_hz
+        self.last_time: float | None = None
+        self.repeats = 0  # samples so far with ``last_time`` in the current run
+        self.last_repaired: float | None = None
+        self.max_repaired: float | None = None
+        self.changed = 0
+        self.late, self.back = [0, None], [0, None]  # count, first line
+        self.first: dict | None = None  # the block's first sample line and its number of values
+
+    def times(self, rows: pl.DataFrame) -> pl.DataFrame:
+        rows = rows.with_columns(time_ms=pl.col("text").str.extract(r"^(\S+)").cast(pl.Float64, strict=False))
+        bad = rows.filter(pl.col("time_ms").is_null())
+        if bad.height:
+            raise ParseError(f"sample timestamp is not a number: {bad['text'][0][:40]!r}", file=self.scan.path,
+                             row=int(bad["line"][0]))
+        if self.interval < 1.0:
+            t = pl.col("time_ms")
+            run = (t != t.shift(1)).fill_null(True).cum_sum()
+            carried = self.repeats if rows["time_ms"][0] == self.last_time else 0
+            repeat = pl.int_range(pl.len()).over(run) + pl.when(run == 1).then(carried).otherwise(0)
+            rows = rows.with_columns(_k=repeat).with_columns(time_ms_repaired=t + pl.col("_k") * self.interval)
+            self.last_time, self.repeats = rows["time_ms"][-1], int(rows["_k"][-1]) + 1
+            rows = rows.drop("_k")
+        else:
+            rows = rows.with_columns(time_ms_repaired=pl.col("time_ms"))
+        r = pl.col("time_ms_repaired")
+        prev = r.shift(1) if self.last_repaired is None else r.shift(1, fill_value=self.last_repaired)
+        end = self.block.end_ms if self.block.end_ms is not None else float("inf")
+        flags = rows.select("line", changed=pl.col("time_ms") != r, late=r >= end, back=(r - prev) <= 0)
+        self.changed += int(flags["changed"].sum())
+        for tally, name in ((self.late, "late"), (self.back, "back")):
+            hit = flags.filter(pl.col(name))["line"]
+            if hit.len():
+                tally[0] += hit.len()
+                tally[1] = tally[1] or int(hit[0])
+        self.last_repaired = rows["time_ms_repaired"][-1]
+        top = rows["time_ms_repaired"].max()
+        self.max_repaired = top if self.max_repaired is None else max(self.max_repaired, top)
+        return rows
+
+    def fields(self, rows: pl.DataFrame) -> None:
+        counts = rows.select("line", n=pl.col("text").str.count_matches(r"\S+")
+                             - pl.col("text").str.count_matches(_STATUS))
+        if self.first is None:
+            self.first = counts.row(0, named=True)
+        odd = counts.filter(pl.col("n") != self.first["n"])
+        if odd.height:
+            spec_line, _, want, _ = self._declared()
+            raise ParseError(f"sample lines disagree on their number of values: line {self.first['line']} has "
+                             f"{self.first['n']}, line {odd['line'][0]} has {odd['n'][0]} (SAMPLES line "
+                             f"{spec_line} declares {want})", file=self.scan.path, row=int(odd["line"][0]))
+
+    def _declared(self) -> tuple[int, str, int, list[tuple[str, int]]]:
+        spec = self.scan.block_lines(self.block.index).filter(pl.col("kind") == "SAMPLES").head(1)
+        spec_line, spec_text = int(spec["line"][0]), spec["text"][0]
+        tokens = spec_text.split()
+        n_eyes = len(self.block.eyes)
+        declared = [(g, n * (n_eyes if g == "VEL" else 1)) for g, n in SAMPLE_GROUPS if g in tokens]
+        return spec_line, spec_text, 1 + 3 * n_eyes + sum(n for _, n in declared), declared
+
+    def finish(self, warnings: list[str], qc: QCLog) -> str | None:
+        scan, block = self.scan, self.block
+        name = scan.path.name
+        if self.changed:
+            qc.add(STEP, "samples", f"repeated timestamp at {block.sampling_rate_hz:g} Hz spread by the sample "
+                   "interval", self.changed, action="changed", detail=f"block at line {block.start_line}")
+        if self.late[0]:
+            warnings.append(f"{name} line {block.last_line}: END time {block.end_ms:.10g} is not after "
+                            f"{self.late[0]} sample(s) (first on line {self.late[1]}); the block ends after its "
+                            "last sample")
+        if self.back[0]:
+            warnings.append(f"{name} line {self.back[1]}: {self.back[0]} sample timestamp(s) not after "
+                            "the previous one; kept in time order")
+            qc.add(STEP, "samples", "timestamp not increasing", self.back[0], action="flagged",
+                   detail=f"first line {self.back[1]}")
+        if self.first is None or not self.scan.block_lines(block.index).filter(pl.col("kind") == "SAMPLES").height:
+            return None
+        spec_line, spec_text, want, declared = self._declared()
+        first = self.first
+        if first["n"] == want:
+            return None
+        keep, n = [], 1 + 3 * len(block.eyes)
+        for group, size in declared:
+            if n == first["n"]:
+                break
+            keep.append(group)
+            n += size
+        where = f"SAMPLES line {spec_line}"
+        if n != first["n"]:
+            raise ParseError(f"sample line {first['line']} has {first['n']} values; {where} "
+                             f"({spec_text.strip()!r}) declares {want}, and no prefix of its optional fields "
+                             f"gives {first['n']}", file=scan.path, row=int(first["line"]))
+        absent = [g for g, _ in declared if g not in keep]
+        warnings.append(f"{name} line {spec_line}: SAMPLES declares {' '.join(absent)} but the sample "
+                        f"lines (first on line {first['line']}) hold {first['n']} values, not {want}; read the "
+                        f"fields present")
+        return "\t".join(t for t in spec_text.split() if t not in absent)
+
+
+def block_samples(scan: AscScan, block: Block) -> Iterator[pl.DataFrame]:
+    """The sample lines of one block, chunk by chunk (``line``, ``text``)."""
+    for b, rows in scan.sample_chunks():
+        if b.index == block.index:
+            yield rows
+        elif b.index > block.index:
+            return
+
+
+def sample_times(scan: AscScan, block: Block) -> pl.DataFrame:
+    """All sample lines of one block with ``time_ms`` as written and ``time_ms_repaired`` (in memory; see
+    :class:`BlockSamples` for the repair and for reading a block chunk by chunk)."""
+    state = BlockSamples(scan, block)
+    parts = [state.times(rows) for rows in block_samples(scan, block)]
+    empty = pl.DataFrame(schema={"line": scan.lines.schema["line"], "text": pl.String, "time_ms": pl.Float64,
+                                 "time_ms_repaired": pl.Float64})
+    return pl.concat(parts) if parts else empty
 
 
 #: Optional sample-line field groups of a ``SAMPLES`` line, in the order EyeLink writes them, with
@@ -317,6 +590,7 @@ def sample_fields(scan: AscScan, block: Block, warnings: list[str]) -> str | Non
     it equals the declaration without its last group(s) (``HTARGET`` declared, 5-field lines written),
     the fields present are read: returns the ``SAMPLES`` text to hand to mne, with a warning naming the
     ``SAMPLES`` line and the first sample line. Returns None when the lines match the declaration.
+    :class:`BlockSamples` does the same check chunk by chunk.
 
     Raises
     ------
@@ -324,42 +598,11 @@ def sample_fields(scan: AscScan, block: Block, warnings: list[str]) -> str | Non
         Sample lines with different numbers of values, or a number no declaration prefix explains
         (names the ``SAMPLES`` line and the first sample line that disagrees).
     """
-    rows = scan.block_lines(block.index)
-    spec = rows.filter(pl.col("kind") == "SAMPLES").head(1)
-    samples = rows.filter(pl.col("kind") == "sample")
-    if not samples.height or not spec.height:
-        return None
-    spec_line, spec_text = int(spec["line"][0]), spec["text"][0]
-    tokens = spec_text.split()
-    n_eyes = len(block.eyes)
-    declared = [(g, n * (n_eyes if g == "VEL" else 1)) for g, n in SAMPLE_GROUPS if g in tokens]
-    want = 1 + 3 * n_eyes + sum(n for _, n in declared)
-    counts = samples.select("line", n=pl.col("text").str.count_matches(r"\S+")
-                            - pl.col("text").str.count_matches(_STATUS))
-    first = counts.row(0, named=True)
-    odd = counts.filter(pl.col("n") != first["n"])
-    where = f"SAMPLES line {spec_line}"
-    if odd.height:
-        raise ParseError(f"sample lines disagree on their number of values: line {first['line']} has "
-                         f"{first['n']}, line {odd['line'][0]} has {odd['n'][0]} ({where} declares {want})",
-                         file=scan.path, row=int(odd["line"][0]))
-    if first["n"] == want:
-        return None
-    keep, n = [], 1 + 3 * n_eyes
-    for group, size in declared:
-        if n == first["n"]:
-            break
-        keep.append(group)
-        n += size
-    if n != first["n"]:
-        raise ParseError(f"sample line {first['line']} has {first['n']} values; {where} ({spec_text.strip()!r}) "
-                         f"declares {want}, and no prefix of its optional fields gives {first['n']}",
-                         file=scan.path, row=int(first["line"]))
-    absent = [g for g, _ in declared if g not in keep]
-    warnings.append(f"{scan.path.name} line {spec_line}: SAMPLES declares {' '.join(absent)} but the sample "
-                    f"lines (first on line {first['line']}) hold {first['n']} values, not {want}; read the "
-                    f"fields present")
-    return "\t".join(t for t in tokens if t not in absent)
+    state = BlockSamples(scan, block)
+    for rows in block_samples(scan, block):
+        state.fields(rows)
+    state.changed, state.late, state.back = 0, [0, None], [0, None]
+    return state.finish(warnings, QCLog())
 
 
 def write_block_for_mne(scan: AscScan, block: Block, times: pl.DataFrame, target: Path,
@@ -368,7 +611,7 @@ def write_block_for_mne(scan: AscScan, block: Block, times: pl.DataFrame, target
 
     ``samples_line`` replaces the block's ``SAMPLES`` line (see :func:`sample_fields`).
     """
-    before_first = scan.lines.slice(0, scan.blocks[0].start_line)  # the "**" header (mne reads its DATE)
+    before_first = scan.lines.filter(pl.col("line") < scan.blocks[0].start_line)  # the "**" header (mne reads DATE)
     header = before_first.filter(pl.col("kind") == "header").select("line", "text")
     body = scan.block_lines(block.index).filter(pl.col("kind").is_in(FOR_MNE), pl.col("kind") != "sample")
     if samples_line is not None:
@@ -381,13 +624,14 @@ def write_block_for_mne(scan: AscScan, block: Block, times: pl.DataFrame, target
     parts = [header, body.select("line", "text"), samples]
     if block.end_ms is None:
         parts.append(pl.DataFrame({"line": [block.last_line + 0.5], "text": [
-            f"END\t{block_end_ms(block, times):.3f} \tSAMPLES\tEVENTS\tRES\t0.00\t0.00"]}).cast({"line": pl.Float64}))
+            f"END\t{block_end_ms(block, times['time_ms_repaired'].max()):.3f} \tSAMPLES\tEVENTS\tRES\t0.00\t0.00"]}
+        ).cast({"line": pl.Float64}))
     out = pl.concat([p.with_columns(pl.col("line").cast(pl.Float64)) for p in parts]).sort("line", maintain_order=True)
     out.select("text").write_csv(target, include_header=False, quote_style="never")
 
 
-def block_end_ms(block: Block, times: pl.DataFrame) -> float:
-    """End of a block (exclusive): its END time, or one interval after the last sample."""
-    last = times["time_ms_repaired"].max() if times.height else block.start_ms
+def block_end_ms(block: Block, last_sample_ms: float | None) -> float:
+    """End of a block (exclusive, ms): its END time, or one interval after its last (repaired) sample time."""
+    last = block.start_ms if last_sample_ms is None else last_sample_ms
     after_last = last + 1000.0 / block.sampling_rate_hz
     return after_last if block.end_ms is None else max(block.end_ms, after_last)

@@ -71,8 +71,11 @@ def assign_trials(frame: pl.DataFrame, segments: pl.DataFrame, time_column: str)
     return joined.sort("_i").drop("_i", "seg_start_ms")
 
 
-def trials_table(scan, segments, eyes, samples, fixations) -> pl.DataFrame:
-    """One row per trial with its block, lines, rate, eyes, eye used and sample/fixation counts."""
+def trials_table(scan, segments, eyes, sample_counts, fixations) -> pl.DataFrame:
+    """One row per trial with its block, lines, rate, eyes, eye used and sample/fixation counts.
+
+    ``sample_counts``: ``trial_id, n_samples`` per trial (:meth:`readgaze.io.asc_samples.SampleSink.sample_counts`).
+    """
     rows = []
     for block in scan.blocks:
         for seg_start, tid, line in segments[block.index].iter_rows():
@@ -80,7 +83,7 @@ def trials_table(scan, segments, eyes, samples, fixations) -> pl.DataFrame:
                          "sampling_rate_hz": block.sampling_rate_hz, "eyes": " ".join(block.eyes),
                          "eye": eyes[block.index], "pre": seg_start == float("-inf") and tid.endswith("_pre")})
     trials = pl.DataFrame(rows).with_columns(pl.col("block").cast(pl.Int32))
-    n_s = samples.group_by("trial_id").agg(n_samples=pl.len())
+    n_s = sample_counts.select("trial_id", "n_samples")
     n_f = fixations.filter(pl.col("drop_reason").is_null()).group_by("trial_id").agg(n_fixations=pl.len())
     trials = trials.join(n_s, on="trial_id", how="left").join(n_f, on="trial_id", how="left").with_columns(
         pl.col("n_samples", "n_fixations").fill_null(0).cast(pl.Int64))
