@@ -17,7 +17,8 @@ REGIMES = ("seen", *TEST_REGIMES)
 """Evaluation regimes, in the order of ``ReadingBatch.regime_index`` (EyeBench, Shubi et al., 2025)."""
 
 OFF_TEXT = -1
-"""``fixation_word_index`` of a fixation on no word (off the text, or on a word cut off by truncation)."""
+"""``fixation_word_index`` of a fixation on no word (off the text); fixations on words cut off by truncation are
+dropped by :mod:`models.data` (counted in QC)."""
 
 
 @dataclass

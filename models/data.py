@@ -5,6 +5,13 @@ Steps (``setup``): read the trials of the task, give each its split and regime f
 fit the scalers on the training split only, and tokenise each text once with the encoder's tokenizer, keeping the
 token ↔ word alignment from the tokenizer's ``word_ids()``.
 
+Text, as EyeBench (Shubi et al., 2025) builds it: ``[CLS] paragraph [SEP]`` for the reading goal,
+``[CLS] paragraph [SEP] "Question: " + question [SEP]`` for comprehension (the question cut to
+:data:`MAX_QUESTION_TOKENS` tokens; RoBERTa's ``<s> P </s></s> Q </s>``), the paragraph plus the candidate
+questions for goal_question. An over-long paragraph is truncated from the *left* at a word boundary (its last
+words are kept); the cut words' rows and the fixations on them are dropped, later word indices shift down, and
+both drops are counted in QC.
+
 Validation and test use one loader each, with every trial's regime in the batch: the base model scores each regime
 (and all pooled) from one pass. Per-regime loaders would multiply Lightning's bookkeeping and log names while the
 "all" number still needs the pooled predictions, and the new-item-&-participant regime is often a handful of trials.
@@ -119,7 +126,8 @@ class ReadingDataModule(L.LightningDataModule):
     text_encoder : str
         Tokenizer name (see :mod:`models.text_encoder`); in the CLI, linked to the model's ``text_encoder``.
     max_text_tokens : int
-        Token budget of the text (paragraph truncated from the end; fixations on cut words count as off text).
+        Token budget of the text, special tokens included. A longer paragraph loses its first words (EyeBench keeps
+        the last tokens); those words and the fixations on them are dropped (QC ``cut off by max_text_tokens``).
     batch_size : int
     num_workers : int
     """
@@ -233,6 +241,7 @@ class ReadingDataModule(L.LightningDataModule):
         self._warn_missing_features()
         arrays = self._feature_arrays()
         tokens = self._tokenise()
+        self._count_cut_fixations(arrays, tokens)
         for split in ("train", "val", "test"):
             rows = self.trials.filter(pl.col("split") == split)["trial_row"].to_numpy()
             self._datasets[split] = _TrialDataset(rows, self.trials, arrays, tokens)
@@ -410,15 +419,24 @@ class ReadingDataModule(L.LightningDataModule):
                  .group_by("text_id", maintain_order=True).agg("word"))
         unique = keys.select("text_id", "second").unique(maintain_order=True).with_row_index("key")
         unique = unique.join(texts, on="text_id", how="left")
-        encodings, truncated = [], 0
-        for text_words, second_text in zip(unique["word"].to_list(), unique["second"].to_list()):
-            enc = _encode(tokenizer, text_words, second_text, self.max_text_tokens)
-            truncated += int((enc["word_token_end"] == 0).sum())
-            encodings.append(enc)
-        self.qc.add("tokenise", "words", "cut off by max_text_tokens (their fixations count as off text)",
-                    truncated, "changed")
+        encodings = [_encode(tokenizer, text_words, second_text, self.max_text_tokens,
+                             TASKS[self.task].second_max_tokens)
+                     for text_words, second_text in zip(unique["word"].to_list(), unique["second"].to_list())]
         key = keys.join(unique, on=["text_id", "second"], how="left", nulls_equal=True).sort("trial_row")["key"]
-        return {"key": key.to_numpy(), "encodings": encodings}
+        key = key.to_numpy()
+        cut_per_trial = np.array([enc["first_word"] for enc in encodings], np.int64)[key]
+        self.qc.add("tokenise", "words", "cut off by max_text_tokens (the paragraph's first words, left truncation)",
+                    int(cut_per_trial.sum()), "dropped", "word rows of all trials; EyeBench keeps the last tokens")
+        return {"key": key, "encodings": encodings}
+
+    def _count_cut_fixations(self, arrays: dict, tokens: dict) -> None:
+        """QC: fixations on words cut off by the left truncation (the dataset drops them, see ``_TrialDataset``)."""
+        cut = np.array([enc["first_word"] for enc in tokens["encodings"]], np.int64)[tokens["key"]]  # per trial
+        per_fixation = np.repeat(cut, np.diff(arrays["fixation_offsets"]))
+        word = arrays["fixation_word_index"]
+        self.qc.add("tokenise", "fixations", "cut off by max_text_tokens: on a word cut from the paragraph",
+                    int(((word >= 0) & (word < per_fixation)).sum()), "dropped",
+                    "later fixations keep their order; word indices shift down by the number of cut words")
 
 
 def _reading_goal_trials(trials: pl.DataFrame, datamodule: ReadingDataModule) -> pl.DataFrame:
@@ -512,11 +530,20 @@ class TaskSpec:
     trials: Callable[[pl.DataFrame, "ReadingDataModule"], pl.DataFrame]
     second_segment: pl.Expr
     num_classes: int = 2
+    second_max_tokens: int | None = None
+
+
+QUESTION_PREFIX = "Question: "
+"""Put before the comprehension question (EyeBench ``TextDataSet``: ``"Question: " + question``)."""
+MAX_QUESTION_TOKENS = 30
+"""Token budget of the comprehension question (EyeBench ``max_q_len``); longer questions lose their end."""
 
 
 TASKS: dict[str, TaskSpec] = {
     "reading_goal": TaskSpec(("reading_goal",), _reading_goal_trials, pl.lit(None, pl.String)),
-    "comprehension": TaskSpec(("is_correct", "question"), _comprehension_trials, pl.col("question")),
+    "comprehension": TaskSpec(("is_correct", "question"), _comprehension_trials,
+                              pl.concat_str(pl.lit(QUESTION_PREFIX), pl.col("question")),
+                              second_max_tokens=MAX_QUESTION_TOKENS),
     "goal_question": TaskSpec(("reading_goal", "question"), _goal_question_trials,
                               pl.col("candidate_questions"), num_classes=len(QUESTION_ROLES)),
 }
@@ -536,22 +563,56 @@ def _trial_assignment(trials: pl.DataFrame, n_folds: int, fold: int, seed: int) 
                          "split": split, "regime": "seen"})
 
 
-def _encode(tokenizer, words: list[str], second: str | None, max_tokens: int) -> dict[str, np.ndarray]:
-    """Token ids, segment ids and each paragraph word's half-open token span ``[start, end)`` (0, 0 if cut off)."""
-    enc = tokenizer(words, second.split() if second else None, is_split_into_words=True,
-                    truncation="only_first" if second else True, max_length=max_tokens)
-    word_ids = np.array([-1 if w is None else w for w in enc.word_ids()])
+def _encode(tokenizer, words: list[str], second: str | None, max_tokens: int,
+            max_second_tokens: int | None = None) -> dict[str, np.ndarray]:
+    """The text of one trial: ``[CLS] paragraph [SEP] (second [SEP])`` with the paragraph truncated from the left.
+
+    ``second`` is cut to ``max_second_tokens`` tokens (its end goes); the paragraph gets the rest of ``max_tokens``
+    and, when longer, loses whole words from its start (EyeBench keeps a paragraph's last tokens).
+
+    Returns ``input_ids`` and ``token_segment`` ``(T,)`` int64 (0 special, 1 paragraph, 2 second segment), each
+    paragraph word's half-open token span ``word_token_start``/``word_token_end`` ``(n_words,)`` int64 (``(0, 0)``
+    for a cut word), and ``first_word`` (int: the number of words cut from the start).
+    Raises :class:`readgaze.errors.ConfigError` when ``max_tokens`` cannot hold the special tokens and ``second``.
+    """
+    second_words = second.split() if second else None
+    n_special = tokenizer.num_special_tokens_to_add(pair=second_words is not None)
+    n_second = 0
+    if second_words:
+        n_second = len(tokenizer(second_words, is_split_into_words=True, add_special_tokens=False)["input_ids"])
+        n_second = min(n_second, max_second_tokens or n_second)
+    budget = max_tokens - n_special - n_second
+    if budget < 0:
+        raise ConfigError(f"data.max_text_tokens {max_tokens} cannot hold {n_special} special tokens and the "
+                          f"{n_second}-token second segment", column="max_text_tokens")
+    token_word = np.array(tokenizer(words, is_split_into_words=True, add_special_tokens=False).word_ids(), np.int64)
+    first = _first_kept_word(token_word, budget, len(words))
+    enc = tokenizer(words[first:], second_words, is_split_into_words=True, add_special_tokens=True,
+                    truncation="only_second" if second_words else False,
+                    max_length=n_special + int((token_word >= first).sum()) + n_second)
+    word_ids = np.array([-1 if w is None else w + first for w in enc.word_ids()])
     sequence = np.array([-1 if s is None else s for s in enc.sequence_ids()])
     segment = np.where(sequence == 0, 1, np.where(sequence == 1, 2, 0))
     start, end = np.zeros(len(words), np.int64), np.zeros(len(words), np.int64)
     positions = np.flatnonzero(segment == 1)
     ids = word_ids[positions]
-    first = np.r_[True, ids[1:] != ids[:-1]]
-    last = np.r_[ids[1:] != ids[:-1], True]
-    start[ids[first]] = positions[first]
-    end[ids[last]] = positions[last] + 1
+    if len(ids):  # else every word was cut
+        opens = np.r_[True, ids[1:] != ids[:-1]]
+        closes = np.r_[ids[1:] != ids[:-1], True]
+        start[ids[opens]] = positions[opens]
+        end[ids[closes]] = positions[closes] + 1
     return {"input_ids": np.array(enc["input_ids"], np.int64), "token_segment": segment.astype(np.int64),
-            "word_token_start": start, "word_token_end": end}
+            "word_token_start": start, "word_token_end": end, "first_word": first}
+
+
+def _first_kept_word(token_word: np.ndarray, budget: int, n_words: int) -> int:
+    """The first word whose tokens, with all later words', fit in ``budget`` tokens (``n_words``: none fits)."""
+    if len(token_word) <= budget:
+        return 0
+    cut = len(token_word) - budget  # tokens [cut:] fit; move to the next word boundary
+    starts = np.flatnonzero(np.r_[True, token_word[1:] != token_word[:-1]])
+    later = starts[starts >= cut]
+    return int(token_word[later[0]]) if len(later) else n_words
 
 
 def _offsets(trial_rows: np.ndarray, n_trials: int) -> np.ndarray:
@@ -580,14 +641,20 @@ class _TrialDataset(Dataset):
         n_words = len(enc["word_token_start"])
         if w1 - w0 != n_words:
             raise DataError(f"trial {self.trial_id[row]}: {w1 - w0} word rows but {n_words} words in its text")
+        first = enc["first_word"]  # words cut from the paragraph's start: their rows and fixations go (QC)
         word_index = a["fixation_word_index"][f0:f1]
-        cut_off = (word_index >= 0) & (enc["word_token_end"][np.maximum(word_index, 0)] == 0)
+        keep = (word_index < 0) | (word_index >= first)
+        word_index = np.where(word_index[keep] >= 0, word_index[keep] - first, OFF_TEXT)
+        ends = enc["word_token_end"][first:]
+        if len(ends):  # a fixated word the tokenizer gave no token counts as off text
+            word_index = np.where((word_index >= 0) & (ends[np.maximum(word_index, 0)] == 0), OFF_TEXT, word_index)
         return {"trial_id": self.trial_id[row], "label": self.label[row], "regime": self.regime[row],
-                "word": a["word"][w0:w1], "fixation": a["fixation"][f0:f1],
-                "fixation_word_index": np.where(cut_off, OFF_TEXT, word_index),
-                "fixation_word_category": a["fixation_word_category"][f0:f1],
-                "fixation_word_is_content": a["fixation_word_is_content"][f0:f1],
-                "trial": a["trial"][row], **enc}
+                "word": a["word"][w0 + first:w1], "fixation": a["fixation"][f0:f1][keep],
+                "fixation_word_index": word_index,
+                "fixation_word_category": a["fixation_word_category"][f0:f1][keep],
+                "fixation_word_is_content": a["fixation_word_is_content"][f0:f1][keep],
+                "trial": a["trial"][row], "input_ids": enc["input_ids"], "token_segment": enc["token_segment"],
+                "word_token_start": enc["word_token_start"][first:], "word_token_end": enc["word_token_end"][first:]}
 
 
 def _pad(arrays: list[np.ndarray], value, dtype) -> torch.Tensor:

@@ -21,8 +21,8 @@ Feature set: the word-level set, :data:`models.features.WORD_FEATURES` (30 numbe
 
 Departures: "no shift" is decided by whether a token belongs to a paragraph word, not by its gaze vector being all
 zeros (a robust-scaled real vector can be all zeros); the gate is applied through a forward pre-hook on the encoder
-layer, so any Hugging Face BERT/RoBERTa encoder works unchanged. Text as :mod:`models.data` builds it (no
-"Question: " prefix, end-truncation). Optimiser: AdamW betas (0.9, 0.98), eps 1e-6, as EyeBench's RoBERTa models.
+layer, so any Hugging Face BERT/RoBERTa encoder works unchanged. Text as :mod:`models.data` builds it, as EyeBench
+(``"Question: "`` + question for comprehension; an over-long paragraph loses its first words, counted). Optimiser: AdamW betas (0.9, 0.98), eps 1e-6, as EyeBench's RoBERTa models.
 """
 
 from __future__ import annotations

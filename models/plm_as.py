@@ -7,7 +7,9 @@ EyeBench ``PLMASArgs`` (the goal-decoding and comprehension papers' PLM-AS basel
 Idea: a pretrained encoder reads the text; each word's embedding is the sum of its sub-token embeddings. The
 scanpath then picks these word embeddings in the order the reader fixated them (a word fixated three times appears
 three times), and a GRU whose initial state is the ``[CLS]`` embedding runs over that sequence. Its last hidden
-state is classified. Only the order of the fixated words enters: no duration or any other gaze number.
+state is classified. Only the order of the fixated words enters: no duration or any other gaze number, so skips,
+refixations and regressions are visible only through where each word's embedding says the word is (an encoder
+whose hidden states carry no smooth position, such as a fully random one, hides them).
 
 Inputs: the text tokens, the words' token spans and ``fixation_word_index``. Feature set: none (0 gaze numbers).
 
@@ -16,7 +18,8 @@ Departures:
   ``freeze`` sweep was a no-op. Frozen (the default, as EyeBench), the encoder runs without a graph.
 - Off-text fixations keep their step with a learned "off text" embedding (EyeBench dropped them); padding steps are
   packed away.
-- Text as :mod:`models.data` builds it (no "Question: " prefix; an over-long paragraph loses its end).
+- Text as :mod:`models.data` builds it, as EyeBench: ``[CLS] P (</s></s> "Question: " Q </s>)``, an over-long
+  paragraph loses its first words (the fixations on them are dropped and counted).
 """
 
 from __future__ import annotations

@@ -18,9 +18,9 @@ Departures and fixes:
 - Off-text fixations keep their row (no drop-then-index shift as in EyeBench ``get_text_features``) and attend to ``[CLS]`` only; the intended
   EyeBench mask let every fixation also see ``[CLS]`` (a band is contiguous, so on-text fixations do not here).
 - The query of the pooling attention is chosen per trial from the data (question present or not), not per task.
-- Text: the paragraph and the question as :mod:`models.data` builds them for every model: no ``"Question: "``
-  prefix (the segment id marks the question), and an over-long paragraph loses its end (EyeBench keeps the last
-  tokens; no OneStop paragraph reaches 512 tokens).
+- Text as EyeBench, built by :mod:`models.data` for every model: ``[CLS] P </s></s> "Question: " + Q </s>`` for
+  comprehension (question at most 30 tokens), ``[CLS] P </s>`` for the reading goal; an over-long paragraph loses
+  its first words (at a word boundary; EyeBench cuts tokens), and the fixations on them are dropped and counted.
 - Optimiser: AdamW with betas (0.9, 0.98), eps 1e-6, as EyeBench's RoBERTa models (taken to hold for its
   RoBERTa-based PostFusion too).
 

@@ -66,7 +66,7 @@ MODELS: tuple[Entry, ...] = (
     Entry("PostFusion-Eye", "models.postfusion_eye.PostFusionEye", (RG, RC), SHUBI_2024, "postfusion_eye",
           dict(learning_rate=3e-3, weight_decay=0.01, warmup_ratio=0.0)),
     Entry("PLM-AS", "models.plm_as.PLMAS", (RG, RC), "Yang & Hollenstein 2023, NLDL", "plm_as",
-          dict(learning_rate=1e-3, weight_decay=0.1, freeze_text_encoder=False)),
+          dict(learning_rate=3e-3, weight_decay=0.1, dropout=0.3, freeze_text_encoder=True)),
     Entry("PLM-AS-RM (Haller RNN)", "models.plm_as_rm.PLMASRM", (RG, RC, GQ),
           "Haller et al. 2022, TSAR@EMNLP; goal selection: arXiv:2505.02872", "plm_as_rm",
           dict(learning_rate=3e-3, lstm_hidden_size=32, freeze_text_encoder=False)),

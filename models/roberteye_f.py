@@ -6,21 +6,25 @@ from eye movements. EMNLP 2024, arXiv:2410.04484 (RoBERTa-Eye-F); EyeBench ``Rob
 Idea: each fixation becomes one input vector of the text encoder. A small MLP projects the fixation's features (its
 duration, position, saccades, and the reading measures and lexical features of the word it lands on) to the hidden
 size; the vector gets token type 1 and, as position, the mean position embedding of the fixated word's sub-tokens.
-Full self-attention then runs over text and fixations jointly, and the head reads ``[CLS]``.
+A learned ``<eye>`` separator, initialised from the encoder's ``</s>`` (``[SEP]``) embedding, stands between the
+gaze vectors and the text. Full self-attention then runs over text, ``<eye>`` and fixations jointly, and the head
+reads ``[CLS]``. The published sequence is ``[CLS] <gaze_1..gaze_N> <eye> </s> paragraph </s></s> "Question: " +
+question </s>`` (the question for comprehension only; the text as :mod:`models.data` builds it).
 
 Inputs: fixation level (``ReadingBatch.fixation_features``, ``fixation_word_index``) and the text tokens.
 
 Departures from the paper:
-- No ``<eye>`` separator token: token type 1 already marks the gaze vectors, and the gaze vectors come *after* the
-  text in the sequence. With explicit position ids, self-attention does not depend on sequence order, so this is the
-  paper's model; it also makes the model with no fixations exactly the text-only baseline (tested).
+- Sequence order: ``[CLS] text [SEP] <eye> gaze_1..gaze_N`` instead of gaze first. With explicit position ids
+  self-attention does not depend on the order of the inputs, and ``[CLS]`` stays at index 0.
+- ``<eye>`` is a parameter of this model (not a row added to the tokenizer's vocabulary, so tokenizers and the
+  shared text path stay unchanged); it has token type 0 and the position after the text's last token (the last
+  position of the table when the text fills it). With no fixations the model is exactly the text-only baseline on
+  the text with one more ``</s>`` appended (tested). Frozen, it stays fixed, as the vocabulary row in EyeBench.
 - Off-text fixations keep their slot (the lab code dropped them before indexing and shifted every later fixation,
   EyeBench ``get_text_features``); their position is the ``[CLS]`` position.
 - Fixations are padded to the batch's longest scanpath, not to 815.
-- A paragraph longer than ``max_text_tokens`` loses its *end* (EyeBench keeps the last tokens): readgaze keeps the
-  words read first, and at 512 tokens no OneStop paragraph (at most 165 words) is cut either way.
-- Comprehension: the question is the second segment as it stands, without EyeBench's ``"Question: "`` prefix
-  (the segment id already marks it; :mod:`models.data` builds the text for every model alike).
+- Truncation as EyeBench (a long paragraph loses its first words; the fixations on them are dropped and counted),
+  but at a word boundary, and the question takes its real length (at most 30 tokens) rather than a fixed 30.
 - Optimiser as EyeBench's RoBERTa models: AdamW, betas (0.9, 0.98), eps 1e-6, weight decay except on biases and
   norms, linear warm-up and decay (:class:`models.base.ReadingModel`).
 
@@ -37,7 +41,7 @@ from torch import nn
 from models.base import ReadingModel
 from models.batch import ReadingBatch
 from models.features import FIXATION_FEATURES
-from models.text_encoder import ClassificationHead, ensure_token_types, load_encoder, position_offset
+from models.text_encoder import ClassificationHead, ensure_token_types, load_encoder, load_tokenizer, position_offset
 
 
 class RoBERTEyeF(ReadingModel):
@@ -74,9 +78,12 @@ class RoBERTEyeF(ReadingModel):
         self.eye_projection = nn.Sequential(nn.Linear(n_fixation_features, hidden // 2), nn.ReLU(),
                                             nn.Dropout(eye_projection_dropout), nn.Linear(hidden // 2, hidden))
         self.head = ClassificationHead(hidden, num_classes, head_dropout)
+        sep = load_tokenizer(text_encoder).sep_token_id
+        self.eye_token = nn.Parameter(self.encoder.embeddings.word_embeddings.weight[sep].detach().clone())  # (D,)
         if freeze_text_encoder:
             self.encoder.requires_grad_(False)
             self.encoder.embeddings.token_type_embeddings.requires_grad_(True)
+            self.eye_token.requires_grad_(False)
 
     def forward(self, batch: ReadingBatch) -> torch.Tensor:
         """Logits ``(B, num_classes)``.
@@ -84,7 +91,8 @@ class RoBERTEyeF(ReadingModel):
         Legend: B batch, T text tokens, F fixations, D hidden size::
 
             input_ids ──word emb──► text (B,T,D) ─┐  position 0..T-1, type 0
-                                                    ├─► encoder (self-attention over T+F) ─► [CLS] ─► head
+            <eye> (init. </s>) ───► (B,1,D) ────────┼─ position = after the last text token, type 0
+                                                    ├─► encoder (self-attention over T+1+F) ─► [CLS] ─► head
             fixation_features ──MLP──► gaze (B,F,D) ┘  position = mean of its word's token positions, type 1
         """
         embeddings = self.encoder.embeddings
@@ -97,12 +105,17 @@ class RoBERTEyeF(ReadingModel):
         gaze_position = offset + start  # (B, S) the id the embedding layer adds; corrected to the mean below
         gaze = gaze + mean_position_embedding(embeddings.position_embeddings.weight[offset:offset + n_tokens],
                                               start, end) - embeddings.position_embeddings(gaze_position)
+        eye = self.eye_token.expand(batch_size, 1, -1)  # (B, 1, D)
+        last = embeddings.position_embeddings.num_embeddings - 1
+        eye_position = (offset + batch.attention_mask.sum(dim=1, keepdim=True)).clamp(max=last)  # (B, 1)
+        eye_mask = torch.ones_like(eye_position, dtype=torch.bool)  # (B, 1)
         hidden = self.encoder(
-            inputs_embeds=torch.cat([text, gaze], dim=1),  # (B, T+S, D)
-            attention_mask=torch.cat([batch.attention_mask, mask], dim=1).long(),
-            position_ids=torch.cat([text_position, gaze_position], dim=1),
-            token_type_ids=torch.cat([torch.zeros_like(batch.input_ids), torch.ones_like(start)], dim=1),
-        ).last_hidden_state  # (B, T+S, D)
+            inputs_embeds=torch.cat([text, eye, gaze], dim=1),  # (B, T+1+S, D)
+            attention_mask=torch.cat([batch.attention_mask, eye_mask, mask], dim=1).long(),
+            position_ids=torch.cat([text_position, eye_position, gaze_position], dim=1),
+            token_type_ids=torch.cat([torch.zeros_like(batch.input_ids), torch.zeros_like(eye_position),
+                                      torch.ones_like(start)], dim=1),
+        ).last_hidden_state  # (B, T+1+S, D)
         return self.head(hidden)  # (B, C)
 
     def gaze_slots(self, batch: ReadingBatch):

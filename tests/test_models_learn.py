@@ -1,6 +1,5 @@
 """Proof that each neural model learns: trained briefly on CPU (tiny encoder) on a corpus from ``readgaze.simulate``
-with a planted reading-goal signal, it must reach validation AUROC >= 0.75 for *new participants* (PLM-AS, which reads
-no gaze number: 0.70, see :data:`LOWER_BAR`).
+with a planted reading-goal signal, it must reach validation AUROC >= 0.75 for *new participants*.
 
 The corpus is built once for the module (80 participants x 10 one-paragraph items, 30-45 words, goal_effect 3, no
 drift; the simulator's own oracle, which knows the critical span, scores AUROC >= 0.85). The model is picked on the
@@ -24,15 +23,10 @@ from models.testing import fit_briefly, write_planted_corpus
 
 pytestmark = [pytest.mark.learns, pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]
 BAR = 0.75
-LOWER_BAR = {"plm_as": 0.70}
-"""PLM-AS reads no gaze number, only which words were fixated in which order; with the tiny random encoder its word
-embeddings carry no usable word adjacency, so skimming (long jumps) and the dense reading of the critical span are
-hard to see. Over six settings (lr 5e-4 to 3e-3, 1-2 GRU layers, frozen or not) it reached 0.61-0.76 on this
-corpus (0.755 with its registry settings), while a logistic regression on hand-made order-only features
-(fixation-count peak over 5 words, skip rate) reaches 0.85: the bar keeps a margin below what it reaches."""
 GOAL_EFFECT = 3.0
-EPOCHS = {"beyelstm": 5, "plm_as": 8, "scanpath_image": 8}
-"""Epochs per model (config stem); default :data:`DEFAULT_EPOCHS`."""
+EPOCHS = {"beyelstm": 5, "plm_as": 20, "scanpath_image": 8}
+"""Epochs per model (config stem); default :data:`DEFAULT_EPOCHS`. PLM-AS (frozen encoder, as EyeBench) trains only
+its GRU and head, about 1 s an epoch, and reached its lowest validation loss at epochs 10-20 over seeds 0-4."""
 DEFAULT_EPOCHS = 6
 NOT_YET: dict[str, str] = {}
 """Models known to miss the bar, with the measured number: they still run (xfail, not strict), so a fix shows."""
@@ -68,5 +62,4 @@ def test_model_learns_the_reading_goal_of_new_participants(entry, planted, reque
     line = (f"{entry.name:24s} AUROC new participant {auroc:.3f} (all {metrics['auroc_all']:.3f}, new item "
             f"{metrics['auroc_new_item']:.3f}; epoch {metrics['epoch'] + 1}, {time.perf_counter() - start:.0f} s)")
     request.config.learns_results = [*getattr(request.config, "learns_results", []), line]
-    bar = LOWER_BAR.get(entry.config, BAR)
-    assert auroc >= bar, f"{entry.name}: validation AUROC {auroc:.3f} for new participants < {bar}"
+    assert auroc >= BAR, f"{entry.name}: validation AUROC {auroc:.3f} for new participants < {BAR}"
