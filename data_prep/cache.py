@@ -115,7 +115,7 @@ def _key(loader: str, sums: dict[str, str], options: dict) -> str:
 
 
 def cached_load(loader: str, load, files: dict[str, str | Path], options: dict | None = None, *,
-                enabled: bool = True, folder: Path | None = None, report=None):
+                enabled: bool = True, folder: Path | None = None, report=None, background: bool = False):
     """``load()`` (a loader returning a :class:`data_prep.sources.Loaded`), or its stored result.
 
     Parameters
@@ -135,6 +135,10 @@ def cached_load(loader: str, load, files: dict[str, str | Path], options: dict |
         Cache folder; default :func:`cache_dir`.
     report : callable, optional
         ``report(message)`` receives one line: hit or stored (with the key), or why nothing was stored.
+    background : bool
+        Store a new entry in a background thread (the caller goes on with the result at once) and report it
+        when :func:`wait_stored` is called; the entry's fields are taken now, so later changes to the result
+        are not stored.
 
     Returns
     -------
@@ -162,10 +166,28 @@ def cached_load(loader: str, load, files: dict[str, str | Path], options: dict |
     entry = folder / "prep" / _key(loader, sums, options or {})
     if (entry / "meta.json").is_file():  # stored by a run whose checksums were not memoised here
         return loaded
-    why = _write_entry(entry, loaded)
-    say(f"cache: stored the parsed sources ({entry})" if why is None else f"cache: not stored ({why})")
-    _evict(folder / "prep")
+    packed = _pack(loaded)
+
+    def store() -> None:
+        why = packed if isinstance(packed, str) else _write_entry(entry, *packed)
+        say(f"cache: stored the parsed sources ({entry})" if why is None else f"cache: not stored ({why})")
+        _evict(folder / "prep")
+
+    if background:
+        _PENDING.append(threading.Thread(target=store, name="readgaze-cache-store"))
+        _PENDING[-1].start()
+    else:
+        store()
     return loaded
+
+
+_PENDING: list[threading.Thread] = []
+
+
+def wait_stored() -> None:
+    """Wait for the entries :func:`cached_load` stores in the background (their reports are sent then)."""
+    while _PENDING:
+        _PENDING.pop(0).join()
 
 
 def _stamp_known(memo: dict, path) -> bool:
@@ -174,8 +196,8 @@ def _stamp_known(memo: dict, path) -> bool:
     return memo.get(str(path), [None])[:3] == [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
-def _write_entry(entry: Path, loaded) -> str | None:
-    """Store ``loaded``; returns None, or why it was not stored."""
+def _pack(loaded) -> tuple[str, dict[str, pl.DataFrame]] | str:
+    """``(meta JSON text, {field: frame})`` of ``loaded`` as it is now, or why it cannot be stored."""
     meta, frames = {}, {}
     for f in dataclasses.fields(loaded):
         value = getattr(loaded, f.name)
@@ -186,9 +208,13 @@ def _write_entry(entry: Path, loaded) -> str | None:
         else:
             meta[f.name] = value
     try:
-        text = json.dumps({"type": type(loaded).__module__ + "." + type(loaded).__qualname__, "fields": meta})
+        return json.dumps({"type": type(loaded).__module__ + "." + type(loaded).__qualname__, "fields": meta}), frames
     except TypeError as e:
         return f"a field is not JSON: {e}"
+
+
+def _write_entry(entry: Path, text: str, frames: dict[str, pl.DataFrame]) -> str | None:
+    """Store an entry (:func:`_pack`'s parts); returns None, or why it was not stored."""
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".part_", dir=entry.parent))

@@ -60,6 +60,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                            help="passages.json, a pymovements/PoTeC AOI file or an IA report (with --text-id when "
                                 "it holds several trials)")
             p.add_argument("--text-id", help="passage of a passages.json (or trial/text of an IA report) to use")
+            p.add_argument("--encoding", default="utf-8",
+                           help="text encoding of the .asc files (default utf-8; e.g. cp1252, latin-1: bytes that "
+                                "do not decode are replaced and warned about with their file and first line)")
         elif mode == "onestop":
             p.add_argument("--fixation-report", required=True)
             p.add_argument("--ia-report", required=True)
@@ -141,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from data_prep import sources
     from data_prep.columns import parse_columns
-    from data_prep.dataset import check_target, write_dataset
+    from data_prep.dataset import DatasetWriter, check_target
     from data_prep.pipeline import prepare
 
     check_target(args.out, args.force)
@@ -158,13 +161,15 @@ def _run(args: argparse.Namespace) -> int:
                                                                          **dialect),
                                  {"fixation_report": args.fixation_report, "ia_report": args.ia_report},
                                  {"columns": spec, **dialect}, enabled=not args.no_cache,
-                                 report=None if args.quiet else lambda m: print(m, file=sys.stderr))
+                                 report=None if args.quiet else lambda m: print(m, file=sys.stderr),
+                                 background=True)  # stored while the pipeline runs; waited for below
         elif args.mode == "dataviewer":
             loaded = sources.load_dataviewer(args.fixation_report, args.ia_report, spec, args.source, aoi=args.aoi,
                                              ia_id_base=args.ia_id_base, **dialect)
         else:
-            loaded = sources.load_asc(args.files, args.layout, args.text_id, columns=spec, **dialect)
-    notes = []
+            loaded = sources.load_asc(args.files, args.layout, args.text_id, columns=spec,
+                                      encoding=args.encoding, screen_px=_screen(args.screen_px), **dialect)
+    notes = [f"warning: {w}" for w in loaded.warnings]
     trials, words = loaded.trials, loaded.words
     if args.trials:
         from data_prep.labels import attach_labels, parse_keys, read_table, rekey_words
@@ -188,15 +193,18 @@ def _run(args: argparse.Namespace) -> int:
         notes.append(f"warning: the word boxes are estimated from the fixations (no IA report or AOI table); "
                      f"--line-assigner {assigner} assigns lines on those estimates")
     screen = _screen(args.screen_px) or SCREENS.get(args.mode)
-    prepared = prepare(trials, words, loaded.fixations, loaded.qc,
-                       line_assigner=assigner, screen_px=screen,
-                       surprisal_model=args.surprisal_model, language=args.language, progress=step)
     config = {"mode": args.mode, "line_assigner": assigner, "screen_px": screen,
               "surprisal_model": args.surprisal_model, "language": args.language, "loader": loaded.loader,
               "trials_on": args.trials_on, "format": args.format}
-    with step("write"):
-        out = write_dataset(args.out, prepared, sources=loaded.sources, config=config,
-                            id_bases=loaded.id_bases, force=args.force, fmt=args.format)
+    with DatasetWriter(args.out, force=args.force, fmt=args.format) as writer:  # tables written as they are ready
+        prepared = prepare(trials, words, loaded.fixations, loaded.qc, line_assigner=assigner, screen_px=screen,
+                           surprisal_model=args.surprisal_model, language=args.language, progress=step,
+                           sink=writer.put)
+        with step("write"):
+            out = writer.finish(prepared, sources=loaded.sources, config=config, id_bases=loaded.id_bases)
+            from data_prep.cache import wait_stored
+
+            wait_stored()
     rows = ", ".join(f"{k} {getattr(prepared, k).height:,}" for k in ("trials", "words", "fixations", "word_measures"))
     print(f"wrote {out} ({args.format}): {rows}", file=sys.stderr)
     for note in notes:

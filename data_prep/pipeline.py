@@ -124,7 +124,7 @@ def report_alignment(fixations: pl.DataFrame, words: pl.DataFrame, trials: pl.Da
 
 def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner: str = "slice",
             screen_px: tuple[float, float] | None = None, surprisal_model: str | None = None,
-            language: str = "en", progress=None) -> Prepared:
+            language: str = "en", progress=None, sink=None) -> Prepared:
     """Run clean → line assignment → alignment → measures → features on canonical tables.
 
     Parameters
@@ -143,12 +143,16 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
         Local path of a Hugging Face causal LM; surprisal is skipped (and recorded) without it.
     progress : callable, optional
         ``progress(step_name)`` returns a context manager shown while a step runs.
+    sink : callable, optional
+        ``sink(table_name, frame)`` receives each final (sorted) table as soon as it is ready, e.g.
+        :meth:`data_prep.dataset.DatasetWriter.put`, so that writing overlaps the later steps.
 
     Returns
     -------
     Prepared
     """
     step = progress or (lambda name: nullcontext())
+    sink = sink or (lambda name, frame: None)
     qc = qc if qc is not None else QCLog()
     trials, words, fixations = (f.lazy().collect() for f in (trials, words, fixations))
     rows_in = {"trials": trials.height, "words": words.height, "fixations": fixations.height}
@@ -161,21 +165,25 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
         else:
             aligned, align_qc = align_words(fixations, words, trials, line_assigner=line_assigner,
                                             screen_px=screen_px)
-        fixations = aligned.collect()
+        fixations = sort_rows(aligned.collect(), "trial_id", "fixation_index")
+        del aligned
         qc.extend(align_qc)
         _compare_with_report(fixations, qc)
+    sink("fixations", fixations)  # written while the measures are computed
     with step("reading measures"):
-        measures = compute_word_measures(fixations, words, trials).collect()
+        measures = sort_rows(compute_word_measures(fixations, words, trials).collect(), "trial_id", "word_index")
+    sink("word_measures", measures)
     with step("trial features"):
         feats = compute_trial_features(fixations, words, trials, word_measures=measures.lazy()).collect()
         trials = trials.drop([c for c in feats.columns if c != "trial_id"], strict=False)
-        trials = trials.join(feats, on="trial_id", how="left")
+        trials = sort_rows(trials.join(feats, on="trial_id", how="left"), "trial_id")
+    sink("trials", trials)
     with step("word features"):
         words, features = add_word_features(words, language=language, surprisal_model=surprisal_model)
-    return Prepared(trials=sort_rows(trials, "trial_id"), words=sort_rows(words, "text_id", "ia_index"),
-                    fixations=sort_rows(fixations, "trial_id", "fixation_index"),
-                    word_measures=sort_rows(measures, "trial_id", "word_index"), qc=qc, rows_in=rows_in,
-                    features=features)
+        words = sort_rows(words, "text_id", "ia_index")
+    sink("words", words)
+    return Prepared(trials=trials, words=words, fixations=fixations, word_measures=measures, qc=qc,
+                    rows_in=rows_in, features=features)
 
 
 def sort_rows(frame: pl.DataFrame, key: str, *more: str) -> pl.DataFrame:

@@ -40,6 +40,8 @@ class Loaded:
     """``{source column: trials column}`` a labels table may use as join keys (``TRIAL_INDEX`` -> ``trial``)."""
     line_assigner: str | None = None
     """The assigner the words require (``report`` when the boxes were estimated), else None."""
+    warnings: list[str] = field(default_factory=list)
+    """The readers' warnings (each names its file and line), printed by ``readgaze prep``."""
 
 
 # --- what a file looks like -----------------------------------------------------------------------------------
@@ -341,11 +343,15 @@ def _read_layout(path: Path, text_id, spec, separator, decimal_comma) -> TextLay
 # --- asc ------------------------------------------------------------------------------------------------------
 
 def load_asc(files, layout, text_id: str | None = None, *, columns: dict | None = None,
-             separator: str | None = None, decimal_comma: bool = False) -> Loaded:
+             separator: str | None = None, decimal_comma: bool = False, encoding: str = "utf-8",
+             screen_px: tuple[float, float] | None = None) -> Loaded:
     """EyeLink recordings read with :func:`readgaze.io.asc.read_asc`; every trial shows ``layout``.
 
     With several files, trial ids become ``<file stem>_<trial id>``; ``participant_id`` is the file
     stem unless the recording names it; ``trial`` keeps the recording's own trial id (a labels table's key).
+    The samples are streamed, counted (``n_samples``, QC) and not kept (``read_asc(samples="none")``), so
+    memory does not grow with a recording's length. ``encoding`` and ``screen_px`` go to ``read_asc`` (the
+    recordings' text encoding; the screen size when a recording declares none).
     """
     from readgaze.io.asc import read_asc
 
@@ -354,10 +360,11 @@ def load_asc(files, layout, text_id: str | None = None, *, columns: dict | None 
     lay = read_layout(layout, text_id, columns=columns, separator=separator, decimal_comma=decimal_comma)
     tid = lay.text_id or Path(layout).stem
     words = lay.words.with_columns(pl.lit(tid).alias("text_id"))
-    trials, fixations, qc = [], [], QCLog()
+    trials, fixations, qc, warnings = [], [], QCLog(), []
     for f in files:
-        rec = read_asc(f)
+        rec = read_asc(f, samples="none", encoding=encoding, screen_px=screen_px)
         qc.extend(rec.qc)
+        warnings.extend(rec.warnings)
         # one recording per participant: trial ids are made unique across files by the file's stem
         stem, tid_expr = Path(f).stem, pl.lit(Path(f).stem + "_") + pl.col("trial_id").cast(pl.String)
         t, x = rec.trials.lazy().collect(), rec.fixations.lazy().collect()
@@ -373,4 +380,5 @@ def load_asc(files, layout, text_id: str | None = None, *, columns: dict | None 
     if "item_id" not in trials.columns:
         trials = trials.with_columns(pl.lit(tid).alias("item_id"))
     return Loaded(trials=trials, words=words, fixations=pl.concat(fixations, how="diagonal_relaxed"), qc=qc,
-                  sources={"asc": [str(f) for f in files], "layout": [str(layout)]}, loader="readgaze.io.asc")
+                  sources={"asc": [str(f) for f in files], "layout": [str(layout)]}, loader="readgaze.io.asc",
+                  warnings=warnings)

@@ -51,10 +51,11 @@ def _key(group: np.ndarray, value: np.ndarray) -> np.ndarray:
 
 
 def _codes(text_id: pl.Series, texts: pl.Series) -> np.ndarray:
-    """Integer code of each text id in ``texts`` (sorted, unique); -1 when absent or null."""
-    code = text_id.replace_strict(texts, pl.int_range(len(texts), eager=True), default=-1,
-                                  return_dtype=pl.Int64)
-    return code.fill_null(-1).to_numpy()
+    """Integer code of each text id in ``texts`` (sorted, unique); -1 when absent or null (one lookup per run
+    of equal ids: :func:`readgaze.measures.trial_codes`)."""
+    from readgaze.measures import trial_codes
+
+    return trial_codes(text_id, texts)
 
 
 def nearest_line(fixations: pl.LazyFrame, words: pl.LazyFrame, *, margin_lines: float = 0.5) -> pl.LazyFrame:
@@ -225,11 +226,14 @@ def align_words(fixations, words, trials, *, line_assigner: str = "nearest",
     fixations = fixations.with_columns(pl.col("x_px", "y_px").cast(pl.Float64))
     words = words.with_columns(pl.col("ia_index", "word_index", "line_index").cast(pl.Int32),
                                pl.col("left_px", "right_px", "top_px", "bottom_px").cast(pl.Float64))
-    base = fixations.drop("word_index", "ia_index", "text_id", strict=False).with_row_index("_align_row")
+    base = fixations.drop("word_index", "ia_index", "text_id", strict=False).with_row_index("_align_row").collect()
     text_of = (trials.select("trial_id", "text_id").drop_nulls("trial_id").unique("trial_id", keep="first")
-               .collect())  # a lookup, no copy of the fixations
-    base = base.with_columns(pl.col("trial_id").replace_strict(text_of["trial_id"], text_of["text_id"], default=None,
-                                                               return_dtype=text_of.schema["text_id"]).alias("text_id"))
+               .collect())  # a lookup (once per run of a trial's rows), no copy of the fixations
+    from readgaze.io.rows import per_run
+
+    base = base.with_columns(per_run(base["trial_id"], lambda t: t.replace_strict(
+        text_of["trial_id"], text_of["text_id"], default=None, return_dtype=text_of.schema["text_id"]))
+        .alias("text_id")).lazy()
     if line_assigner == "nearest":
         lined = nearest_line(base, words)
     else:

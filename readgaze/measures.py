@@ -245,10 +245,30 @@ MEASURES = (first_fixation_duration_ms, single_fixation_duration_ms, gaze_durati
 
 
 def trial_codes(trial_id: pl.Series, trials: pl.Series) -> np.ndarray:
-    """Integer code of each trial id: its row in ``trials`` (sorted, unique); -1 when absent."""
-    code = trial_id.replace_strict(trials, pl.int_range(len(trials), eager=True), default=-1,
-                                   return_dtype=pl.Int64)
-    return code.fill_null(-1).to_numpy()
+    """Integer code of each trial id: its row in ``trials`` (sorted, unique); -1 when absent or null.
+
+    Looked up once per run of equal ids (a table's rows of one trial are usually together), then repeated.
+    """
+    if len(trial_id) < 2:
+        run, ids = np.zeros(len(trial_id), np.int64), trial_id
+    else:
+        run = trial_id.rle_id().to_numpy()
+        ids = trial_id.filter(pl.Series(np.r_[True, run[1:] != run[:-1]]))
+    code = ids.replace_strict(trials, pl.int_range(len(trials), eager=True), default=-1, return_dtype=pl.Int64)
+    return code.fill_null(-1).to_numpy()[run]
+
+
+def ordered(frame: pl.DataFrame, trial: str, index: str) -> pl.DataFrame:
+    """``frame.filter(trial >= 0).sort(trial, index)`` for an integer trial code (-1: unknown trial), skipping
+    the filter when no code is -1 and the sort when the (trial, index) pairs already strictly increase (a
+    prepared table's own order; with ties the rows are sorted)."""
+    if frame.height and frame[trial].min() < 0:
+        frame = frame.filter(pl.col(trial) >= 0)
+    if frame.height > 1:
+        t, i = frame[trial].to_numpy(), frame[index].to_numpy()
+        if not ((t[1:] > t[:-1]) | ((t[1:] == t[:-1]) & (i[1:] > i[:-1]))).all():
+            frame = frame.sort(trial, index)
+    return frame
 
 
 def _in_critical_span(grid: pl.DataFrame, trials: pl.DataFrame) -> pl.Series:
@@ -393,9 +413,9 @@ def compute_word_measures(fixations, words, trials, *, off_text: str = "skip",
     fx = fixations.select(needed)  # "leave": an off-text fixation is word -1 (never right, never placed)
     fx = (fx.filter(pl.col("word_index").is_not_null()) if off_text == "skip"
           else fx.with_columns(pl.col("word_index").fill_null(-1))).collect()
-    fx = (fx.with_columns(pl.Series("_trial", trial_codes(fx["trial_id"], tr["trial_id"])),
-                          pl.col("word_index").cast(pl.Int32), pl.col("duration_ms").cast(pl.Float64))
-          .drop("trial_id").filter(pl.col("_trial") >= 0).sort("_trial", "fixation_index"))
+    fx = ordered(fx.with_columns(pl.Series("_trial", trial_codes(fx["trial_id"], tr["trial_id"])),
+                                 pl.col("word_index").cast(pl.Int32), pl.col("duration_ms").cast(pl.Float64))
+                 .drop("trial_id"), "_trial", "fixation_index")
     trial = fx["_trial"].to_numpy()
     word = fx["word_index"].to_numpy().astype(np.int64)
     duration = fx["duration_ms"].to_numpy()
@@ -430,25 +450,36 @@ def compute_word_measures(fixations, words, trials, *, off_text: str = "skip",
 
     always = {"total_fixation_duration_ms", "fixation_count", "skipped", "run_count"}  # filled, never null
     cols = {}  # one column at a time: only its grid-sized arrays are alive besides the finished columns
-    for name, fn, fill in (("first_fixation_duration_ms", first_fixation_duration_ms, np.nan),
-                           ("gaze_duration_ms", gaze_duration_ms, np.nan),
-                           ("total_fixation_duration_ms", total_fixation_duration_ms, 0.0),
-                           ("regression_path_duration_ms", regression_path_duration_ms, np.nan),
-                           ("fixation_count", fixation_count, 0), ("skipped", skipped, True),
-                           ("single_fixation_duration_ms", single_fixation_duration_ms, np.nan),
-                           ("selective_regression_path_duration_ms", selective_regression_path_duration_ms, np.nan),
-                           ("run_count", run_count, 0), ("regression_in_count", regression_in_count, 0),
-                           ("regression_out_count", regression_out_count, 0),
-                           ("first_fixation_progressive", first_fixation_progressive, False),
-                           *((("landing_position", landing_position, np.nan),) if with_x else ())):
+    # computed in this order so that the helper arrays a measure alone needs are freed right after it
+    # (``done``); the frame's column order is the output's, below
+    for name, fn, fill, done in (
+            *((("landing_position", landing_position, np.nan, ("x_px", "_x_valid", "_box_left", "_box_right",
+                                                               "_box_valid", "_rtl")),) if with_x else ()),
+            ("regression_path_duration_ms", regression_path_duration_ms, np.nan, ("path_duration_ms",)),
+            ("selective_regression_path_duration_ms", selective_regression_path_duration_ms, np.nan,
+             ("path_end", "position")),
+            ("first_fixation_duration_ms", first_fixation_duration_ms, np.nan, ()),
+            ("gaze_duration_ms", gaze_duration_ms, np.nan, ()),
+            ("total_fixation_duration_ms", total_fixation_duration_ms, 0.0, ()),
+            ("fixation_count", fixation_count, 0, ()), ("skipped", skipped, True, ()),
+            ("single_fixation_duration_ms", single_fixation_duration_ms, np.nan, ()),
+            ("run_count", run_count, 0, ()), ("regression_in_count", regression_in_count, 0, ("prev_word",)),
+            ("regression_out_count", regression_out_count, 0, ("next_word",)),
+            ("first_fixation_progressive", first_fixation_progressive, False, ())):
         got = fn(g)
         values, valid = got if isinstance(got, tuple) else (got, None)
         values, ok = spread(values, fill, valid)
         column = pl.Series(name, values)
         cols[name] = column if name in always else pl.select(pl.when(pl.Series(ok)).then(column)).to_series()
-        del values, ok
+        del values, ok, got
+        for key in done:
+            arrays.pop(key, None)
     del g, arrays, fx
-    frame = pl.DataFrame([c.alias(n) for n, c in cols.items()])
+    names = ["first_fixation_duration_ms", "gaze_duration_ms", "total_fixation_duration_ms",
+             "regression_path_duration_ms", "fixation_count", "skipped", "single_fixation_duration_ms",
+             "selective_regression_path_duration_ms", "run_count", "regression_in_count", "regression_out_count",
+             "first_fixation_progressive", *(("landing_position",) if with_x else ())]
+    frame = pl.DataFrame([cols[n].alias(n) for n in names])
     del cols
     frame = frame.with_columns((pl.col("regression_in_count") > 0).alias("regression_in"),
                                (pl.col("regression_out_count") > 0).alias("regression_out"),

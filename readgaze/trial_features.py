@@ -86,7 +86,7 @@ def compute_trial_features(fixations, words, trials, word_measures=None) -> pl.L
         row per trial in ``trials`` sorted by ``trial_id``; a trial without fixations has
         ``fixation_count`` 0 and null rates and entropies.
     """
-    from readgaze.measures import compute_word_measures, trial_codes
+    from readgaze.measures import compute_word_measures, ordered, trial_codes
 
     fixations, words, trials = (f.lazy() for f in (fixations, words, trials))
     if word_measures is None:
@@ -94,20 +94,22 @@ def compute_trial_features(fixations, words, trials, word_measures=None) -> pl.L
     tr = trials.select("trial_id").unique().collect().sort("trial_id")
     fx = fixations.select("trial_id", "fixation_index", "start_ms", "duration_ms", "x_px", "y_px",
                           "word_index").collect()
-    fx = (fx.with_columns(pl.Series("_trial", trial_codes(fx["trial_id"], tr["trial_id"])),
-                          pl.col("start_ms", "duration_ms", "x_px", "y_px").cast(pl.Float64))
-          .drop("trial_id").filter(pl.col("_trial") >= 0).sort("_trial", "fixation_index"))
+    fx = ordered(fx.with_columns(pl.Series("_trial", trial_codes(fx["trial_id"], tr["trial_id"])),
+                                 pl.col("start_ms", "duration_ms", "x_px", "y_px").cast(pl.Float64))
+                 .drop("trial_id"), "_trial", "fixation_index")
     dx, dy = pl.col("x_px").diff(), pl.col("y_px").diff()  # within each trial's group, in time order
     per_fix = fx.group_by("_trial", maintain_order=True).agg(
         pl.len().cast(pl.Int32).alias("fixation_count"),
         ((pl.col("start_ms") + pl.col("duration_ms")).max() - pl.col("start_ms").min()).alias("_time_ms"),
         (dx.pow(2) + dy.pow(2)).sqrt().filter(dx > 0).mean().alias("mean_forward_saccade_amplitude_px"))
-    inword = fx.filter(pl.col("word_index").is_not_null())
+    inword = fx.select("_trial", "word_index").filter(pl.col("word_index").is_not_null())  # only what both need
     step = pl.col("word_index").diff()
     regress = inword.group_by("_trial", maintain_order=True).agg(
         ((step < 0).sum() / (step != 0).sum()).alias("regression_rate"))
     wm = word_measures.lazy().select("trial_id", "skipped", "first_fixation_duration_ms").collect()
-    wm = wm.with_columns(pl.Series("_trial", trial_codes(wm["trial_id"], tr["trial_id"]))).sort("_trial")
+    wm = wm.with_columns(pl.Series("_trial", trial_codes(wm["trial_id"], tr["trial_id"])))
+    if not wm["_trial"].is_sorted():  # the measures come in trial order
+        wm = wm.sort("_trial")
     per_word = wm.group_by("_trial", maintain_order=True).agg(
         pl.len().alias("_n_words"), pl.col("skipped").mean().alias("skip_rate"),
         pl.col("first_fixation_duration_ms").mean().alias("mean_first_fixation_duration_ms"))

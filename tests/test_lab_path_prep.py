@@ -272,3 +272,26 @@ def test_one_class_label_is_warned(tmp_path, capsys):
                            "item_id": ["i1", "i2", "i3"], "reading_goal": ["information_seeking"] * 3})
     lines = describe_tasks(trials)
     assert "    warning: one class only (information_seeking): a model of this task measures nothing" in lines
+
+
+def test_prep_asc_passes_encoding_and_screen_size_to_the_reader(shared_data, tmp_path, capsys):
+    """``prep asc --encoding`` decodes a cp1252 recording; ``--screen-px`` stands in for a missing DISPLAY_COORDS."""
+    samples = "\n".join(f"{1002 + 2 * i}\t  100.0\t  200.0\t 1000.0\t..." for i in range(10))
+    text = ("** CONVERTED FROM t.edf using edfapi 4.2.1 Linux\n**\n\nMSG\t1000 TRIALID caf\u00e9\n"
+            "START\t1002 \tRIGHT\tSAMPLES\tEVENTS\nPRESCALER\t1\nVPRESCALER\t1\nPUPIL\tAREA\n"
+            "EVENTS\tGAZE\tRIGHT\tRATE\t 500.00\tTRACKING\tCR\tFILTER\t2\n"
+            "SAMPLES\tGAZE\tRIGHT\tRATE\t 500.00\tTRACKING\tCR\tFILTER\t2\nSFIX R   1002\n" + samples +
+            "\nEFIX R   1002\t1020\t20\t  100.0\t  200.0\t   1000\nEND\t1022 \tSAMPLES\tEVENTS\tRES\t  38.00\t  36.00\n")
+    asc = tmp_path / "rec.asc"
+    asc.write_bytes(text.encode("cp1252"))
+    toy = shared_data / "pymovements_examples" / "toy_text_1_1_aoi.csv"
+    assert prep("asc", asc, "--layout", toy, "--line-assigner", "nearest", "--out", tmp_path / "plain") == 0
+    err = capsys.readouterr().err
+    assert "not valid utf-8" in err and "off-screen detection is off" in err
+    assert pl.read_parquet(tmp_path / "plain" / "trials.parquet")["trial"].to_list() == ["caf\ufffd"]
+    out = tmp_path / "decoded"
+    assert prep("asc", asc, "--layout", toy, "--line-assigner", "nearest", "--encoding", "cp1252",
+                "--screen-px", "1280x1024", "--out", out) == 0
+    err = capsys.readouterr().err
+    assert "not valid utf-8" not in err and "off-screen detection is off" not in err
+    assert pl.read_parquet(out / "trials.parquet")["trial"].to_list() == ["caf\u00e9"]

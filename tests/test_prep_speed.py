@@ -108,3 +108,66 @@ def test_clean_still_drops_and_counts_repeated_fixations():
     _, _, kept = clean(trials, words, fix, qc)
     assert kept["duration_ms"].to_list() == [100.0, 120.0, 90.0]  # the later (a, 1) is the repeat
     assert qc.total(reason="duplicate_fixation") == 1
+
+
+def test_fixation_sort_by_runs_equals_the_stable_sort():
+    from readgaze.io.onestop import _sort_rows
+
+    rng = np.random.default_rng(1)
+    rows = [(f"t{k}", j, rng.random()) for k in rng.permutation(50) for j in range(rng.integers(1, 8))]
+    df = pl.DataFrame(rows, schema={"trial_id": pl.String, "fixation_index": pl.Int32, "v": pl.Float64},
+                      orient="row")
+    expected = df.sort("trial_id", "fixation_index", maintain_order=True)
+    assert_frame_equal(_sort_rows(df), expected)  # one run per trial: the runs are reordered whole
+    split = pl.concat([df, df.head(7), df.slice(3, 5)])  # a trial in two runs, repeated keys: the key sort
+    assert_frame_equal(_sort_rows(split), split.sort("trial_id", "fixation_index", maintain_order=True))
+    assert _sort_rows(expected) is expected
+    nulls = df.with_columns(pl.when(pl.col("v") < 0.2).then(None).otherwise(pl.col("fixation_index"))
+                            .alias("fixation_index"))
+    assert_frame_equal(_sort_rows(nulls), nulls.sort("trial_id", "fixation_index", maintain_order=True))
+
+
+def test_trial_codes_per_run_equal_a_lookup_per_row():
+    from readgaze.measures import trial_codes
+
+    ids = pl.Series(["b", "b", None, None, "a", "zz", "a", "a"])
+    assert trial_codes(ids, pl.Series(["a", "b"])).tolist() == [1, 1, -1, -1, 0, -1, 0, 0]
+    assert trial_codes(pl.Series([], dtype=pl.String), pl.Series(["a"])).tolist() == []
+
+
+def test_dataset_writer_replaces_the_folder_only_when_finished(tmp_path):
+    from data_prep.dataset import DatasetWriter
+
+    out = tmp_path / "ds"
+    out.mkdir()
+    (out / "old.txt").write_text("kept until the new folder is complete")
+    frame = pl.DataFrame({"a": [1, 2]})
+    with pytest.raises(RuntimeError), DatasetWriter(out, force=True) as writer:
+        writer.put("fixations", frame)
+        raise RuntimeError("a step failed")
+    assert (out / "old.txt").is_file() and [p.name for p in tmp_path.iterdir()] == ["ds"]  # no partial folder
+    direct = tmp_path / "direct"
+    direct.mkdir()
+    frame.write_parquet(direct / "x.parquet", compression="zstd", statistics=True)
+    with DatasetWriter(out, force=True) as writer:
+        writer.put("fixations", frame)
+        writer._jobs["fixations"].result()
+        assert (writer._tmp / "fixations.parquet").read_bytes() == (direct / "x.parquet").read_bytes()
+    assert (out / "old.txt").is_file()  # finish() not called: the old folder stays
+
+
+def test_trial_table_from_run_starts_equals_a_group_by_over_all_rows(tmp_path):
+    from readgaze.io.onestop import _split_trial_columns
+
+    f = tmp_path / "r.csv"
+    f.write_text("question\nq\n")  # no column read from the file: 'wide' is given
+    rows = pl.DataFrame({"trial_id": ["b", "b", "a", "b", "c", "a"], "__row": [0, 1, 2, 3, 4, 5],
+                         "participant_id": ["p", "p", None, "p2", "q", "r"]}).with_columns(pl.col("__row").cast(pl.UInt32))
+    wide = pl.DataFrame({"__row": pl.Series([0, 2, 4], dtype=pl.UInt32), "question": ["x", "y", "z"]})
+    part, rest = _split_trial_columns(rows.lazy(), "ia_count", f, trial_cols=["participant_id", "question"],
+                                      wide=wide)
+    assert part.sort("trial_id").to_dicts() == [
+        {"trial_id": "a", "participant_id": None, "question": "y", "ia_count": 2},
+        {"trial_id": "b", "participant_id": "p", "question": "x", "ia_count": 3},
+        {"trial_id": "c", "participant_id": "q", "question": "z", "ia_count": 1}]
+    assert rest.collect().equals(rows)

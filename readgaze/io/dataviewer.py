@@ -152,6 +152,8 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
     raw = require_numeric(raw, path, [cols[r] for r in _FIX_FLOATS if r in cols])
     raw = require_numeric(raw, path, [cols[r] for r in ("fixation_index", "ia_id") if r in cols], pl.Int64)
     trial_id = _trial_id(raw, cols, source, path, session_key).alias("trial_id")
+    if in_memory:  # built once, for the key check and the output
+        raw, trial_id = raw.with_columns(trial_id).collect().lazy(), pl.col("trial_id")
     if check_keys and "fixation_index" in cols:
         names = [cols[r] for r in ("participant_id", "trial") if r in cols and "trial_id" not in cols]
         _check_unique(raw, path, {"trial_id": trial_id, cols["fixation_index"]: pl.col(cols["fixation_index"])},
@@ -255,6 +257,8 @@ def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, s
     raw = require_numeric(raw, path, [cols[r] for r in _BOX if r in cols])
     raw = require_numeric(raw, path, [cols["ia_id"]], pl.Int64)
     trial_id = _trial_id(raw, cols, source, path, None).alias("trial_id")
+    if in_memory:  # built once, for the key check and the output
+        raw, trial_id = raw.with_columns(trial_id).collect().lazy(), pl.col("trial_id")
     if check_keys:
         names = [cols[r] for r in ("participant_id", "trial") if r in cols and "trial_id" not in cols]
         _check_unique(raw, path, {"trial_id": trial_id, cols["ia_id"]: pl.col(cols["ia_id"])},
@@ -292,7 +296,9 @@ def _check_unique(raw: pl.LazyFrame, path, key: dict[str, pl.Expr], shown: list[
     g = pl.struct(group) if len(group) > 1 else pl.col(group[0])
     new = (g != g.shift(1)).fill_null(True)
     rising = (new | (pl.col(inner) > pl.col(inner).shift(1))).fill_null(False).all()
-    if keys.select((new.sum() == g.n_unique()) & rising & (pl.col(inner).null_count() == 0)).collect().item():
+    # groups contiguous <=> the group values at the run starts are distinct (every value starts some run)
+    if keys.select((new.sum() == g.filter(new).n_unique()) & rising & (pl.col(inner).null_count() == 0)
+                   ).collect().item():
         return
     counts = (keys.group_by(group)  # else per group, count vs distinct
               .agg(pl.len().alias("n"), pl.col(inner).n_unique().alias("distinct")))

@@ -35,12 +35,13 @@ from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from readgaze.io.csv import header
 from readgaze.io.dataviewer import (detect_ia_id_base, read_fixation_report, read_ia_report,
                                     rebase_fixations)
-from readgaze.io.rows import line_starts, read_rows
+from readgaze.io.rows import line_starts, per_run, read_rows
 from readgaze.qc import QCLog
 
 PARTICIPANT_ALIASES: dict[str, str] = {"l38_97": "l38_104"}
@@ -133,22 +134,25 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
         As :func:`readgaze.io.read_fixation_report`.
     """
     qc, aliases = QCLog(), PARTICIPANT_ALIASES if aliases is None else aliases
+    fix_qc = QCLog()  # the fixation thread's records, appended in the order a serial load writes them
     with ThreadPoolExecutor(max_workers=2) as pool:
-        fix_job = pool.submit(_parse, read_fixation_report, fixation_report,
-                              [c for c in header(fixation_report) if c not in TRIAL_COLUMNS])
-        ia_job = None if ia_report is None else pool.submit(_parse, read_ia_report, ia_report, ["participant_id"])
-        fix_lines, ia_lines = (pool.submit(line_starts, p) if p is not None else None
-                               for p in (fixation_report, ia_report))
-        fix = _aliased(fix_job.result(), aliases, qc, "fixations")
-        fix_trials, fix = _split_trial_columns(fix, "fixation_count", fixation_report, fix_lines.result())
+        fix_job = pool.submit(_load_fixations, fixation_report, aliases, fix_qc)
         if ia_report is None:
+            fix_trials, fix = fix_job.result()
+            del fix_job
+            qc.extend(fix_qc)
             fix = rebase_fixations(fix, 1)
             qc.add("load_onestop", "fixations", "ia_id_base_assumed", 0, action="warning",
                    detail="no IA report: fixation report id base assumed 1 (Data Viewer)")
             _count_fixations(fix, qc)
-            fix = fix.sort("trial_id", "fixation_index", maintain_order=True).collect().lazy()
-            return OneStopData(_trials([fix_trials]).lazy(), None, fix, None, qc, {str(fixation_report): 1})
-        ia = _aliased(ia_job.result(), aliases, qc, "ia_rows")
+            return OneStopData(_trials([fix_trials]).lazy(), None, fix.collect().lazy(), None, qc,
+                               {str(fixation_report): 1})
+        ia_lines = pool.submit(line_starts, ia_report)
+        ia = _parse(read_ia_report, ia_report, ["participant_id"])
+        fix_trials, fix = fix_job.result()
+        del fix_job
+        qc.extend(fix_qc)
+        ia = _aliased(ia, aliases, qc, "ia_rows")
         ia_starts = ia_lines.result()
     n_ia = ia.select(pl.len()).collect().item()
     ia_base = 0 if ia.select(pl.col("ia_index").min()).collect().item() == 0 else 1
@@ -168,13 +172,15 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
                                 n_rows=n_ia, starts=ia_starts), rows)
     ia_trials, ia = _split_trial_columns(ia, "ia_count", ia_report, trial_cols=trial_cols, wide=wide)
     words = _words(reps, wide, word_cols)
-    ia = ia.drop("__row")
     texts = ia.group_by("trial_id").agg(pl.col("text_id").first()).collect()  # every text: one layout now
+    del ia, reps, wide  # the IA rows are done with: their memory is free before the fixation steps
     ia_rows = partial(_ia_rows, ia_report, ia_base, aliases, texts, words)
     # All trials of a (versioned) text share one IA layout: fixations are matched to text x IA (small
     # tables) instead of trial x IA.
-    fix = fix.with_columns(pl.col("trial_id").replace_strict(texts["trial_id"], texts["text_id"], default=None,
-                                                             return_dtype=pl.String).alias("__t")).collect().lazy()
+    frame = fix.collect()
+    fix = frame.with_columns(per_run(frame["trial_id"], lambda t: t.replace_strict(
+        texts["trial_id"], texts["text_id"], default=None, return_dtype=pl.String)).alias("__t")).lazy()
+    del frame
     by_text = words.lazy().select(pl.col("text_id").alias("trial_id"), "ia_index", "word")
     check = detect_ia_id_base(fix.select(pl.col("__t").alias("trial_id"), "ia_index", "ia_label"), by_text,
                               fixation_file=fixation_report, ia_file=ia_report)
@@ -183,10 +189,70 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
     _count_fixations(fix, qc)
     ia_trials = (ia_trials.join(texts, on="trial_id", how="left")
                  .select("trial_id", "text_id", pl.exclude("trial_id", "text_id")))
-    # sorted once here (stable: repeated keys keep their file order), so no later step re-sorts the big table
-    fix = fix.drop("__w", "__l").sort("trial_id", "fixation_index", maintain_order=True).collect().lazy()
+    fix = fix.drop("__w", "__l").collect().lazy()  # in (trial_id, fixation_index) order since _load_fixations
     return OneStopData(_trials([ia_trials, fix_trials]).lazy(), words.lazy(), fix, ia_rows,
                        qc, {str(fixation_report): fix_base, str(ia_report): ia_base})
+
+
+def _load_fixations(path, aliases: dict[str, str], qc: QCLog) -> tuple[pl.DataFrame, pl.LazyFrame]:
+    """The fixation report parsed (:func:`_parse`), aliased, split into its trial table and its rows, the rows
+    sorted by (``trial_id``, ``fixation_index``) (:func:`_sort_rows`)."""
+    starts = line_starts(path)
+    fix = _aliased(_parse(read_fixation_report, path, [c for c in header(path) if c not in TRIAL_COLUMNS]),
+                   aliases, qc, "fixations")
+    fix_trials, fix = _split_trial_columns(fix, "fixation_count", path, starts)
+    del starts
+    columns = fix.collect().get_columns()
+    del fix  # the columns list is the only reference left: each column is freed once its sorted copy exists
+    order = _sort_order(pl.DataFrame([c for c in columns if c.name in ("trial_id", "fixation_index")]))
+    if order is not None:
+        for k in range(len(columns)):
+            columns[k] = columns[k].gather(order)
+    return fix_trials, pl.DataFrame(columns).lazy()
+
+
+def _sort_rows(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame.sort("trial_id", "fixation_index", maintain_order=True)``, by :func:`_sort_order`."""
+    order = _sort_order(frame)
+    return frame if order is None else frame[order]
+
+
+def _sort_order(frame: pl.DataFrame) -> pl.Series | None:
+    """The row order of ``frame.sort("trial_id", "fixation_index", maintain_order=True)`` (stable: a repeated
+    key keeps its file order), or None when the rows are in that order.
+
+    The order comes from the runs of equal trial ids (a report keeps a trial's rows together, in fixation
+    order): when each id is one run whose fixation index rises, the runs are put in id order whole; else from
+    one integer key per row (the rank of its trial id, its fixation index), sorted stably. Nulls in either key:
+    polars' own stable sort.
+    """
+    t, i = frame["trial_id"], frame["fixation_index"]
+    if frame.height < 2:
+        return None
+    if t.null_count() or i.null_count():
+        return frame.select(pl.arg_sort_by(["trial_id", "fixation_index"], maintain_order=True)).to_series()
+    inner = i.cast(pl.Int64).to_numpy()
+    run = t.rle_id().to_numpy()
+    first = np.flatnonzero(np.r_[True, run[1:] != run[:-1]])  # each run's first row
+    ids = t.gather(first)
+    names = ids.unique().sort()
+    rank = ids.replace_strict(names, pl.int_range(len(names), eager=True), return_dtype=pl.Int64).to_numpy()
+    rising = bool((np.diff(inner)[np.diff(run) == 0] > 0).all())
+    if len(names) == len(first) and rising:  # one run per trial, in fixation order: order the runs
+        by_id = np.argsort(rank)
+        if bool((by_id == np.arange(len(by_id))).all()):
+            return None
+        size = np.diff(np.r_[first, len(run)])[by_id]
+        order = np.arange(len(run)) - np.repeat(np.cumsum(size) - size - first[by_id], size)
+    else:
+        lo = int(inner.min())
+        if int(inner.max()) - lo >= (1 << 31):
+            return frame.select(pl.arg_sort_by(["trial_id", "fixation_index"], maintain_order=True)).to_series()
+        key = rank[run] * np.int64(1 << 31) + (inner - lo)
+        if bool((key[1:] >= key[:-1]).all()):
+            return None
+        order = np.argsort(key, kind="stable")
+    return pl.Series(order, dtype=pl.UInt32)
 
 
 def _with_rows(frame: pl.DataFrame, rows) -> pl.DataFrame:
@@ -238,12 +304,16 @@ def _word_indices(fix: pl.LazyFrame, words: pl.DataFrame) -> pl.LazyFrame:
         return text.replace_strict(names, codes, default=-1, return_dtype=pl.Int64) * (1 << 32) + ia.cast(pl.Int64)
 
     wk = words.select(key(pl.col("text_id"), pl.col("ia_index")).alias("k"), "word_index", "word")
-    fk = key(pl.col("__t"), pl.col("ia_index"))
+    frame = fix.collect()  # the text code looked up once per run of equal text ids (a trial's rows)
+    code = per_run(frame["__t"], lambda t: t.replace_strict(names, codes, default=-1, return_dtype=pl.Int64))
+    fix = frame.with_columns(code.alias("__code")).lazy()
+    del frame
+    fk = pl.col("__code") * (1 << 32) + pl.col("ia_index").cast(pl.Int64)
     return (fix.with_columns(fk.replace_strict(wk["k"], wk["word_index"], default=None).alias("__w"),
                              fk.replace_strict(wk["k"], wk["word"], default=None).alias("__l"))
             .with_columns(pl.when(pl.col("__w").is_not_null()).then(pl.col("__w"))
                           .otherwise(pl.col("word_index")).alias("word_index"))
-            .drop("__t").collect().lazy())
+            .drop("__t", "__code").collect().lazy())
 
 
 def _present(lf: pl.LazyFrame, names) -> list[str]:
@@ -370,9 +440,15 @@ def _split_trial_columns(lf: pl.LazyFrame, count: str, path, starts=None, *, tri
     if count == "fixation_count":
         text = [pl.concat_str([pl.col(c) for c in ("article_batch", "article_id", "difficulty_level", "paragraph_id")],
                               separator="_").first().alias("text_id")]
-    part = lf.group_by("trial_id").agg(*text, pl.col("__row").first(),
-                                       *[pl.col(c).first() for c in trial_cols if c in have],
-                                       pl.len().cast(pl.Int32).alias(count)).collect()
+    # a trial's first row is the first row of its first run of rows: group the runs' first rows (few), not all rows
+    frame = lf.collect()
+    run = frame["trial_id"].rle_id().to_numpy()
+    first = np.flatnonzero(np.r_[True, run[1:] != run[:-1]]) if len(run) else np.zeros(0, np.int64)
+    runs = frame[first].with_columns(pl.Series("__n", np.diff(np.r_[first, len(run)]), pl.Int64))
+    del frame, run
+    part = runs.group_by("trial_id").agg(*text, pl.col("__row").first(),
+                                         *[pl.col(c).first() for c in trial_cols if c in have],
+                                         pl.col("__n").sum().cast(pl.Int32).alias(count))
     missing = [c for c in trial_cols if c not in have]
     if wide is None:
         rows = part["__row"].sort()

@@ -16,6 +16,7 @@ instead (the same values, more slowly).
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -97,3 +98,14 @@ def read_rows(path: str | Path, rows: np.ndarray, columns: list[str], *, n_rows:
         except ParseError as e:  # name the user's row: line k of the copy is line lines[k - 2] of the file
             row = int(lines[e.row - 2]) + 1 if e.row and 2 <= e.row < len(lines) + 2 else None
             raise ParseError(e.message, file=path, row=row, column=e.column) from None
+
+
+def per_run(values: pl.Series, f: Callable[[pl.Series], pl.Series]) -> pl.Series:
+    """``f(values)`` for an element-wise ``f`` (e.g. a ``replace_strict`` lookup), evaluated once per run of
+    equal consecutive values and repeated: a report keeps each trial's rows together, so a lookup per trial
+    replaces one per row. The result equals ``f(values)``."""
+    if len(values) < 2:
+        return f(values)
+    run = values.rle_id().to_numpy()
+    first = np.flatnonzero(np.r_[True, run[1:] != run[:-1]])
+    return f(values.gather(first)).gather(run)
