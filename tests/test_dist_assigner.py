@@ -250,3 +250,71 @@ def test_deferring_keeps_the_vote_where_the_ensemble_is_unsure():
     vote = np.array([1, 1, 0])
     assert dist.combine(prob, vote, None).tolist() == [0, 0, 1]
     assert dist.combine(prob, vote, 0.7).tolist() == [0, 1, 1]
+
+
+def test_cpu_inference_attention_is_bit_identical_to_kernels_cross_attention():
+    """The inference path calls scaled_dot_product_attention with a broadcast padding mask, not the dense one."""
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 2, 7, 8), torch.randn(3, 2, 5, 8), torch.randn(3, 2, 5, 8)
+    mask = torch.ones(3, 5, dtype=torch.bool)
+    mask[1, 3:] = False
+    mask[2, 1:] = False
+    full = torch.ones(3, 5, dtype=torch.bool)
+    with torch.inference_mode():
+        assert torch.equal(dist._attend(q, k, v, full, 0.0), dist.cross_attention(q, k, v, key_padding_mask=full))
+        assert torch.equal(dist._attend(q, k, v, mask, 0.0), dist.cross_attention(q, k, v, key_padding_mask=mask))
+        mask[2] = False                                   # a trial with no real key: the kernel's zero rows
+        got = dist._attend(q, k, v, mask, 0.0)
+        assert torch.equal(got, dist.cross_attention(q, k, v, key_padding_mask=mask)) and not got[2].any()
+
+
+@shipped
+def test_fast_inference_gives_the_reference_paths_probabilities_bit_for_bit(monkeypatch):
+    """The shipped ensemble on simulated trials (one longer than a window): the same float64 probabilities and
+    lines as with every attention call sent through kernels.cross_attention (the code before the fast path)."""
+    from readgaze.simulate import simulate_line_trials
+
+    sims = simulate_line_trials(6, seed=5, child_probability=0.3, long_trial_probability=0.5)
+    assert max(len(t.xy) for t in sims) > dist.WINDOW
+    members, voters = dist.load_ensemble()
+    prepared = dist.prepare_many([(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in sims], voters)
+    with torch.inference_mode():
+        fast = dist.predict_proba(members, prepared)
+    monkeypatch.setattr(dist, "_attend", lambda q, k, v, mask, p: dist.cross_attention(q, k, v, key_padding_mask=mask))
+    with torch.inference_mode():
+        slow = dist.predict_proba(members, prepared)
+    assert all(np.array_equal(a, b) for a, b in zip(fast, slow))
+
+
+def _collate_per_trial(trials):
+    """collate as it was written before it was vectorized (one trial at a time): the reference for the test below."""
+    b, m = len(trials), trials[0][2].shape[1]
+    f_max, l_max = max(max(len(t[0]) for t in trials), 1), max(len(t[1]) for t in trials)
+    fx, fm = torch.zeros(b, f_max, dist.N_FIXATION_FEATURES), torch.zeros(b, f_max, dtype=torch.bool)
+    lf, lm = torch.zeros(b, l_max, dist.N_LINE_FEATURES), torch.zeros(b, l_max, dtype=torch.bool)
+    votes = torch.zeros(b, f_max, l_max, m)
+    target, position = torch.full((b, f_max), -100, dtype=torch.long), torch.zeros(b, f_max, dtype=torch.long)
+    for i, (f, lin, v, y, *start) in enumerate(trials):
+        n, k = len(f), len(lin)
+        position[i, :n] = torch.arange(n) + (start[0] if start else 0)
+        fx[i, :n], fm[i, :n], lf[i, :k], lm[i, :k] = torch.from_numpy(f), True, torch.from_numpy(lin), True
+        if n and m:
+            votes[i, torch.arange(n)[:, None], torch.from_numpy(np.clip(v, 0, k - 1)), torch.arange(m)[None, :]] = 1.0
+        if y is not None:
+            target[i, :n] = torch.from_numpy(np.asarray(y, dtype=np.int64))
+    return dist.LineBatch(fx, fm, lf, lm, votes, position, target)
+
+
+def test_vectorized_collate_equals_the_per_trial_padding():
+    """Ragged trials, votes beyond a trial's last line (clipped), crop starts, targets on some trials, an empty one."""
+    rng = np.random.default_rng(4)
+    trials = []
+    for i, (n_lines, n_fix) in enumerate([(3, 20), (24, 61), (5, 1), (2, 0), (7, 33)]):
+        fix, lines = trial_features(*_toy_trial(n_lines, n_fix, seed=i)[:2])
+        votes = rng.integers(-1, n_lines + 2, size=(n_fix, 3))
+        target = rng.integers(-100, n_lines, size=n_fix) if i % 2 == 0 else None
+        trials.append((fix, lines, votes, target) + ((int(rng.integers(0, 50)),) if i in (1, 4) else ()))
+    for batch in (trials, trials[2:4], [(f, lin, v[:, :0], y) for f, lin, v, y, *_ in trials]):
+        got, want = collate(batch), _collate_per_trial(batch)
+        for name in ("fixation_features", "fixation_mask", "line_features", "line_mask", "votes", "position", "target"):
+            assert torch.equal(getattr(got, name), getattr(want, name)), name
