@@ -304,6 +304,12 @@ class ReadingDataModule(L.LightningDataModule):
         if self.task == "comprehension" and regime != "all":
             other = labelled.filter(pl.col("reading_goal") != regime).height
             self.qc.add("task", "trials", f"reading_regime {regime}: other reading goal", other)
+            if other and other == labelled.height:
+                goals = sorted(labelled["reading_goal"].drop_nulls().unique().to_list())
+                raise ConfigError(f"{self.path / 'trials.parquet'}: comprehension keeps the {regime} trials "
+                                  f"(data.reading_regime, default ordinary, as EyeBench), but all {other:,} labelled "
+                                  f"trials have reading_goal {', '.join(goals) or 'null'}; pass "
+                                  f"--data.reading_regime all (or {goals[0] if goals else 'information_seeking'})")
             labelled = labelled.filter(pl.col("reading_goal") == regime)
         return labelled.with_columns(pl.col("label").cast(pl.Int64))
 

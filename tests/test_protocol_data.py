@@ -182,3 +182,14 @@ def test_missing_feature_column_warns_once_naming_the_column_and_prep_option(dat
     record = json.loads(path.read_text())
     assert record["task"] == "reading_goal" and record["split_unit"] == "participant_item"
     assert any(r["reason"] == "missing feature column surprisal_bits" and r["count"] == 36 for r in record["records"])
+
+
+def test_comprehension_on_information_seeking_only_data_names_the_reading_regime(prepared):
+    """The OneStop sample is all information seeking: comprehension's default regime (ordinary) would leave no
+    trial; the error says so and names the option, not a fold-count error further down."""
+    dm = ReadingDataModule(str(prepared), task="comprehension", split_unit="trial", n_folds=3)
+    with pytest.raises(ConfigError, match=r"all 24 labelled trials have reading_goal information_seeking; pass "
+                                          r"--data.reading_regime all"):
+        dm._task_trials()
+    assert ReadingDataModule(str(prepared), task="comprehension", split_unit="trial", n_folds=3,
+                             reading_regime="all")._task_trials().height == 24
