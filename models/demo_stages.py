@@ -37,7 +37,8 @@ class Stages:
     def __init__(self, out: Path, settings: DemoSettings) -> None:
         self.out, self.settings = out, settings
         self.terminal = os.fdopen(os.dup(1), "w", buffering=1)
-        self.console = Console(file=self.terminal)
+        # piped to a file, rich would cut the table at 80 columns ("LogisticEn…"): give it room
+        self.console = Console(file=self.terminal, width=None if self.terminal.isatty() else 200)
         self.seconds: dict[str, float] = {}
         self.notes: dict = {}
 
