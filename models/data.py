@@ -433,12 +433,11 @@ class ReadingDataModule(L.LightningDataModule):
         cut_per_trial = np.array([enc["first_word"] for enc in encodings], np.int64)[key]
         self.qc.add("tokenise", "words", "cut off by max_text_tokens (the paragraph's first words, left truncation)",
                     int(cut_per_trial.sum()), "dropped", "word rows of all trials; EyeBench keeps the last tokens")
-        return {"key": key, "encodings": encodings}
+        return {"key": key, "encodings": encodings, "cut_per_trial": cut_per_trial}
 
     def _count_cut_fixations(self, arrays: dict, tokens: dict) -> None:
         """QC: fixations on words cut off by the left truncation (the dataset drops them, see ``_TrialDataset``)."""
-        cut = np.array([enc["first_word"] for enc in tokens["encodings"]], np.int64)[tokens["key"]]  # per trial
-        per_fixation = np.repeat(cut, np.diff(arrays["fixation_offsets"]))
+        per_fixation = np.repeat(tokens["cut_per_trial"], np.diff(arrays["fixation_offsets"]))
         word = arrays["fixation_word_index"]
         self.qc.add("tokenise", "fixations", "cut off by max_text_tokens: on a word cut from the paragraph",
                     int(((word >= 0) & (word < per_fixation)).sum()), "dropped",
