@@ -114,7 +114,15 @@ def reference_cross_attention(
     dropout_p: float,
     scale: float,
 ) -> torch.Tensor:
-    """The reference: a dense bool mask and ``scaled_dot_product_attention``; contract of :func:`cross_attention`."""
+    """The reference: a dense bool mask and ``scaled_dot_product_attention``; contract of :func:`cross_attention`.
+
+    With padding only (no band) and a real key in every batch row, the padding mask goes to
+    ``scaled_dot_product_attention`` broadcast as ``(batch, 1, 1, n_tok)`` (none when nothing is padded) instead of
+    the dense mask: the same values, without building and checking a ``(batch, n_fix, n_tok)`` mask.
+    """
+    if allowed is None and key_padding_mask is not None and bool(key_padding_mask.any(dim=1).all()):
+        padding = None if bool(key_padding_mask.all()) else key_padding_mask[:, None, None, :]
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=padding, dropout_p=dropout_p, scale=scale)
     mask = dense_mask(key_padding_mask, allowed, q.shape[0], q.shape[2], k.shape[2], q.device)
     if mask is None:
         return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, scale=scale)

@@ -238,22 +238,6 @@ def _rows(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return group, np.arange(len(group)) - np.repeat(np.cumsum(counts) - counts, counts)
 
 
-def _attend(q: Tensor, k: Tensor, v: Tensor, key_padding_mask: Tensor, dropout_p: float) -> Tensor:
-    """``kernels.cross_attention(q, k, v, key_padding_mask)``, float32 (B, H, F, D/H); on CPU inference, faster.
-
-    On CPU without autograd or dropout, when every trial has at least one real key, cross_attention's reference
-    path builds a dense (B, F, T) bool mask (and checks it for empty rows) around a single
-    ``scaled_dot_product_attention`` call. Here that call is made directly with the padding mask broadcast as
-    (B, 1, 1, T), or with no mask when nothing is padded: bit-identical outputs (tested), about 20 % less
-    attention time. Otherwise (training, CUDA, a trial with no real key) it calls ``cross_attention``.
-    """
-    if (dropout_p == 0.0 and q.device.type == "cpu" and not torch.is_grad_enabled()
-            and bool(key_padding_mask.any(dim=1).all())):
-        mask = None if bool(key_padding_mask.all()) else key_padding_mask[:, None, None, :]   # no padding: no mask
-        return nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=1.0 / math.sqrt(q.shape[-1]))
-    return cross_attention(q, k, v, key_padding_mask=key_padding_mask, dropout_p=dropout_p)
-
-
 class FusionLayer(nn.Module):
     """Self-attention over fixations, then cross-attention from fixations to line tokens, then a feed-forward."""
 
@@ -277,11 +261,12 @@ class FusionLayer(nn.Module):
         # softmax: about 45 % of the ensemble's time).
         q, k, v = nn.functional.linear(self.norms[0](h), self.self_attn.in_proj_weight,
                                        self.self_attn.in_proj_bias).chunk(3, dim=-1)                 # B F D each
-        att = _attend(heads(q), heads(k), heads(v), h_mask, self.p if self.training else 0.0)      # B H F D/H
+        att = cross_attention(heads(q), heads(k), heads(v), key_padding_mask=h_mask,
+                              dropout_p=self.p if self.training else 0.0)      # B H F D/H
         h = h + self.dropout(self.self_attn.out_proj(att.transpose(1, 2).reshape(b, f, d)))       # B F D
         k, v = self.kv(lines).chunk(2, dim=-1)                                              # B L D each
-        att = _attend(heads(self.q(self.norms[1](h))), heads(k), heads(v), line_mask,
-                      self.p if self.training else 0.0)                                    # B H F D/H
+        att = cross_attention(heads(self.q(self.norms[1](h))), heads(k), heads(v), key_padding_mask=line_mask,
+                              dropout_p=self.p if self.training else 0.0)                  # B H F D/H
         h = h + self.dropout(self.out(att.transpose(1, 2).reshape(b, f, d)))                # B F D
         return h + self.dropout(self.ff(self.norms[2](h)))
 

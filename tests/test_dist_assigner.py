@@ -252,8 +252,21 @@ def test_deferring_keeps_the_vote_where_the_ensemble_is_unsure():
     assert dist.combine(prob, vote, 0.7).tolist() == [0, 1, 1]
 
 
-def test_cpu_inference_attention_is_bit_identical_to_kernels_cross_attention():
-    """The inference path calls scaled_dot_product_attention with a broadcast padding mask, not the dense one."""
+def _dense_padding_attention(q, k, v, key_padding_mask, dropout_p=0.0):
+    """kernels' reference as it was before its padding-only fast path: the dense (B, F, T) mask, rows without a key
+    zeroed."""
+    from kernels.cross_attention import dense_mask
+
+    mask = dense_mask(key_padding_mask, None, q.shape[0], q.shape[2], k.shape[2], q.device)
+    row_has_key = mask.any(dim=-1)
+    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=(mask | ~row_has_key[..., None])[:, None],
+                                                           dropout_p=dropout_p, scale=q.shape[-1] ** -0.5)
+    return out * row_has_key[:, None, :, None].to(out.dtype)
+
+
+def test_padding_only_attention_is_bit_identical_to_the_dense_mask_path():
+    """kernels.cross_attention with padding only sends a broadcast padding mask to scaled_dot_product_attention,
+    not the dense one; dist's inference runs through it."""
     torch.manual_seed(0)
     q, k, v = torch.randn(3, 2, 7, 8), torch.randn(3, 2, 5, 8), torch.randn(3, 2, 5, 8)
     mask = torch.ones(3, 5, dtype=torch.bool)
@@ -261,17 +274,17 @@ def test_cpu_inference_attention_is_bit_identical_to_kernels_cross_attention():
     mask[2, 1:] = False
     full = torch.ones(3, 5, dtype=torch.bool)
     with torch.inference_mode():
-        assert torch.equal(dist._attend(q, k, v, full, 0.0), dist.cross_attention(q, k, v, key_padding_mask=full))
-        assert torch.equal(dist._attend(q, k, v, mask, 0.0), dist.cross_attention(q, k, v, key_padding_mask=mask))
+        assert torch.equal(dist.cross_attention(q, k, v, key_padding_mask=full), _dense_padding_attention(q, k, v, full))
+        assert torch.equal(dist.cross_attention(q, k, v, key_padding_mask=mask), _dense_padding_attention(q, k, v, mask))
         mask[2] = False                                   # a trial with no real key: the kernel's zero rows
-        got = dist._attend(q, k, v, mask, 0.0)
-        assert torch.equal(got, dist.cross_attention(q, k, v, key_padding_mask=mask)) and not got[2].any()
+        got = dist.cross_attention(q, k, v, key_padding_mask=mask)
+        assert torch.equal(got, _dense_padding_attention(q, k, v, mask)) and not got[2].any()
 
 
 @shipped
 def test_fast_inference_gives_the_reference_paths_probabilities_bit_for_bit(monkeypatch):
     """The shipped ensemble on simulated trials (one longer than a window): the same float64 probabilities and
-    lines as with every attention call sent through kernels.cross_attention (the code before the fast path)."""
+    lines as with every attention call through the dense-mask path (the code before the fast path)."""
     from readgaze.simulate import simulate_line_trials
 
     sims = simulate_line_trials(6, seed=5, child_probability=0.3, long_trial_probability=0.5)
@@ -280,7 +293,8 @@ def test_fast_inference_gives_the_reference_paths_probabilities_bit_for_bit(monk
     prepared = dist.prepare_many([(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in sims], voters)
     with torch.inference_mode():
         fast = dist.predict_proba(members, prepared)
-    monkeypatch.setattr(dist, "_attend", lambda q, k, v, mask, p: dist.cross_attention(q, k, v, key_padding_mask=mask))
+    monkeypatch.setattr(dist, "cross_attention", lambda q, k, v, key_padding_mask, dropout_p:
+                        _dense_padding_attention(q, k, v, key_padding_mask, dropout_p))
     with torch.inference_mode():
         slow = dist.predict_proba(members, prepared)
     assert all(np.array_equal(a, b) for a, b in zip(fast, slow))
