@@ -72,3 +72,33 @@ def test_all_skips_a_plugin_that_fails_but_naming_it_raises(tmp_path, monkeypatc
     with pytest.raises(ConfigError, match="'broken' failed: FileNotFoundError"):
         evaluate(folder, ["broken"])
     assert main(["eval-lines", "--data", str(folder), "--method", "broken"]) == 2
+
+
+def test_human_correctors_and_agreed_scores(tmp_path, capsys):
+    """With the correctors' own labels, eval-lines scores them, and each method on the fixations they agreed on."""
+    folder = write_folder(tmp_path)
+    rows = (folder / "fixations.csv").read_text().splitlines()
+    # t1: both correctors agree with gold everywhere; t2: jc discards fixation 1, vp puts fixation 0 on line 1
+    jc = ["0,0", "0,0", "1,1", "1,1", "0,1", ",0", "1,1", ","]
+    rows = [rows[0] + ",annotator_jc_line,annotator_vp_line"] + [r + "," + a for r, a in zip(rows[1:], jc)]
+    (folder / "fixations.csv").write_text("\n".join(rows) + "\n")
+    t1, t2 = load_gold(folder)
+    assert t1.agreed.tolist() == [True] * 4
+    assert t2.agreed.tolist() == [False, False, True, False]          # vp, jc disagree; fixation 3 discarded
+    assert t2.human["jc"].tolist() == [0, -1, 1, -1] and t2.human["vp"].tolist() == [1, 0, 1, -1]
+    result = evaluate(folder, ["nearest"])["nearest"]
+    # nearest is wrong on t2's fixations 0 and 1, exactly the ones the correctors did not agree on
+    assert result["pooled"] == pytest.approx(100 * 5 / 7)
+    assert result["agreed_pooled"] == pytest.approx(100.0) and result["agreed_worst_trial"] == pytest.approx(100.0)
+    out = tmp_path / "t.json"
+    assert main(["eval-lines", "--data", str(folder), "--method", "nearest", "--json", str(out)]) == 0
+    table = json.loads(out.read_text())
+    assert table["human:jc"]["pooled"] == pytest.approx(100 * 6 / 7)   # misses t2 fix 1
+    assert table["human:vp"]["pooled"] == pytest.approx(100 * 6 / 7)                             # misses t2 fix 0
+    assert "human:jc" in capsys.readouterr().out
+
+
+def test_without_corrector_columns_nothing_extra(tmp_path):
+    t1, _ = load_gold(write_folder(tmp_path))
+    assert t1.agreed is None and t1.human == {}
+    assert "agreed_pooled" not in evaluate(tmp_path, ["nearest"])["nearest"]

@@ -82,9 +82,16 @@ def test_eval_lines_command_prints_and_writes_json(shared_data, tmp_path, capsys
                "--json", str(out)])
     assert rc == 0
     table = json.loads(out.read_text())
-    assert list(table) == ["slice", "nearest", "oracle"]
+    assert list(table) == ["slice", "nearest", "oracle", "human:jc", "human:vp"]
     assert set(table["slice"]) == {"pooled", "worst_trial", "median_trial", "ms_per_trial", "cpu_ms_per_trial",
-                                   "trials_at_oracle"}
+                                   "trials_at_oracle", "agreed_pooled", "agreed_worst_trial"}
+    # the two correctors before consensus (Carr et al. 2022 report 98.7 and 99.5 on all 48 trials)
+    assert table["human:jc"]["pooled"] == pytest.approx(98.34, abs=0.01)
+    assert table["human:jc"]["worst_trial"] == pytest.approx(89.58, abs=0.01)
+    assert table["human:vp"]["pooled"] == pytest.approx(99.55, abs=0.01)
+    assert table["human:vp"]["worst_trial"] == pytest.approx(94.86, abs=0.01)
+    assert table["slice"]["agreed_pooled"] == pytest.approx(99.32, abs=0.01)
+    assert table["slice"]["agreed_worst_trial"] == pytest.approx(93.18, abs=0.01)
     # the oracle over slice and nearest: slice is at least as good on 23 of 24 trials
     assert table["oracle"]["pooled"] >= table["slice"]["pooled"]
     assert table["slice"]["trials_at_oracle"] + table["nearest"]["trials_at_oracle"] >= 24

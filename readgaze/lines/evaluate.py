@@ -3,7 +3,10 @@
 Works on any folder in the gold-label format of :mod:`readgaze.lines.gold`.
 Only fixations the human correctors kept (``discarded == 0``) are scored; every method still sees, and must
 place, every fixation. Beside each method it prints the per-trial oracle (on each trial, the best classical
-method there), so the headroom left by the classical methods is visible.
+method there), so the headroom left by the classical methods is visible. Where the folder has the human
+correctors' own labels (Carr et al. 2022: two correctors before consensus), it also prints their scores, and each
+method's score on the fixations where the correctors agreed with gold, so that errors on judgement calls (where a
+corrector chose another line or discarded the fixation) are told apart from plain errors.
 """
 
 from __future__ import annotations
@@ -40,20 +43,29 @@ def score_lines(trials: Sequence[GoldTrial], lines: Sequence[np.ndarray]) -> dic
 
     Returns ``pooled`` (% correct over all scored fixations), ``worst_trial`` and ``median_trial`` (% per
     trial, min and median), ``per_trial`` (``{trial_id: %}``), ``per_group`` (pooled % per age group) and
-    ``hits`` (``{trial_id: (correct, scored)}``).
+    ``hits`` (``{trial_id: (correct, scored)}``). When every trial has an ``agreed`` mask (the fixations on which
+    the human correctors agreed with the gold line, :class:`GoldTrial`), also ``agreed_pooled`` and
+    ``agreed_worst_trial``: the same scores on those fixations only, the part of gold that is not a judgement call.
     """
-    hits, groups = {}, {}
+    hits, groups, agreed = {}, {}, {}
     for t, got in zip(trials, lines):
-        hit, n = int((np.asarray(got)[t.scored] == t.gold_line[t.scored]).sum()), int(t.scored.sum())
+        right = np.asarray(got) == t.gold_line
+        hit, n = int(right[t.scored].sum()), int(t.scored.sum())
         hits[t.trial_id] = (hit, n)
+        if t.agreed is not None:
+            agreed[t.trial_id] = (int(right[t.agreed].sum()), int(t.agreed.sum()))
         g = groups.setdefault(t.group, [0, 0])
         g[0], g[1] = g[0] + hit, g[1] + n
     per_trial = {k: 100.0 * h / max(n, 1) for k, (h, n) in hits.items()}
     acc = np.array(list(per_trial.values()))
     correct, scored = sum(h for h, _ in hits.values()), sum(n for _, n in hits.values())
-    return {"pooled": 100.0 * correct / max(scored, 1), "worst_trial": float(acc.min()),
-            "median_trial": float(np.median(acc)), "per_trial": per_trial,
-            "per_group": {k: 100.0 * c / max(n, 1) for k, (c, n) in groups.items()}, "hits": hits}
+    out = {"pooled": 100.0 * correct / max(scored, 1), "worst_trial": float(acc.min()),
+           "median_trial": float(np.median(acc)), "per_trial": per_trial,
+           "per_group": {k: 100.0 * c / max(n, 1) for k, (c, n) in groups.items()}, "hits": hits}
+    if agreed and len(agreed) == len(hits):
+        out["agreed_pooled"] = 100.0 * sum(h for h, _ in agreed.values()) / max(sum(n for _, n in agreed.values()), 1)
+        out["agreed_worst_trial"] = min(100.0 * h / max(n, 1) for h, n in agreed.values())
+    return out
 
 
 def score_method(trials: Sequence[GoldTrial], method: str, **params) -> dict:
@@ -141,27 +153,44 @@ def run(args: argparse.Namespace) -> int:
     every = args.method == "all"
     methods = all_methods() if every else [m.strip() for m in args.method.split(",") if m.strip()]
     results = evaluate(args.data, methods, skip_failing_plugins=every)
-    best = oracle(load_gold(args.data), results)
+    trials = load_gold(args.data)
+    best = oracle(trials, results)
+    humans = {f"human:{name}": score_lines(trials, [t.human[name] for t in trials])
+              for name in (trials[0].human if trials and all(t.human for t in trials) else {})}
+    agreed = bool(results) and all("agreed_pooled" in r for r in results.values())
     keys = ("pooled", "worst_trial", "median_trial", "ms_per_trial", "cpu_ms_per_trial")
     table = {m: {k: r[k] for k in keys} for m, r in results.items()}
+    if agreed:
+        for m, r in results.items():
+            table[m] |= {k: r[k] for k in ("agreed_pooled", "agreed_worst_trial")}
     if best:
         for m, r in results.items():       # trials on which the method is at least as good as the oracle
             table[m]["trials_at_oracle"] = sum(r["per_trial"][t] >= v for t, v in best["per_trial"].items())
     print(f"{'method':<10} {'pooled %':>9} {'worst %':>9} {'median %':>9} {'ms/trial':>9} {'cpu ms':>7}"
-          + (f" {'=oracle':>7}" if best else ""))
+          + (f" {'=oracle':>7}" if best else "") + (f" {'agreed %':>9} {'worst':>6}" if agreed else ""))
     for m, r in table.items():
         print(f"{m:<10} {r['pooled']:>9.2f} {r['worst_trial']:>9.2f} {r['median_trial']:>9.2f} "
               f"{r['ms_per_trial']:>9.2f} {r['cpu_ms_per_trial']:>7.2f}"
-              + (f" {r['trials_at_oracle']:>3}/{len(best['per_trial']):<3}" if best else ""))
+              + (f" {r['trials_at_oracle']:>3}/{len(best['per_trial']):<3}" if best else "")
+              + (f" {r['agreed_pooled']:>9.2f} {r['agreed_worst_trial']:>6.2f}" if agreed else ""))
     if best:
         print(f"{'oracle':<10} {best['pooled']:>9.2f} {best['worst_trial']:>9.2f} {best['median_trial']:>9.2f} "
               f"{'':>17}  (per trial, the best classical method here: "
               f"{', '.join(f'{m} {n}x' for m, n in _counts(best['best'].values()))})")
+    for m, r in humans.items():
+        print(f"{m:<10} {r['pooled']:>9.2f} {r['worst_trial']:>9.2f} {r['median_trial']:>9.2f}"
+              "  (a human corrector's own labels, before the consensus that made gold)")
+    if best:
         print("=oracle: trials on which the method is at least as accurate as the best classical method there; "
               "ms/trial: wall time, all trials in one batched call; cpu ms: this process's CPU time")
+    if agreed:
+        print("agreed: scored only on the fixations where every human corrector's own label equals gold "
+              "(pooled %, worst trial %)")
     if args.json is not None:
         if best:
             table["oracle"] = {k: best[k] for k in ("pooled", "worst_trial", "median_trial")}
+        for m, r in humans.items():
+            table[m] = {k: r[k] for k in ("pooled", "worst_trial", "median_trial")}
         args.json.write_text(json.dumps(table, indent=1) + "\n")
     return 0
 
