@@ -51,10 +51,11 @@ def cache_dir() -> Path:
 
 
 def _hash_file(path: Path) -> str:
-    h = hashlib.sha256()
+    h, block = hashlib.sha256(), bytearray(1 << 20)  # one buffer, read into: no fresh pages per block
+    view = memoryview(block)
     with open(path, "rb") as f:
-        while block := f.read(1 << 22):
-            h.update(block)
+        while n := f.readinto(block):
+            h.update(view[:n])
     return h.hexdigest()
 
 

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import io
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from readgaze.errors import ConfigError, ParseError
@@ -224,7 +226,7 @@ def read_csv(path: str | Path, *, columns: Iterable[str] | None = None, separato
     try:
         if schema is not None:
             return pl.scan_csv(path, schema=dict(schema), **common).select(wanted).collect()
-        text = pl.scan_csv(path, infer_schema=False, **common)
+        text = _head_text(path, names, common)
         check_comma = sep != "," and not decimal_comma
         open_columns, guess = [], dict.fromkeys(names, pl.String)  # columns not read are never parsed
         for c, passed in _head_flags(text, wanted, decimal_comma, check_comma).items():
@@ -258,6 +260,28 @@ def read_csv(path: str | Path, *, columns: Iterable[str] | None = None, separato
         return df.with_columns(casts) if casts else df
     except pl.exceptions.PolarsError as e:
         raise _parse_error(e, path, sep) from None
+
+
+def _head_text(path: Path, names: list[str], common: dict, head_rows: int = HEAD_ROWS) -> pl.LazyFrame:
+    """The file as text (no dtypes), for :func:`_head_flags`: parsed from the bytes of its first ``head_rows``
+    rows only, where they end at a line break outside quotes (an even count of quote characters before it),
+    else a lazy scan of the whole file (a scan's head maps and reads far more of a large file)."""
+    data, lines = bytearray(), 0
+    with open(path, "rb") as f:
+        while lines <= head_rows and (block := f.read(1 << 20)):
+            data += block
+            lines += block.count(b"\n")
+    ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
+    whole = lines <= head_rows  # the file ends within the head
+    prefix = bytes(data if whole else data[:ends[head_rows] + 1])
+    if whole or prefix.count(b'"') % 2 == 0:
+        try:
+            head = pl.read_csv(io.BytesIO(prefix), infer_schema=False, **common)
+            if head.columns == names and (whole or head.height == head_rows):
+                return head.lazy()
+        except pl.exceptions.PolarsError:
+            pass
+    return pl.scan_csv(path, infer_schema=False, **common)
 
 
 def _head_flags(text: pl.LazyFrame, names: list[str], decimal_comma: bool, check_comma: bool,

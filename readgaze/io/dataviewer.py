@@ -21,6 +21,7 @@ import polars as pl
 
 from readgaze.errors import ConfigError, DataError, SchemaError
 from readgaze.io.csv import header, read_csv, require_numeric, scan_csv
+from readgaze.io.rows import per_row_run
 from readgaze.io.sources import SOURCES, resolve
 from readgaze.qc import QCLog
 from readgaze.text import clean_label
@@ -152,8 +153,9 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
     raw = require_numeric(raw, path, [cols[r] for r in _FIX_FLOATS if r in cols])
     raw = require_numeric(raw, path, [cols[r] for r in ("fixation_index", "ia_id") if r in cols], pl.Int64)
     trial_id = _trial_id(raw, cols, source, path, session_key).alias("trial_id")
-    if in_memory:  # built once, for the key check and the output
-        raw, trial_id = raw.with_columns(trial_id).collect().lazy(), pl.col("trial_id")
+    if in_memory:  # built once (once per run of a trial's rows), for the key check and the output
+        raw = raw.collect().lazy()  # the casts done: the parsed columns they replace are freed now
+        raw, trial_id = _with_trial_id(raw, trial_id, row_wise=session_key is None), pl.col("trial_id")
     if check_keys and "fixation_index" in cols:
         names = [cols[r] for r in ("participant_id", "trial") if r in cols and "trial_id" not in cols]
         _check_unique(raw, path, {"trial_id": trial_id, cols["fixation_index"]: pl.col(cols["fixation_index"])},
@@ -257,28 +259,47 @@ def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, s
     raw = require_numeric(raw, path, [cols[r] for r in _BOX if r in cols])
     raw = require_numeric(raw, path, [cols["ia_id"]], pl.Int64)
     trial_id = _trial_id(raw, cols, source, path, None).alias("trial_id")
-    if in_memory:  # built once, for the key check and the output
-        raw, trial_id = raw.with_columns(trial_id).collect().lazy(), pl.col("trial_id")
+    spec = SOURCES[source]
+    text_id = (spec.text_id(cols) if spec.text_id else
+               pl.col(cols["text_id"]).cast(pl.String) if "text_id" in cols else pl.col("trial_id"))
+    if in_memory:  # both ids built once per run of a trial's rows, for the key check and the output
+        raw = raw.collect().lazy()  # the casts done: the parsed columns they replace are freed now
+        raw = _with_trial_id(raw, trial_id, row_wise=True, text_id=text_id)
+        trial_id, text_id = pl.col("trial_id"), pl.col("__text_id")
     if check_keys:
         names = [cols[r] for r in ("participant_id", "trial") if r in cols and "trial_id" not in cols]
         _check_unique(raw, path, {"trial_id": trial_id, cols["ia_id"]: pl.col(cols["ia_id"])},
                       shown=names + [cols["ia_id"]], session_key=None)
     if ia_id_base is None:
         ia_id_base = 0 if raw.select(pl.col(cols["ia_id"]).min()).collect().item() == 0 else 1
-    spec = SOURCES[source]
-    text_id = (spec.text_id(cols) if spec.text_id else
-               pl.col(cols["text_id"]).cast(pl.String) if "text_id" in cols else pl.col("trial_id"))
     canonical = {
         "trial_id": pl.col("trial_id"), "text_id": text_id,
         "ia_index": _rebased(pl.col(cols["ia_id"]), ia_id_base),
         "word": pl.col(cols["word"]).cast(pl.String),
         **{r: (pl.col(cols[r]) if r in cols else pl.lit(None)).cast(pl.Float64) for r in _BOX},
     }
-    used = {cols[r] for r in ("trial_id", "ia_id", "word", "text_id", *_BOX) if r in cols}
+    used = {cols[r] for r in ("trial_id", "ia_id", "word", "text_id", *_BOX) if r in cols} | {"__text_id"}
     rest = [c for c in raw.collect_schema().names() if c not in used and c not in canonical]
     out = raw.with_columns(trial_id.alias("trial_id")).select(
         [e.alias(n) for n, e in canonical.items()] + rest)
     return _name_participant(out, cols)
+
+
+def _with_trial_id(raw: pl.LazyFrame, trial_id: pl.Expr, *, row_wise: bool,
+                   text_id: pl.Expr | None = None) -> pl.LazyFrame:
+    """``raw`` collected, with ``trial_id`` (and ``__text_id``). A row-wise id expression (no session key) is
+    evaluated once per run of rows with equal id parts (:func:`readgaze.io.rows.per_row_run`): the same
+    values, without building one string per row."""
+    frame = raw.collect()
+    if not row_wise:
+        return frame.with_columns(trial_id).lazy()
+    ids = [trial_id.alias("trial_id")]
+    if text_id is not None and set(text_id.meta.root_names()) <= set(frame.columns):
+        ids, text_id = ids + [text_id.alias("__text_id")], None  # both from the same runs
+    frame = frame.with_columns(per_row_run(frame, *ids))
+    if text_id is not None:  # the text id is built from the trial id
+        frame = frame.with_columns(per_row_run(frame, text_id.alias("__text_id")))
+    return frame.lazy()
 
 
 def _name_participant(out: pl.LazyFrame, cols: dict[str, str]) -> pl.LazyFrame:

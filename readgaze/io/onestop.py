@@ -177,15 +177,22 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
     ia_rows = partial(_ia_rows, ia_report, ia_base, aliases, texts, words)
     # All trials of a (versioned) text share one IA layout: fixations are matched to text x IA (small
     # tables) instead of trial x IA.
+    # Each fixation gets its text's integer code (the rank of its versioned text id; null when the IA report
+    # lacks its trial), looked up once per run of a trial's rows: the id-base check and the word map then
+    # compare integers, not strings.
+    names = words["text_id"].unique().sort()
+    text_code = pl.col("text_id").replace_strict(names, pl.int_range(len(names), eager=True), default=None,
+                                                 return_dtype=pl.Int64)
+    trial_code = texts.select("trial_id", text_code.alias("code"))
     frame = fix.collect()
     fix = frame.with_columns(per_run(frame["trial_id"], lambda t: t.replace_strict(
-        texts["trial_id"], texts["text_id"], default=None, return_dtype=pl.String)).alias("__t")).lazy()
+        trial_code["trial_id"], trial_code["code"], default=None, return_dtype=pl.Int64)).alias("__code")).lazy()
     del frame
-    by_text = words.lazy().select(pl.col("text_id").alias("trial_id"), "ia_index", "word")
-    check = detect_ia_id_base(fix.select(pl.col("__t").alias("trial_id"), "ia_index", "ia_label"), by_text,
+    by_text = words.lazy().select(text_code.alias("trial_id"), "ia_index", "word")
+    check = detect_ia_id_base(fix.select(pl.col("__code").alias("trial_id"), "ia_index", "ia_label"), by_text,
                               fixation_file=fixation_report, ia_file=ia_report)
     fix_base = 1 if check.base is None else check.base
-    fix = _word_indices(rebase_fixations(fix, fix_base), words)
+    fix = _word_indices(rebase_fixations(fix, fix_base), words.with_columns(text_code.alias("__code")))
     _count_fixations(fix, qc)
     ia_trials = (ia_trials.join(texts, on="trial_id", how="left")
                  .select("trial_id", "text_id", pl.exclude("trial_id", "text_id")))
@@ -206,8 +213,8 @@ def _load_fixations(path, aliases: dict[str, str], qc: QCLog) -> tuple[pl.DataFr
     del fix  # the columns list is the only reference left: each column is freed once its sorted copy exists
     order = _sort_order(pl.DataFrame([c for c in columns if c.name in ("trial_id", "fixation_index")]))
     if order is not None:
-        for k in range(len(columns)):
-            columns[k] = columns[k].gather(order)
+        for k in range(len(columns)):  # the parser's many chunks made contiguous first: half the gather's cost
+            columns[k] = columns[k].rechunk().gather(order)
     return fix_trials, pl.DataFrame(columns).lazy()
 
 
@@ -293,27 +300,20 @@ def _ia_rows(path, base: int, aliases: dict[str, str], texts: pl.DataFrame, word
 
 
 def _word_indices(fix: pl.LazyFrame, words: pl.DataFrame) -> pl.LazyFrame:
-    """Fixations (with ``__t``, their trial's versioned text id) with ``word_index`` from the words map,
-    plus ``__w`` / ``__l`` (the fixated IA's word index and label in the IA report; null when the
-    trial's IA rows lack that id) for the QC counts."""
+    """Fixations (with ``__code``, their trial's text code; null when the IA report lacks the trial) with
+    ``word_index`` from the words map (with the same ``__code`` per text), plus ``__w`` / ``__l`` (the fixated
+    IA's word index and label in the IA report; null when the trial's IA rows lack that id) for the QC counts."""
     # a lookup by one integer key (text code, IA index) per fixation: no join, no copy of the other columns
-    names = words["text_id"].unique().sort()
-    codes = pl.int_range(len(names), eager=True)
+    def key(code: pl.Expr, ia: pl.Expr) -> pl.Expr:
+        return code * (1 << 32) + ia.cast(pl.Int64)
 
-    def key(text: pl.Expr, ia: pl.Expr) -> pl.Expr:
-        return text.replace_strict(names, codes, default=-1, return_dtype=pl.Int64) * (1 << 32) + ia.cast(pl.Int64)
-
-    wk = words.select(key(pl.col("text_id"), pl.col("ia_index")).alias("k"), "word_index", "word")
-    frame = fix.collect()  # the text code looked up once per run of equal text ids (a trial's rows)
-    code = per_run(frame["__t"], lambda t: t.replace_strict(names, codes, default=-1, return_dtype=pl.Int64))
-    fix = frame.with_columns(code.alias("__code")).lazy()
-    del frame
-    fk = pl.col("__code") * (1 << 32) + pl.col("ia_index").cast(pl.Int64)
+    wk = words.select(key(pl.col("__code"), pl.col("ia_index")).alias("k"), "word_index", "word")
+    fk = key(pl.col("__code"), pl.col("ia_index"))
     return (fix.with_columns(fk.replace_strict(wk["k"], wk["word_index"], default=None).alias("__w"),
                              fk.replace_strict(wk["k"], wk["word"], default=None).alias("__l"))
             .with_columns(pl.when(pl.col("__w").is_not_null()).then(pl.col("__w"))
                           .otherwise(pl.col("word_index")).alias("word_index"))
-            .drop("__t", "__code").collect().lazy())
+            .drop("__code").collect().lazy())
 
 
 def _present(lf: pl.LazyFrame, names) -> list[str]:

@@ -77,27 +77,38 @@ def read_rows(path: str | Path, rows: np.ndarray, columns: list[str], *, n_rows:
         whole = read_csv(path, columns=columns, separator=separator)
         return whole[rows] if columns else pl.DataFrame()
     size = path.stat().st_size
-    ends = np.r_[starts[1:], size]
     lines = rows + 1
     cut = np.flatnonzero(np.diff(lines) != 1) + 1  # runs of consecutive lines: one read each
-    runs, last = np.split(lines, cut), b""
-    with open(path, "rb") as f, tempfile.TemporaryDirectory(prefix="readgaze_rows_") as tmp:
+    begin = end = lines[:0]
+    if len(lines):
+        first, after = lines[np.r_[0, cut]], lines[np.r_[cut - 1, len(lines) - 1]] + 1
+        begin = starts[first]  # a run ends where the line after it starts (at the file's end after the last)
+        end = np.where(after < len(starts), starts[np.minimum(after, len(starts) - 1)], size)
+    # unbuffered: each read is one system call of exactly the run's bytes (a buffered read after a seek
+    # reads a whole buffer, several KiB, for a line of a few hundred bytes)
+    with open(path, "rb", buffering=0) as f, tempfile.TemporaryDirectory(prefix="readgaze_rows_") as tmp:
         target = Path(tmp) / path.name
-        with open(target, "wb") as out:
-            out.write(f.read(int(starts[1]) if len(starts) > 1 else size))
-            for run in runs:
-                if not len(run):
-                    continue
-                f.seek(int(starts[run[0]]))
-                last = f.read(int(ends[run[-1]] - starts[run[0]]))
-                out.write(last)
-            if last and not last.endswith(b"\n"):
-                out.write(b"\n")
+        parts = [_read_at(f, 0, int(starts[1]) if len(starts) > 1 else size)]
+        parts += [_read_at(f, b, e - b) for b, e in zip(begin.tolist(), end.tolist())]
+        if len(parts) > 1 and parts[-1] and not parts[-1].endswith(b"\n"):
+            parts.append(b"\n")
+        target.write_bytes(b"".join(parts))
+        del parts
         try:
             return read_csv(target, columns=columns, separator=separator)
         except ParseError as e:  # name the user's row: line k of the copy is line lines[k - 2] of the file
             row = int(lines[e.row - 2]) + 1 if e.row and 2 <= e.row < len(lines) + 2 else None
             raise ParseError(e.message, file=path, row=row, column=e.column) from None
+
+
+def _read_at(f, offset: int, size: int) -> bytes:
+    """``size`` bytes of the unbuffered file ``f`` from ``offset`` (fewer at the end of the file)."""
+    f.seek(offset)
+    parts, left = [], size
+    while left > 0 and (chunk := f.read(left)):  # a raw read may return less than asked
+        parts.append(chunk)
+        left -= len(chunk)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def per_run(values: pl.Series, f: Callable[[pl.Series], pl.Series]) -> pl.Series:
@@ -109,3 +120,31 @@ def per_run(values: pl.Series, f: Callable[[pl.Series], pl.Series]) -> pl.Series
     run = values.rle_id().to_numpy()
     first = np.flatnonzero(np.r_[True, run[1:] != run[:-1]])
     return f(values.gather(first)).gather(run)
+
+
+def run_starts(frame: pl.DataFrame, columns: list[str]) -> np.ndarray:
+    """Row numbers (Int64, ascending, row 0 first) where any of ``columns`` differs from the row before
+    (null equals null); empty for an empty frame."""
+    n = frame.height
+    new = np.zeros(n, bool)
+    if n:
+        new[0] = True
+    for c in columns if n > 1 else ():
+        values = frame[c].rechunk()  # one chunk: its two slices (rows 1.., rows ..n-1) compare without copies
+        new[1:] |= values.slice(1).ne_missing(values.slice(0, n - 1)).to_numpy()
+    return np.flatnonzero(new)
+
+
+def per_row_run(frame: pl.DataFrame, *exprs: pl.Expr) -> pl.DataFrame:
+    """``frame.select(*exprs)`` for row-wise ``exprs`` (each value a function of its own row, e.g. a
+    ``concat_str`` of id parts), evaluated once per run of consecutive rows that agree on every column the
+    ``exprs`` read and repeated: a report keeps a trial's rows together, so a trial id is built once per
+    trial, and the repeated strings share one buffer. The result equals ``frame.select(*exprs)``."""
+    columns = list(dict.fromkeys(c for e in exprs for c in e.meta.root_names()))
+    if frame.height < 2 or not columns:
+        return frame.select(*exprs)
+    starts = run_starts(frame, columns)
+    values = frame.select(columns)[starts].select(*exprs)
+    if len(starts) == frame.height:
+        return values
+    return values[np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, frame.height]))]  # each row's run
