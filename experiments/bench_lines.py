@@ -1,6 +1,7 @@
 """Speed (and agreement) of readgaze's line-assignment methods vs eyekit's, on the same trials, in one run.
 
     python experiments/bench_lines.py [--data ../shared/data/line_assignment] [--repeat 3] [--json out.json]
+    python experiments/bench_lines.py --only dist --eyekit-repeat 0      # dist alone, with its stage breakdown
 
 For every method it reports ms per trial (best of ``--repeat`` passes over all trials, so other load on the
 machine inflates the numbers less; readgaze's methods run batched, as ``assign_lines`` runs them), the CPU ms
@@ -9,6 +10,12 @@ methods eyekit
 0.7.1 has, eyekit's ms per trial on the same arrays, the speed ratio (eyekit / readgaze) and the share of
 fixations on which the two implementations agree. eyekit (GPL) is only imported here, as an optional
 comparison; without it the eyekit columns are empty.
+
+With ``dist`` among the rows it also prints dist's stages (each classical vote input, features, the forward of
+the default file (the distilled one-member ``dist_small.pt``) with its floating-point work, the two decoding
+passes; best CPU and wall ms per trial) and whether its pooled / worst-trial accuracy still equals the figures
+pinned in ``tests/test_dist_assigner.py``. ``--dist-weights models/weights/dist.pt`` adds a row for the 4-member
+ensemble it was distilled from.
 
 To add a contender (e.g. the learned DIST assigner, batched): append to ``CONTENDERS`` a
 ``(name, fn)`` where ``fn(trials) -> list[np.ndarray]`` assigns every trial in one call.
@@ -74,10 +81,66 @@ def eyekit_method(name: str) -> Callable[[Sequence[GoldTrial]], list[np.ndarray]
 
 
 def dist_batched(trials: Sequence[GoldTrial]) -> list[np.ndarray]:
-    """The learned DIST-style ensemble, all trials in batches of 16 on CPU (classical votes included)."""
+    """The learned DIST-style assigner (default weights), all trials in batches of 16 on CPU (votes included)."""
     from models.dist import assign_trials
 
     return assign_trials([(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in trials])
+
+
+# dist's gold accuracy before the speed work of issue #18 (pinned in tests/test_dist_assigner.py)
+DIST_PINNED = {"pooled": 99.61, "worst_trial": 96.91}
+
+
+def dist_stages(trials: Sequence[GoldTrial], repeat: int) -> list[tuple[str, float, float]]:
+    """Best wall and CPU ms per trial of each stage of ``models.dist.assign_trials`` on ``trials`` (batched)."""
+    import torch
+
+    from models import dist
+
+    arrays = [(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in trials]
+    members, voters = dist.load_ensemble(None)
+    decoder = dist._decoder(None)
+    rows = []
+
+    def stage(name, fn):
+        out, ms, cpu = timed(lambda ts: fn(), trials, repeat)
+        rows.append((name, ms, cpu))
+        return out
+
+    for m in voters:
+        if m != "vote":
+            stage(f"vote input {m}", lambda m=m: assign_trials(arrays, m))
+    stage("all vote inputs (classical_votes_many)", lambda: dist.classical_votes_many(arrays, voters))
+    prepared = stage("votes + features (prepare_many)", lambda: dist.prepare_many(arrays, voters))
+
+    def forward():
+        with dist.torch_threads(), torch.inference_mode():
+            return dist.predict_proba(members, prepared)
+    prob = stage(f"{len(members)} member(s)' forward ({forward_gflop(members, prepared):.2f} GFLOP)", forward)
+    features = [t[0] for t in prepared]
+    args = {k: v for k, v in decoder.items() if k != "trend_power"}
+    stage("decode pass 1 (forward-backward)", lambda: dist.forward_backward(prob, features, **args))
+    stage("decode (pass 1 + trend + pass 2)", lambda: dist.decode(prob, features, **decoder))
+    return rows
+
+
+def forward_gflop(members, prepared) -> float:
+    """Multiply-adds x 2 of the members' forward on ``prepared`` trials, windows as ``predict_proba`` reads them."""
+    from models.dist import WINDOW
+
+    m = members[0]
+    d, n_layers = m.d_model, len(m.layers)
+    flops = 0.0
+    for fix, lines, *_ in prepared:
+        n, k = len(fix), len(lines)
+        windows = [n] if n <= WINDOW else [WINDOW] * len({*range(0, n - WINDOW + 1, WINDOW // 2), n - WINDOW})
+        for w in windows:
+            # per layer: q/k/v, self-attention out, cross q and out, feed-forward (d -> 2d -> d), line k/v,
+            # the two attentions' scores and weighted sums
+            per_layer = w * 10 * d * d + k * 2 * d * d + 2 * w * w * d + 2 * w * k * d
+            # fixation input, pointer query, vote gates, pointer scores; line MLP and pointer keys
+            flops += 2 * (n_layers * per_layer + w * (10 * d + d * d + 8 * d + k * d) + k * (5 * d + 2 * d * d))
+    return flops * len(members) / 1e9
 
 
 # extra rows: (name, fn(trials) -> lines)
@@ -114,10 +177,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--eyekit-repeat", type=int, default=1, help="passes for eyekit (slow pure Python; 0 skips it)")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--only", default=None, help="comma list of the rows to run (e.g. slice,vote,dist)")
+    ap.add_argument("--dist-weights", default=None,
+                    help="also time dist with this weights file (e.g. models/weights/dist.pt, the 4-member ensemble)")
     args = ap.parse_args(argv)
     trials = load_gold(args.data)
     rows = {}
     contenders = [(m, readgaze_method(m)) for m in (*CLASSICAL, "nearest")] + CONTENDERS
+    if args.dist_weights:
+        from models.dist import assign_trials as dist_trials
+
+        name = f"dist ({Path(args.dist_weights).name})"
+        contenders.append((name, lambda ts: dist_trials([(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in ts],
+                                                        weights=args.dist_weights)))
+        if args.only:
+            args.only += f",{name}"
     only = set(args.only.split(",")) if args.only else None
     for name, fn in contenders:
         if only is not None and name not in only:
@@ -141,10 +214,16 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['worst_trial']:>8.2f} {ek('eyekit_pooled', '{:9.2f}'):>9} {ek('same_line_share', '{:7.2f}'):>7}")
     if "dist" in rows:
         r = rows["dist"]
+        print(f"\ndist stages on the {len(trials)} gold trials (best of {args.repeat}; ms per trial):")
+        print(f"  {'stage':<52} {'wall':>7} {'cpu':>7}")
+        for name, ms, cpu in dist_stages(trials, args.repeat):
+            print(f"  {name:<52} {ms:>7.2f} {cpu:>7.2f}")
+        same = all(round(r[k], 2) == v for k, v in DIST_PINNED.items())
         print(f"dist on the gold trials, batched on CPU ({_threads()} torch thread(s)): "
               f"{r['trials_per_s']:.1f} trials/s "
               f"wall ({1000.0 / r['cpu_ms_per_trial']:.1f} per CPU-second), pooled {r['pooled']:.2f} %, "
-              f"worst trial {r['worst_trial']:.2f} %")
+              f"worst trial {r['worst_trial']:.2f} % (before: {DIST_PINNED['pooled']:.2f} / "
+              f"{DIST_PINNED['worst_trial']:.2f}: {'equal' if same else 'CHANGED'})")
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
     return 0

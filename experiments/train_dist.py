@@ -7,6 +7,8 @@
 Reproducible: every trial comes from ``readgaze.simulate.simulate_line_trials`` with a fixed seed; members differ
 only in their initialisation seed. Model selection uses simulated validation trials (never the gold-labelled
 real trials in ``../shared/data/line_assignment``, which are only scored, once, by ``readgaze eval-lines``).
+``dist``'s default weights are one member distilled from this ensemble: after retraining it, run
+``experiments/distill_dist.py --out models/weights/dist_small.pt`` too.
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ Stages (a progress display shows which one runs):
    defaults) and write it as OneStop's Data Viewer reports (:func:`readgaze.simulate.write_onestop_reports`);
 2. **prepare** the reports as ``readgaze prep onestop`` does (:mod:`data_prep`), with line assignment:
    ``--line-assigner`` (default ``dist``, the learned assigner, which falls back to ``slice`` when
-   ``models/weights/dist.pt`` is absent; on the quick demo's corpus dist and slice both put 100.00 % of the
+   ``models/weights/dist_small.pt`` is absent; on the quick demo's corpus dist and slice both put 100.00 % of the
    fixations aimed at a line on the gold line, ``vote`` 99.97 %, ``cluster`` with Carr's k-means++ start
-   98.43 %). dist costs about 50 CPU ms per trial, ~30 s over the full demo; ``--line-assigner slice`` is prep's
-   default;
+   98.43 %). dist (the distilled default) costs about 5 CPU ms per trial, a few s over the full demo;
+   ``--line-assigner slice`` is prep's default;
 3. **train and test** BEyeLSTM and RoBERTEye-F (tiny randomly initialised encoder, no download) on the
    reading-goal task with :func:`models.cv.cross_validate`, with the classical baselines
    (:data:`models.cv.DEFAULT_BASELINES`) fit on the same training trials, under the 3-regime protocol (K folds of
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a tiny run of a few seconds (tests)")
     parser.add_argument("--force", action="store_true", help="replace the demo's files in an existing --out")
     parser.add_argument("--line-assigner", default="dist",
-                        help="line assignment method (default dist, the learned assigner, ~50 CPU ms per trial; "
+                        help="line assignment method (default dist, the learned assigner, ~5 CPU ms per trial; "
                              "'slice', prep's default, is as exact on the simulated drift and ~50x faster)")
     args = parser.parse_args(argv[1:])
     os.environ["HF_HUB_OFFLINE"] = "1"

@@ -95,7 +95,7 @@ class Stages:
         assigner = _line_assigner(self.settings.line_assigner)
         if assigner != self.settings.line_assigner:
             self.notes["assigner_fallback"] = (f"`{self.settings.line_assigner}` was asked for but its weights "
-                                               f"(`models/weights/dist.pt`) are not installed; used `{assigner}`.")
+                                               f"(`models/weights/dist_small.pt`) are not installed; used `{assigner}`.")
         try:
             prepared = prepare(loaded.trials, loaded.words, loaded.fixations, loaded.qc, line_assigner=assigner,
                                screen_px=SCREEN_PX)

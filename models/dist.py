@@ -36,7 +36,16 @@ as Cohen's 2013 parallel regression lines), multiplies the emissions by a Gaussi
 distance to each course (``trend_power``, also chosen on simulation) and decodes again.
 
 Training data: simulation only (``readgaze.simulate.simulate_line_trials``); ``experiments/train_dist.py``
-trains a small ensemble whose weights ship in ``models/weights/dist.pt``.
+trains a small ensemble (4 members, d 64, 3 layers) whose weights ship in ``models/weights/dist.pt``
+(:data:`ENSEMBLE_WEIGHTS`).
+
+Default weights. ``dist`` runs :data:`WEIGHTS` = ``models/weights/dist_small.pt``: one member (d 32, 2 layers,
+about 1/20 of the ensemble's parameters and forward work) distilled from the ensemble's per-fixation
+probabilities (Hinton, Vinyals & Dean 2015, "Distilling the knowledge in a neural network"), on the ensemble's
+simulated training trials only (``experiments/distill_dist.py``); it keeps the ensemble's voters and decoding
+table. It gives exactly the ensemble's lines on Carr et al.'s 24 gold trials and on the simulated checks of
+``tests/test_lines_speed_dist.py``. Pass ``weights=ENSEMBLE_WEIGHTS`` for the 4-member ensemble (about 4x slower
+end to end).
 """
 
 from __future__ import annotations
@@ -50,6 +59,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from numba import njit
 from torch import Tensor, nn
 
 from kernels import cross_attention
@@ -60,7 +70,12 @@ N_LINE_FEATURES = 5
 # regress, stretch and merge (tens of ms per trial: numerical optimisation) are left out for speed.
 DEFAULT_VOTERS = ("slice", "cluster", "warp", "vote", "chain", "segment", "split", "attach")
 CROWD = ("slice", "cluster", "warp")
-WEIGHTS = Path(__file__).with_name("weights") / "dist.pt"
+# The 4-member ensemble trained on simulation (experiments/train_dist.py).
+ENSEMBLE_WEIGHTS = Path(__file__).with_name("weights") / "dist.pt"
+# The default: one member (d 32, 2 layers) distilled from the ensemble (experiments/distill_dist.py): the same lines
+# on the gold and simulated checks of tests/test_lines_speed_dist.py for about a twentieth of the forward's work.
+SMALL_WEIGHTS = ENSEMBLE_WEIGHTS.with_name("dist_small.pt")
+WEIGHTS = SMALL_WEIGHTS
 WINDOW = 160  # fixations per training window; inference reads long trials in half-overlapping windows
 THREADS_ENV = "READGAZE_TORCH_THREADS"
 
@@ -147,6 +162,75 @@ def trial_features(xy: np.ndarray, line_y_px: np.ndarray) -> tuple[np.ndarray, n
     return fix.astype(np.float32), lines.astype(np.float32)
 
 
+def trial_features_many(trials: list[tuple]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`trial_features` of ``[(xy, line_y_px, ...), ...]``: all trials' fixations in one set of array operations.
+
+    Bit-identical to :func:`trial_features` trial by trial: each trial's 2nd / 98th x percentiles are NumPy's
+    ``linear`` percentile (the same index, weight and ``_lerp`` rounding), its pitch the median line gap, and every
+    other column the same float64 operation on the same values before the cast to float32.
+    """
+    xy = [np.asarray(t[0], dtype=np.float64).reshape(-1, 2) for t in trials]
+    n = np.array([len(v) for v in xy], dtype=np.int64)
+    k = np.array([len(np.asarray(t[1]).reshape(-1)) for t in trials], dtype=np.int64)
+    if len(trials) == 0:
+        return []
+    tr, pos = _rows(n)                                                  # trial of each fixation, index in trial
+    ltr, lpos = _rows(k)
+    xy_all = np.concatenate([np.zeros((0, 2)), *xy])
+    ly = np.concatenate([np.zeros(0), *[np.asarray(t[1], dtype=np.float64).reshape(-1) for t in trials]])
+    ly = ly[np.lexsort((ly, ltr))]                                      # each trial's midlines sorted
+    lstart = np.cumsum(k) - k
+    gap = np.diff(ly)
+    inner = np.ones(len(gap), dtype=bool)
+    inner[(lstart[1:] - 1)[k[1:] > 0]] = False                          # no gap across two trials
+    gap_trial = ltr[1:][inner] if len(gap) else np.zeros(0, np.int64)
+    pitch = np.where(k > 1, _group_median(gap[inner], gap_trial, len(trials)) if len(gap) else 40.0, 40.0)
+    x_sorted = xy_all[:, 0][np.lexsort((xy_all[:, 0], tr))]
+    x_lo = np.where(n > 0, _percentile_runs(x_sorted, n, 2), 0.0)
+    x_hi = np.where(n > 0, _percentile_runs(x_sorted, n, 98), 1.0)
+    width = np.maximum(x_hi - x_lo, pitch)
+    first = ly[np.minimum(lstart, len(ly) - 1)]
+    x = (xy_all[:, 0] - x_lo[tr]) / width[tr]
+    y = (xy_all[:, 1] - first[tr]) / pitch[tr]
+    line_pos = (ly - first[ltr]) / pitch[ltr]
+    padded = np.full((len(trials), max(int(k.max()), 1)), np.inf)
+    padded[ltr, lpos] = line_pos
+    nearest = np.abs(y[:, None] - padded[tr]).argmin(axis=1)
+    in_band = np.abs(y - padded[tr, nearest]) <= 0.5
+    overlap = np.where(in_band, nearest, -1).astype(np.float64)
+    row = np.arange(len(tr))
+    prev, nxt = np.where(pos == 0, row, row - 1), np.where(pos == n[tr] - 1, row, row + 1)   # a trial's ends: 0
+    dx_prev, dy_prev = x - x[prev], y - y[prev]
+    dx_next, dy_next = x[nxt] - x, y[nxt] - y
+    order = pos / np.maximum(n - 1, 1)[tr]
+    scale = np.maximum(k - 1, 1)
+    fix = np.stack([x, y / scale[tr], overlap / scale[tr], in_band.astype(float), order,
+                    dx_prev, np.clip(dy_prev, -5, 5), dx_next, np.clip(dy_next, -5, 5),
+                    y - np.round(y)], axis=1).astype(np.float32)
+    lines = np.stack([line_pos / scale[ltr], lpos / scale[ltr], (lpos == 0).astype(float),
+                      (lpos == k[ltr] - 1).astype(float), k[ltr] / 16.0], axis=1).astype(np.float32)
+    return list(zip(np.split(fix, np.cumsum(n)[:-1]), np.split(lines, np.cumsum(k)[:-1])))
+
+
+def _percentile_runs(values: np.ndarray, n: np.ndarray, q: float) -> np.ndarray:
+    """``np.percentile(run, q)`` (method "linear") of each run of ``n[i]`` sorted values of ``values``, float64.
+
+    NumPy's rule: index ``(n - 1) q / 100``, and between its two neighbours ``a``, ``b`` the value
+    ``a + (b - a) t``, or ``b - (b - a)(1 - t)`` when ``t >= 0.5``; so the values are NumPy's bit for bit.
+    An empty run gives 0.
+    """
+    start, last = np.cumsum(n) - n, np.maximum(n - 1, 0)
+    index = last * (q / 100)
+    below = np.floor(index).astype(np.int64)
+    t = index - below
+    if len(values) == 0:
+        return np.zeros(len(n))
+    a = values[np.minimum(start + below, len(values) - 1)]
+    b = values[np.minimum(start + np.minimum(below + 1, last), len(values) - 1)]
+    diff = b - a
+    return np.where(n > 0, np.where(t >= 0.5, b - diff * (1 - t), a + diff * t), 0.0)
+
+
 def classical_votes(xy: np.ndarray, line_y_px: np.ndarray, methods=DEFAULT_VOTERS, word_xy=None,
                     word_line=None) -> np.ndarray:
     """Line chosen by each classical method, shape (n, len(methods)), int64 (see :func:`classical_votes_many`)."""
@@ -162,10 +246,10 @@ def classical_votes_many(trials: list[tuple], methods=DEFAULT_VOTERS) -> list[np
     is the majority of the crowd's columns when slice, cluster and warp are voters too. ``warp`` needs the
     word centres; a trial without them gets ``attach``'s lines in that column.
     """
-    from readgaze.lines import assign_trials, majority
+    from readgaze.lines import _checked, majority
 
-    trials = [(np.asarray(xy, dtype=np.float64).reshape(-1, 2), np.asarray(ly, dtype=np.float64), wxy, wl)
-              for xy, ly, wxy, wl in trials]
+    trials = _checked([(np.asarray(xy, dtype=np.float64).reshape(-1, 2), ly, wxy, wl) for xy, ly, wxy, wl in trials])
+    assign_trials = _assign_checked                          # the trials are validated once, not once per method
     if len(methods) == 0:
         return [np.zeros((len(t[0]), 0), dtype=np.int64) for t in trials]
     columns = {}
@@ -180,11 +264,46 @@ def classical_votes_many(trials: list[tuple], methods=DEFAULT_VOTERS) -> list[np
             columns[name] = lines
         else:
             columns[name] = assign_trials(trials, name)
-    if "vote" in methods and "vote" not in columns:
-        columns["vote"] = [majority(np.stack(c, axis=1), max(len(t[1]), 1))[0]
-                           for t, *c in zip(trials, *(columns[m] for m in CROWD))]
+    if "vote" in methods and "vote" not in columns:                  # one majority over all trials' fixations
+        crowd = np.stack([np.concatenate([np.zeros(0, np.int64), *columns[m]]) for m in CROWD], axis=1)
+        line = majority(crowd, max((len(t[1]) for t in trials), default=1))[0]
+        columns["vote"] = np.split(line, np.cumsum([len(t[0]) for t in trials])[:-1])
     return [np.stack([columns[m][k] for m in methods], axis=1).astype(np.int64).reshape(len(t[0]), len(methods))
             for k, t in enumerate(trials)]
+
+
+def _assign_checked(trials: list[tuple], method: str) -> list[np.ndarray]:
+    """``readgaze.lines.assign_trials(trials, method)`` for trials it has validated already (``_checked``).
+
+    The same dispatch (trials without fixations or with one line get line 0; ``assign_many``, else
+    ``assign_batch``, else trial by trial), without validating every trial again for each voter.
+    """
+    from readgaze.lines import LAYOUT_PARAMS, accepted_params, get_method
+    from readgaze.lines.batch import Batch
+
+    fn = get_method(method)
+    takes_layout = set(accepted_params(fn, dict.fromkeys(LAYOUT_PARAMS)))
+    out = [np.zeros(len(t[0]), dtype=np.int64) for t in trials]
+    todo = [k for k, t in enumerate(trials) if len(t[0]) and len(t[1]) > 1]
+    many = getattr(fn, "assign_many", None)
+    if not todo:
+        return out
+    if many is None and getattr(fn, "assign_batch", None) is not None:
+        batch = Batch.from_trials([(trials[k][0], trials[k][1], None, None) for k in todo])   # text-free methods
+        got = batch.split(fn.assign_batch(batch))
+    elif many is not None:
+        got = many([trials[k] for k in todo])
+    else:
+        got = [fn(trials[k][0], trials[k][1], **{p: v for p, v in zip(LAYOUT_PARAMS, trials[k][2:])
+                                                 if p in takes_layout}) for k in todo]
+    for k, lines in zip(todo, got):
+        lines = np.asarray(lines)
+        if lines.shape != (len(trials[k][0]),):
+            from readgaze.errors import ConfigError
+            raise ConfigError(f"method {method!r} returned shape {lines.shape} for trial {k}, "
+                              f"expected ({len(trials[k][0])},)")
+        out[k] = lines.astype(np.int64)
+    return out
 
 
 def crop(trial: tuple, max_len: int, rng: np.random.Generator) -> tuple:
@@ -342,8 +461,7 @@ def prepare_many(trials: list[tuple], voters=DEFAULT_VOTERS, targets=None) -> li
     """:func:`prepare` for ``[(xy, line_y_px, word_xy, word_line), ...]``, the votes batched across trials."""
     votes = classical_votes_many(trials, voters)
     out = []
-    for (xy, line_y_px, *_), v, target in zip(trials, votes, targets or [None] * len(trials)):
-        fix, lines = trial_features(xy, line_y_px)
+    for (fix, lines), v, target in zip(trial_features_many(trials), votes, targets or [None] * len(trials)):
         if target is not None:
             target = np.where(np.asarray(target) < 0, -100, np.asarray(target)).astype(np.int64)
         out.append((fix, lines, v, target))
@@ -352,7 +470,7 @@ def prepare_many(trials: list[tuple], voters=DEFAULT_VOTERS, targets=None) -> li
 
 @lru_cache(maxsize=4)
 def load_ensemble(path: str | None = None) -> tuple[list[DISTAssigner], tuple[str, ...]]:
-    """Load the shipped ensemble (``models/weights/dist.pt``) on CPU, in eval mode; cached."""
+    """Load an ensemble file (default :data:`WEIGHTS`, the distilled one-member file) on CPU, in eval mode; cached."""
     blob = torch.load(path or WEIGHTS, map_location="cpu", weights_only=False)
     members = []
     for state in blob["members"]:
@@ -400,7 +518,7 @@ def predict_lines(members: list[DISTAssigner], trials: list, batch_size: int = 1
 
 def assign_trial(xy: np.ndarray, line_y_px: np.ndarray, *, word_xy: np.ndarray | None = None,
                  word_line: np.ndarray | None = None, weights: str | None = None) -> np.ndarray:
-    """Assign each fixation of one trial to a line with the shipped DIST-style ensemble.
+    """Assign each fixation of one trial to a line with the shipped DIST-style assigner (:data:`WEIGHTS`).
 
     The ``readgaze.line_assigners`` entry point ``dist``: same signature as ``readgaze.lines.assign_trial``
     without ``method``.
@@ -414,7 +532,9 @@ def assign_trial(xy: np.ndarray, line_y_px: np.ndarray, *, word_xy: np.ndarray |
     word_xy, word_line : ndarray, optional
         Word centres (n_words, 2) px in reading order and their 0-based lines, for the ``warp`` vote.
     weights : str, optional
-        Path of an ensemble file (default: the one shipped in the package).
+        Path of an ensemble file (default :data:`WEIGHTS`, the distilled one-member file;
+        :data:`ENSEMBLE_WEIGHTS` is the 4-member ensemble it was distilled from, same lines on the checks, about
+        4x slower end to end).
 
     Returns
     -------
@@ -545,45 +665,83 @@ def decode(prob: list[np.ndarray], fixation_features: list[np.ndarray], transiti
 
 
 def forward_backward(prob: list[np.ndarray], fixation_features: list[np.ndarray], transitions: np.ndarray,
-                     emission_power: float, dx_edges=DX_EDGES, dy_edges=DY_EDGES, max_jump: int = MAX_JUMP,
-                     chunk: int = 256) -> list[np.ndarray]:
+                     emission_power: float, dx_edges=DX_EDGES, dy_edges=DY_EDGES, max_jump: int = MAX_JUMP
+                     ) -> list[np.ndarray]:
     """One pass of :func:`decode`: the posterior with emissions ``prob ** emission_power``.
 
-    Scaled forward-backward (Rabiner 1989), every step normalised. Trials with the same number of lines run
-    together in chunks of similar length: a loop over fixation positions, vectorized across trials.
+    Scaled forward-backward (Rabiner 1989), every step normalised; all trials in one compiled pass (numba),
+    each with its own number of lines.
     """
-    out: list = [None] * len(prob)
-    order = sorted(range(len(prob)), key=lambda i: (prob[i].shape[1], len(prob[i])))
-    groups: dict[int, list[int]] = {}
-    for i in order:
-        if len(prob[i]) == 0:
-            out[i] = np.zeros(np.shape(prob[i]), dtype=np.float64)
-        else:
-            groups.setdefault(prob[i].shape[1], []).append(i)
-    for n_lines, members in groups.items():
-        trans = transition_matrices(transitions, n_lines, max_jump)                      # bins L L
-        for c in range(0, len(members), chunk):
-            idx = members[c:c + chunk]
-            n = np.array([len(prob[i]) for i in idx])
-            b, t_max = len(idx), int(n.max())
-            emit = np.ones((b, t_max, n_lines))                     # past a trial's end: uninformative
-            bins = np.zeros((b, t_max), dtype=np.int64)
-            for k, i in enumerate(idx):
-                emit[k, :n[k]] = np.clip(prob[i], 1e-9, 1.0) ** emission_power
-                bins[k, :n[k]] = saccade_bins(fixation_features[i], dx_edges, dy_edges)
-            fwd = np.empty((b, t_max, n_lines))
-            fwd[:, 0] = emit[:, 0] / emit[:, 0].sum(axis=1, keepdims=True)
-            for t in range(1, t_max):
-                a = np.matmul(fwd[:, t - 1, None, :], trans[bins[:, t]])[:, 0] * emit[:, t]      # B L
-                fwd[:, t] = a / a.sum(axis=1, keepdims=True)
-            bwd = np.ones((b, t_max, n_lines))
-            for t in range(t_max - 2, -1, -1):
-                a = np.matmul(trans[bins[:, t + 1]], (emit[:, t + 1] * bwd[:, t + 1])[:, :, None])[:, :, 0]
-                bwd[:, t] = a / a.sum(axis=1, keepdims=True)
-            post = fwd * bwd
-            post /= post.sum(axis=2, keepdims=True)
-            for k, i in enumerate(idx):
-                out[i] = post[k, :n[k]]
+    out: list = [np.zeros(np.shape(p), dtype=np.float64) for p in prob]
+    live = [i for i in range(len(prob)) if len(prob[i])]
+    if not live:
+        return out
+    n = np.array([len(prob[i]) for i in live], dtype=np.int64)
+    k = np.array([prob[i].shape[1] for i in live], dtype=np.int64)
+    widths = np.unique(k)
+    table = _transition_table(np.asarray(transitions, dtype=np.float64), tuple(int(w) for w in widths), max_jump)
+    emit = np.concatenate([np.clip(prob[i], 1e-9, 1.0).ravel() for i in live]) ** emission_power
+    bins = saccade_bins(np.concatenate([fixation_features[i] for i in live]), dx_edges, dy_edges)
+    emit_start, fix_start = np.concatenate([[0], np.cumsum(n * k)]), np.concatenate([[0], np.cumsum(n)])
+    post = _forward_backward_kernel(emit, emit_start, fix_start, k, np.searchsorted(widths, k), bins, table)
+    for i, piece in zip(live, np.split(post, np.cumsum(n * k)[:-1])):
+        out[i] = piece.reshape(prob[i].shape)
+    return out
+
+
+_TABLES: dict = {}
+
+
+def _transition_table(transitions: np.ndarray, widths: tuple[int, ...], max_jump: int) -> np.ndarray:
+    """:func:`transition_matrices` for each trial width, padded into one (n_widths, n_bins, L, L) float64 array.
+
+    Cached on the table's bytes, the widths and ``max_jump`` (decode's two passes and every call with the
+    shipped file ask for the same few); the arrays are read-only.
+    """
+    key = (transitions.tobytes(), transitions.shape, widths, max_jump)
+    table = _TABLES.get(key)
+    if table is None:
+        table = np.zeros((len(widths), len(transitions), widths[-1], widths[-1]))      # width, bin, from, to
+        for w, n_lines in enumerate(widths):
+            table[w, :, :n_lines, :n_lines] = transition_matrices(transitions, n_lines, max_jump)
+        table.flags.writeable = False
+        if len(_TABLES) > 64:
+            _TABLES.clear()
+        _TABLES[key] = table
+    return table
+
+
+@njit(cache=True)
+def _forward_backward_kernel(emit, emit_start, fix_start, n_lines, width, bins, table):
+    """Posteriors of every trial, flat like ``emit`` (trial ``k``: ``(n, n_lines[k])`` at ``emit_start[k]``)."""
+    out = np.empty_like(emit)
+    for k in range(len(n_lines)):
+        n, size, e0, f0 = fix_start[k + 1] - fix_start[k], n_lines[k], emit_start[k], fix_start[k]
+        e = emit[e0:e0 + n * size].reshape(n, size)
+        trans = table[width[k]]
+        fwd, bwd = np.empty((n, size)), np.ones((n, size))
+        fwd[0] = e[0] / e[0].sum()
+        for t in range(1, n):
+            b = bins[f0 + t]
+            for j in range(size):
+                a = 0.0
+                for i in range(size):
+                    a += fwd[t - 1, i] * trans[b, i, j]
+                fwd[t, j] = a * e[t, j]
+            fwd[t] /= fwd[t].sum()
+        for t in range(n - 2, -1, -1):
+            b = bins[f0 + t + 1]
+            eb = e[t + 1] * bwd[t + 1]
+            for i in range(size):
+                a = 0.0
+                for j in range(size):
+                    a += trans[b, i, j] * eb[j]
+                bwd[t, i] = a
+            bwd[t] /= bwd[t].sum()
+        post = fwd * bwd
+        for t in range(n):
+            post[t] /= post[t].sum()
+        out[e0:e0 + n * size] = post.ravel()
     return out
 
 

@@ -6,12 +6,14 @@ As Carr et al. (2022) ran it (scikit-learn ``KMeans(n_init=100)``): k-means++ se
 
 In one dimension every k-means partition is a set of intervals of the sorted y, so a Lloyd step is a
 ``searchsorted`` of the midpoints between centres plus prefix sums: all restarts run at once in
-``O(n_init * k * log n)`` per step instead of ``O(n_init * k * n)``.
+``O(n_init * k * log n)`` per step instead of ``O(n_init * k * n)``. :func:`cluster_many` runs the same
+arithmetic for many trials in one compiled pass (same lines, bit for bit).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from readgaze.lines._jit import njit  # numba, imported on first call
 
 from readgaze.errors import ConfigError
 
@@ -46,16 +48,20 @@ def kmeans_plus_plus(y: np.ndarray, k: int, n_init: int, rng: np.random.Generato
     rows = np.arange(n_init)
     chosen = np.empty((n_init, k))
     chosen[:, 0] = y[rng.integers(n, size=n_init)]
-    d2 = (y[None, :] - chosen[:, :1]) ** 2                                      # (n_init, n)
+    d2 = np.square(y[None, :] - chosen[:, :1])                                  # (n_init, n)
+    cum, gap = np.empty(n_init * n), np.empty((n_init, n))
     for c in range(1, k):
-        cum = np.cumsum(d2)                                 # one running sum over all starts, row after row
+        np.cumsum(d2, out=cum)                              # one running sum over all starts, row after row
         total = d2.sum(axis=1)
         before = cum[rows * n] - d2[:, 0]                   # sum of the rows above each start
         u = rng.random(n_init)
         pick = np.searchsorted(cum, before + u * total, side="left") - rows * n
-        pick = np.where(total > 0, np.clip(pick, 0, n - 1), (u * n).astype(np.int64))
+        pick = np.minimum(np.maximum(pick, 0), n - 1)
+        if not (total > 0).all():
+            pick = np.where(total > 0, pick, (u * n).astype(np.int64))
         chosen[:, c] = y[pick]
-        d2 = np.minimum(d2, (y[None, :] - chosen[:, c:c + 1]) ** 2)
+        np.square(np.subtract(y[None, :], chosen[:, c:c + 1], out=gap), out=gap)
+        np.minimum(d2, gap, out=d2)
     return np.sort(chosen, axis=1)
 
 
@@ -81,16 +87,15 @@ def lloyd_intervals(y_sorted: np.ndarray, centres: np.ndarray, max_iter: int = 1
     n = len(y_sorted)
     s1 = np.concatenate([[0.0], np.cumsum(y_sorted)])
     s2 = np.concatenate([[0.0], np.cumsum(y_sorted ** 2)])
-    edge = np.broadcast_to(np.array([0, n]), (r, 2))
-    bounds = None
-    for _ in range(max_iter):
-        mid = (centres[:, 1:] + centres[:, :-1]) / 2
-        new = np.concatenate([edge[:, :1], np.searchsorted(y_sorted, mid, side="right"), edge[:, 1:]], axis=1)
-        if bounds is not None and np.array_equal(new, bounds):
+    bounds, new = np.zeros((r, k + 1), dtype=np.int64), np.zeros((r, k + 1), dtype=np.int64)
+    bounds[:, -1] = new[:, -1] = n
+    for step in range(max_iter):
+        new[:, 1:-1] = np.searchsorted(y_sorted, (centres[:, 1:] + centres[:, :-1]) / 2, side="right")
+        if step and np.array_equal(new, bounds):
             break
-        bounds = new
-        count = np.diff(bounds, axis=1)
-        total = np.diff(s1[bounds], axis=1)
+        bounds, new = new, bounds
+        count = bounds[:, 1:] - bounds[:, :-1]
+        total = s1[bounds[:, 1:]] - s1[bounds[:, :-1]]
         centres = np.sort(np.where(count > 0, total / np.maximum(count, 1), centres), axis=1)
     count = np.diff(bounds, axis=1)
     total, square = np.diff(s1[bounds], axis=1), np.diff(s2[bounds], axis=1)
@@ -161,3 +166,256 @@ def cluster(xy: np.ndarray, line_y_px: np.ndarray, *, init: str = "kmeans++", n_
     rank = np.empty(k, dtype=np.int64)
     rank[np.argsort(means, kind="stable")] = np.arange(k)
     return rank[labels]
+
+
+def cluster_many(trials: list[tuple], *, init: str = "kmeans++", n_init: int = 100, seed: int = 0) -> list[np.ndarray]:
+    """:func:`cluster` for many trials: the k-means++ starts and Lloyd runs of all trials in one compiled pass.
+
+    Parameters
+    ----------
+    trials : list of (xy, line_y_px, word_xy, word_line)
+        As :func:`readgaze.lines.assign_trials` (only ``xy`` and the number of lines are used).
+    init, n_init, seed
+        As :func:`cluster`; each trial draws its starts from its own ``np.random.default_rng(seed)``.
+
+    Returns
+    -------
+    list of ndarray, int64, shape (n_fixations,)
+        Exactly :func:`cluster`'s lines for each trial.
+
+    Notes
+    -----
+    The compiled kernel (numba) repeats :func:`kmeans_plus_plus` and :func:`lloyd_intervals` number by
+    number: the running sum over all starts, NumPy's pairwise row sums (:func:`_pairwise`), the same sorted
+    searches, so every start, every restart's sum of squares and the chosen restart are bit-identical.
+    """
+    if init != "kmeans++":
+        return [cluster(t[0], t[1], init=init, n_init=n_init, seed=seed) for t in trials]
+    if n_init < 1:
+        raise ConfigError(f"cluster n_init: got {n_init}, expected at least 1 start")
+    if not trials:
+        return []
+    y = [np.asarray(t[0], dtype=np.float64)[:, 1] for t in trials]
+    n = np.array([len(v) for v in y], dtype=np.int64)
+    k = np.array([len(t[1]) for t in trials], dtype=np.int64)
+    start = np.concatenate([[0], np.cumsum(n)]).astype(np.int64)
+    y_all = np.concatenate([np.zeros(0), *y])
+    trial = np.repeat(np.arange(len(trials)), n)
+    order = np.lexsort((y_all, trial))                       # each trial's stable argsort of y, offset
+    first, u = [], []
+    for n_t, k_t in zip(n, k):                               # each trial's own generator, as cluster() draws
+        rng = np.random.default_rng(seed)
+        first.append(rng.integers(max(n_t, 1), size=n_init) if n_t else np.zeros(n_init, np.int64))
+        u.append(rng.random((max(k_t - 1, 0), n_init)).ravel())
+    u_start = np.concatenate([[0], np.cumsum((np.maximum(k - 1, 0)) * n_init)]).astype(np.int64)
+    sorted_label = _cluster_kernel(y_all[order], start, k, np.concatenate(first).astype(np.int64),
+                                   np.concatenate([np.zeros(0), *u]), u_start, n_init)
+    labels = np.empty(len(y_all), dtype=np.int64)
+    labels[order] = sorted_label
+    # clusters ranked by the mean y of their fixations (empty ones last), as cluster() does per trial
+    offset = np.concatenate([[0], np.cumsum(k)[:-1]])
+    group = offset[trial] + labels
+    count = np.bincount(group, minlength=int(k.sum()))
+    means = np.where(count > 0, np.bincount(group, weights=y_all, minlength=int(k.sum())) / np.maximum(count, 1),
+                     np.inf)
+    group_trial = np.repeat(np.arange(len(trials)), k)
+    rank = np.empty(int(k.sum()), dtype=np.int64)
+    by_mean = np.lexsort((means, group_trial))
+    rank[by_mean] = np.arange(len(by_mean)) - offset[group_trial[by_mean]]
+    return np.split(rank[group], start[1:-1])
+
+
+@njit(cache=True)
+def _pairwise_block(a, lo, n):
+    """NumPy's pairwise sum of at most 128 values: one by one below 8, else 8 interleaved accumulators."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3, r4, r5, r6, r7 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3], a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    while i < n - n % 8:
+        b = lo + i
+        r0, r1, r2, r3 = r0 + a[b], r1 + a[b + 1], r2 + a[b + 2], r3 + a[b + 3]
+        r4, r5, r6, r7 = r4 + a[b + 4], r5 + a[b + 5], r6 + a[b + 6], r7 + a[b + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True)
+def _pairwise(a, lo, n):
+    """NumPy's pairwise sum of the float64 values ``a[lo:lo + n]`` (its ``pairwise_sum``), the same rounding.
+
+    Longer than 128 values: the sum of two halves, the first a multiple of 8 long, recursively; the recursion
+    runs on an explicit stack (numba cannot cache recursive functions).
+    """
+    if n <= 128:
+        return _pairwise_block(a, lo, n)
+    return _pairwise_stack(a, lo, n, np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64, np.int64),
+                           np.empty(64))
+
+
+@njit(cache=True)
+def _pairwise_stack(a, lo, n, los, ns, phase, left):
+    """:func:`_pairwise` on caller-owned stack arrays (64 entries each), so a kernel's many sums allocate nothing."""
+    if n <= 128:
+        return _pairwise_block(a, lo, n)
+    top, ret = 0, 0.0
+    los[0], ns[0], phase[0] = lo, n, 0
+    while top >= 0:
+        half = ns[top] // 2 - (ns[top] // 2) % 8
+        if ns[top] <= 128:
+            ret = _pairwise_block(a, los[top], ns[top])
+            top -= 1
+        elif phase[top] == 0:                     # sum the first half
+            phase[top] = 1
+            los[top + 1], ns[top + 1], phase[top + 1] = los[top], half, 0
+            top += 1
+        elif phase[top] == 1:                     # then the second
+            left[top], phase[top] = ret, 2
+            los[top + 1], ns[top + 1], phase[top + 1] = los[top] + half, ns[top] - half, 0
+            top += 1
+        else:
+            ret = left[top] + ret
+            top -= 1
+    return ret
+
+
+@njit(cache=True)
+def _same_rows(a, b):
+    """``np.array_equal`` of two int64 arrays of one shape, stopping at the first difference."""
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            if a[i, j] != b[i, j]:
+                return False
+    return True
+
+
+@njit(cache=True)
+def _same_row(a, b):
+    """True when the int64 rows ``a`` and ``b`` are equal and ``a`` is strictly increasing (no empty interval)."""
+    for j in range(len(a)):
+        if a[j] != b[j] or (j > 0 and a[j] <= a[j - 1]):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _insertion_sort(v):
+    """Sort a short float64 row in place (ascending; the values ``np.sort`` gives)."""
+    for i in range(1, len(v)):
+        x, j = v[i], i - 1
+        while j >= 0 and v[j] > x:
+            v[j + 1] = v[j]
+            j -= 1
+        v[j + 1] = x
+
+
+@njit(cache=True)
+def _cluster_kernel(y_sorted, start, n_lines, first, u, u_start, n_init):
+    """Label (cluster of the best restart, by position) of every sorted value; see :func:`cluster_many`."""
+    out = np.zeros(len(y_sorted), dtype=np.int64)
+    for t in range(len(n_lines)):
+        y, n, k = y_sorted[start[t]:start[t + 1]], start[t + 1] - start[t], n_lines[t]
+        if n == 0:
+            continue
+        # k-means++ (kmeans_plus_plus)
+        chosen = np.empty((n_init, k))
+        d2 = np.empty(n_init * n)
+        for r in range(n_init):
+            chosen[r, 0] = y[first[t * n_init + r]]
+            for i in range(n):
+                d = y[i] - chosen[r, 0]
+                d2[r * n + i] = d * d
+        cum = np.empty(n_init * n)
+        los, ns, phase, left = np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64)
+        for c in range(1, k):
+            run = 0.0
+            for i in range(n_init * n):
+                run += d2[i]
+                cum[i] = run
+            for r in range(n_init):
+                total = _pairwise_stack(d2, r * n, n, los, ns, phase, left)
+                draw = u[u_start[t] + (c - 1) * n_init + r]
+                target = (cum[r * n] - d2[r * n]) + draw * total
+                lo, hi = 0, n_init * n                     # first index with cum >= target (side="left")
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if cum[mid] < target:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                pick = min(max(lo - r * n, 0), n - 1) if total > 0 else int(draw * n)
+                chosen[r, c] = y[pick]
+            for r in range(n_init):
+                for i in range(n):
+                    d = y[i] - chosen[r, c]
+                    d2[r * n + i] = min(d2[r * n + i], d * d)
+        # Lloyd's iterations on intervals (lloyd_intervals)
+        centres = np.empty((n_init, k))
+        for r in range(n_init):
+            centres[r] = np.sort(chosen[r])
+        s1, s2 = np.zeros(n + 1), np.zeros(n + 1)
+        run, run2 = 0.0, 0.0
+        for i in range(n):
+            run += y[i]
+            run2 += y[i] * y[i]
+            s1[i + 1], s2[i + 1] = run, run2
+        bounds = np.zeros((n_init, k + 1), dtype=np.int64)
+        new = np.zeros((n_init, k + 1), dtype=np.int64)
+        bounds[:, k] = n
+        new[:, k] = n
+        # A start whose intervals did not change and are all non-empty is at a fixed point (its centres are their
+        # means whatever it held before), so it is not searched again; the loop still stops when no start moves.
+        fixed = np.zeros(n_init, dtype=np.bool_)
+        for step in range(100):
+            for r in range(n_init):
+                if fixed[r]:
+                    new[r] = bounds[r]
+                    continue
+                for j in range(k - 1):
+                    mid_value = (centres[r, j + 1] + centres[r, j]) / 2
+                    lo, hi = 0, n                          # first index with y > mid (side="right")
+                    while lo < hi:
+                        mid = (lo + hi) // 2
+                        if y[mid] <= mid_value:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                    new[r, j + 1] = lo
+            if step > 0 and _same_rows(new, bounds):
+                break
+            if step > 0:
+                for r in range(n_init):
+                    if not fixed[r]:
+                        fixed[r] = _same_row(new[r], bounds[r])
+            bounds, new = new, bounds
+            for r in range(n_init):
+                if fixed[r]:
+                    continue
+                for j in range(k):
+                    count = bounds[r, j + 1] - bounds[r, j]
+                    if count > 0:
+                        centres[r, j] = (s1[bounds[r, j + 1]] - s1[bounds[r, j]]) / count
+                _insertion_sort(centres[r])
+        best, best_sse = 0, np.inf
+        terms = np.empty(k)
+        for r in range(n_init):
+            for j in range(k):
+                count = bounds[r, j + 1] - bounds[r, j]
+                total = s1[bounds[r, j + 1]] - s1[bounds[r, j]]
+                terms[j] = (s2[bounds[r, j + 1]] - s2[bounds[r, j]]) - total * total / max(count, 1)
+            sse = _pairwise(terms, 0, k)
+            if sse < best_sse:
+                best, best_sse = r, sse
+        for j in range(1, k):
+            out[start[t] + bounds[best, j]:start[t] + bounds[best, j + 1]] = j
+    return out
+
+
+cluster.assign_many = cluster_many  # readgaze.lines.assign_trials / assign_lines batch the trials through this

@@ -7,6 +7,7 @@ also used by ``compare``; :func:`warp_many` warps many trials in one pass (same 
 from __future__ import annotations
 
 import numpy as np
+from readgaze.lines._jit import njit  # numba, imported on first call
 
 from readgaze.lines._common import word_lines
 
@@ -115,13 +116,8 @@ def warp(xy: np.ndarray, line_y_px: np.ndarray, *, word_xy: np.ndarray | None = 
     return votes.argmax(axis=1)
 
 
-# Cells (fixations x (fixations + words) x trials) warped in one pass of warp_many: bounds its memory
-# (8 bytes a cell: about 48 MB at most, plus the local costs).
-CHUNK_CELLS = 6_000_000
-
-
 def warp_many(trials: list[tuple]) -> list[np.ndarray]:
-    """:func:`warp` for many trials at once: one anti-diagonal sweep and one path walk for a whole chunk.
+    """:func:`warp` for many trials at once, in one compiled pass over all of them.
 
     Parameters
     ----------
@@ -135,80 +131,60 @@ def warp_many(trials: list[tuple]) -> list[np.ndarray]:
 
     Notes
     -----
-    Trials are padded to a common size; a DTW cell depends only on cells above and to its left, so the
-    padding never reaches a trial's own cells, and every cell gets the same arithmetic as in
-    :func:`dtw_cost_matrix`: the results are bit-identical to one trial at a time. Trials are sorted by size
-    and cut into chunks of at most :data:`CHUNK_CELLS` padded cells.
+    Each trial's accumulated cost matrix is filled cell by cell with the textbook recursion (the same local
+    cost ``sqrt(dx**2 + dy**2)``, the same minimum), and walked back with :func:`dtw_path`'s rule, so the lines
+    are bit-identical to :func:`warp` (numba; the whole-array NumPy version of the sweep is
+    :func:`dtw_cost_matrix`).
     """
     if not trials:
         return []
-    prepared = []
-    for xy, line_y_px, word_xy, word_line in trials:
-        word_xy, word_line = word_lines(word_xy, word_line, line_y_px, "warp")
-        prepared.append((np.asarray(xy, dtype=np.float64), len(line_y_px), word_xy, word_line))
-    out: list[np.ndarray | None] = [None] * len(prepared)
-    order = sorted(range(len(prepared)), key=lambda k: (len(prepared[k][0]), len(prepared[k][2])))
-    chunk: list[int] = []
-    for k in order + [None]:
-        if k is not None:
-            n, m = len(prepared[k][0]), len(prepared[k][2])
-            if not chunk or (len(chunk) + 1) * (n + 1) * (n + m + 1) <= CHUNK_CELLS:
-                chunk.append(k)
-                continue
-        for c, lines in zip(chunk, _warp_chunk([prepared[c] for c in chunk])):
-            out[c] = lines
-        chunk = [k]
-        if k is None:
-            break
+    fix, words, word_line, n_lines = [], [], [], []
+    for xy, line_y_px, word_xy, wl in trials:
+        word_xy, wl = word_lines(word_xy, wl, line_y_px, "warp")
+        fix.append(np.asarray(xy, dtype=np.float64).reshape(-1, 2))
+        words.append(word_xy)
+        word_line.append(wl)
+        n_lines.append(len(line_y_px))
+    fix_start = np.concatenate([[0], np.cumsum([len(f) for f in fix])]).astype(np.int64)
+    word_start = np.concatenate([[0], np.cumsum([len(w) for w in words])]).astype(np.int64)
+    lines = _warp_kernel(np.concatenate(fix), fix_start, np.concatenate(words), word_start,
+                         np.concatenate(word_line).astype(np.int64), np.asarray(n_lines, dtype=np.int64))
+    return np.split(lines, fix_start[1:-1])
+
+
+@njit(cache=True)
+def _warp_kernel(fix, fix_start, words, word_start, word_line, n_lines):
+    """Lines of every trial (see :func:`warp_many`): fixations and words flat, trial ``k`` at ``*_start[k]:``."""
+    out = np.zeros(len(fix), dtype=np.int64)
+    for k in range(len(fix_start) - 1):
+        f0, n = fix_start[k], fix_start[k + 1] - fix_start[k]
+        w0, m = word_start[k], word_start[k + 1] - word_start[k]
+        if n == 0:
+            continue
+        acc = np.full((n + 1, m + 1), np.inf)
+        acc[0, 0] = 0.0
+        for i in range(1, n + 1):
+            for j in range(1, m + 1):
+                dx = fix[f0 + i - 1, 0] - words[w0 + j - 1, 0]
+                dy = fix[f0 + i - 1, 1] - words[w0 + j - 1, 1]
+                best = min(min(acc[i - 1, j], acc[i, j - 1]), acc[i - 1, j - 1])
+                acc[i, j] = np.sqrt(dx * dx + dy * dy) + best
+        votes = np.zeros((n, n_lines[k]), dtype=np.int64)
+        i, j = n, m
+        votes[i - 1, word_line[w0 + j - 1]] += 1
+        while i > 1 or j > 1:
+            diagonal, up, left = acc[i - 1, j - 1], acc[i - 1, j], acc[i, j - 1]
+            if diagonal <= up and diagonal <= left:
+                i -= 1
+                j -= 1
+            elif up <= left:
+                i -= 1
+            else:
+                j -= 1
+            votes[i - 1, word_line[w0 + j - 1]] += 1
+        for i in range(n):
+            out[f0 + i] = np.argmax(votes[i])
     return out
-
-
-def _warp_chunk(trials: list[tuple]) -> list[np.ndarray]:
-    """Warp a few trials together (see :func:`warp_many`)."""
-    b = len(trials)
-    n_fix = np.array([len(t[0]) for t in trials])
-    n_word = np.array([len(t[2]) for t in trials])
-    n, m = int(n_fix.max()), int(n_word.max())
-    if n == 0:
-        return [np.zeros(0, dtype=np.int64) for _ in trials]
-    local = np.zeros((b, n, m))
-    for t, (xy, _, word_xy, _) in enumerate(trials):
-        local[t, :len(xy), :len(word_xy)] = np.sqrt(((xy[:, None, :] - word_xy[None, :, :]) ** 2).sum(axis=2))
-    local = np.ascontiguousarray(local.transpose(1, 2, 0))   # (n, m, b): trials last, so that each
-    skew = np.full((n + m + 1, n + 1, b), np.inf)             # diagonal skew[i + j, i] = D[i, j] is one block
-    skew[0, 0] = 0.0
-    for s in range(2, n + m + 1):
-        lo, hi = max(1, s - m), min(n, s - 1) + 1
-        i = np.arange(lo, hi)
-        best = np.minimum(np.minimum(skew[s - 1, lo - 1:hi - 1], skew[s - 1, lo:hi]), skew[s - 2, lo - 1:hi - 1])
-        np.add(local[i - 1, s - i - 1], best, out=skew[s, lo:hi])
-    # All trials walk back their paths together (the rule of dtw_path), each from its own last cell.
-    rows = np.arange(b)
-    i, j = n_fix.copy(), n_word.copy()
-    path_t, path_i, path_j = [rows], [i - 1], [j - 1]
-    live = (i > 1) | (j > 1)
-    while live.any():
-        t, ti, tj = rows[live], i[live], j[live]
-        diagonal, up, left = skew[ti + tj - 2, ti - 1, t], skew[ti + tj - 1, ti - 1, t], skew[ti + tj - 1, ti, t]
-        go_diag = (diagonal <= up) & (diagonal <= left)
-        go_up = ~go_diag & (up <= left)
-        i[live] = ti - (go_diag | go_up)
-        j[live] = tj - (go_diag | ~go_up)
-        path_t.append(t)
-        path_i.append(i[live] - 1)
-        path_j.append(j[live] - 1)
-        live = (i > 1) | (j > 1)
-    path_t, path_i, path_j = (np.concatenate(p) for p in (path_t, path_i, path_j))
-    keep = (n_fix[path_t] > 0) & (path_i >= 0) & (path_j >= 0)
-    path_t, path_i, path_j = path_t[keep], path_i[keep], path_j[keep]
-    n_lines = max(t[1] for t in trials)
-    word_line = np.zeros((b, m), dtype=np.int64)
-    for t, tr in enumerate(trials):
-        word_line[t, :len(tr[3])] = tr[3]
-    votes = np.zeros((b, n, n_lines), dtype=np.int64)
-    np.add.at(votes, (path_t, path_i, word_line[path_t, path_j]), 1)
-    lines = votes.argmax(axis=2)
-    return [lines[t, :f].astype(np.int64) for t, f in enumerate(n_fix)]
 
 
 warp.assign_many = warp_many  # readgaze.lines.assign_trials / assign_lines batch the trials through this
