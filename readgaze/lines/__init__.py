@@ -1,7 +1,7 @@
 """Line assignment: which text line each fixation was aimed at, correcting vertical drift.
 
 One interface for every method. :func:`assign_trial` works on one trial's NumPy arrays, :func:`assign_trials`
-on many (batched where the method offers ``assign_many``: ``slice``, ``warp``, ``vote``, ``dist``), and
+on many (batched where the method offers ``assign_many``: ``slice``, ``cluster``, ``warp``, ``vote``, ``dist``), and
 :func:`assign_batch` on a :class:`~readgaze.lines.batch.Batch` of flat arrays (``slice`` and ``attach`` work
 across its trials with array operations);
 :func:`assign_lines` works on canonical ``fixations`` / ``words`` / ``trials`` frames and adds ``line_index``.
