@@ -57,22 +57,43 @@ def clean(trials: pl.DataFrame, words: pl.DataFrame, fixations: pl.DataFrame, qc
     step = "clean"
     bad = pl.col("duration_ms").is_null() | (pl.col("duration_ms") <= 0)
     fixations = _drop(fixations, ~bad, qc, step, "fixations", "invalid_duration")
-    known = pl.col("trial_id").is_in(trials["trial_id"].implode())
-    fixations = _drop(fixations, known, qc, step, "fixations", "unknown_trial")
+    runs = _Runs(fixations["trial_id"])
+    fixations, runs = runs.drop(fixations, runs.first.is_in(trials["trial_id"].implode()), qc, step, "unknown_trial")
     n = fixations.height
-    if not _keys_unique(fixations):
+    if not _keys_unique(fixations, runs):
         fixations = fixations.unique(["trial_id", "fixation_index"], keep="first", maintain_order=True)
+        runs = _Runs(fixations["trial_id"])
     qc.add(step, "fixations", "duplicate_fixation", n - fixations.height)
     has_text = pl.col("text_id").is_in(words["text_id"].unique().implode())
     trials = _drop(trials, has_text, qc, step, "trials", "no_text")
-    has_fix = pl.col("trial_id").is_in(fixations["trial_id"].unique().implode())
+    has_fix = pl.col("trial_id").is_in(runs.first.unique().implode())  # every distinct id starts a run
     trials = _drop(trials, has_fix, qc, step, "trials", "no_fixations",
                    detail="trial has interest-area rows but no fixation rows")
-    fixations = _drop(fixations, pl.col("trial_id").is_in(trials["trial_id"].implode()), qc, step, "fixations",
-                      "trial_dropped")
+    fixations, _ = runs.drop(fixations, runs.first.is_in(trials["trial_id"].implode()), qc, step, "trial_dropped")
     used = pl.col("text_id").is_in(trials["text_id"].unique().implode())
     words = _drop(words, used, qc, step, "words", "text_not_read", detail="interest areas of texts no kept trial shows")
     return trials, words, fixations
+
+
+class _Runs:
+    """The runs of equal consecutive ``trial_id`` of a fixations table: a report keeps each trial's rows
+    together, so a per-trial test is evaluated once per run (``first``: each run's id) and repeated."""
+
+    def __init__(self, trial_id: pl.Series):
+        self.run = trial_id.rle_id().to_numpy() if len(trial_id) else np.zeros(0, np.uint32)
+        self.new = np.r_[True, self.run[1:] != self.run[:-1]] if len(trial_id) else np.zeros(0, bool)
+        self.first = trial_id.filter(pl.Series(self.new))
+
+    def drop(self, fixations: pl.DataFrame, keep_run: pl.Series, qc: QCLog, step: str, reason: str):
+        """:func:`_drop` of the fixations whose run's ``keep_run`` (one Boolean per run) is False or null;
+        returns the kept rows and their runs."""
+        keep = keep_run.fill_null(False).to_numpy()[self.run]
+        n = int(len(keep) - keep.sum())
+        qc.add(step, "fixations", reason, n)
+        if not n:
+            return fixations, self
+        fixations = fixations.filter(pl.Series(keep))
+        return fixations, _Runs(fixations["trial_id"])
 
 
 def _drop(frame: pl.DataFrame, keep: pl.Expr, qc: QCLog, step: str, table: str, reason: str, **kw) -> pl.DataFrame:
@@ -83,14 +104,16 @@ def _drop(frame: pl.DataFrame, keep: pl.Expr, qc: QCLog, step: str, table: str, 
     return frame.filter(keep) if n else frame
 
 
-def _keys_unique(fixations: pl.DataFrame) -> bool:
+def _keys_unique(fixations: pl.DataFrame, runs: _Runs) -> bool:
     """True when no (trial_id, fixation_index) repeats, by a cheap sufficient test: each trial's rows are
     contiguous with a strictly increasing fixation index (a report's own order). False: check it whole."""
-    t, i = pl.col("trial_id"), pl.col("fixation_index")
-    new = (t != t.shift(1)).fill_null(True)
-    row = fixations.select(new.sum().alias("runs"), t.n_unique().alias("trials"),
-                           (new | (i > i.shift(1))).fill_null(False).all().alias("rising")).row(0, named=True)
-    return row["runs"] == row["trials"] and bool(row["rising"])
+    if fixations.height < 2:
+        return True
+    if len(runs.first) != runs.first.n_unique():  # a trial's rows in two runs or more
+        return False
+    i = fixations["fixation_index"]
+    rising = pl.Series(runs.new[1:]) | (i.slice(1) > i.slice(0, len(i) - 1))  # null index: not rising
+    return bool(rising.fill_null(False).all())
 
 
 def _compare_with_report(fixations: pl.DataFrame, qc: QCLog) -> None:
@@ -167,14 +190,20 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
                                             screen_px=screen_px)
         fixations = sort_rows(aligned.collect(), "trial_id", "fixation_index")
         del aligned
+        release_freed_memory()
         qc.extend(align_qc)
         _compare_with_report(fixations, qc)
     sink("fixations", fixations)  # written while the measures are computed
-    with step("reading measures"):
-        measures = sort_rows(compute_word_measures(fixations, words, trials).collect(), "trial_id", "word_index")
+    with step("reading measures"):  # per block of trials: a block's NumPy working arrays, not the whole table's
+        measures = pl.concat([compute_word_measures(fx, words, tr).collect()
+                              for tr, fx in trial_blocks(trials, fixations)])
+        measures = sort_rows(measures, "trial_id", "word_index")
+        release_freed_memory()
     sink("word_measures", measures)
     with step("trial features"):
-        feats = compute_trial_features(fixations, words, trials, word_measures=measures.lazy()).collect()
+        feats = pl.concat([compute_trial_features(fx, words, tr, word_measures=wm.lazy()).collect()
+                           for tr, fx, wm in trial_blocks(trials, fixations, measures)])
+        release_freed_memory()
         trials = trials.drop([c for c in feats.columns if c != "trial_id"], strict=False)
         trials = sort_rows(trials.join(feats, on="trial_id", how="left"), "trial_id")
     sink("trials", trials)
@@ -184,6 +213,68 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
     sink("words", words)
     return Prepared(trials=trials, words=words, fixations=fixations, word_measures=measures, qc=qc,
                     rows_in=rows_in, features=features)
+
+
+BLOCK_FIXATIONS = 1 << 19
+"""Fixations per block of :func:`trial_blocks` (about 0.1 GiB of the measures' working arrays)."""
+
+
+def trial_blocks(trials: pl.DataFrame, fixations: pl.DataFrame, *more: pl.DataFrame, rows: int | None = None):
+    """Yield ``(trials, fixations, *more)`` blocks of whole trials, about ``rows`` fixations each, in ``trial_id``
+    order.
+
+    ``fixations`` and each of ``more`` (e.g. the word measures) must be sorted by ``trial_id``. A block holds the
+    rows whose id sorts in its fixations' id range (the first block is open below, the last above), so every
+    trial is in one block, and a per-trial computation over the blocks, concatenated, equals the one over the
+    whole tables. One block (the tables themselves) when they are small or an id is null. ``rows``: default
+    :data:`BLOCK_FIXATIONS`.
+    """
+    rows = BLOCK_FIXATIONS if rows is None else rows
+    ids = fixations["trial_id"]
+    tables = (fixations, *more)
+    if fixations.height <= rows or any(t["trial_id"].null_count() for t in (trials, *tables)):
+        yield trials, *tables
+        return
+    run = ids.rle_id().to_numpy()
+    starts = np.flatnonzero(np.r_[True, run[1:] != run[:-1]])  # first row of each trial
+    at = np.searchsorted(starts, np.arange(rows, fixations.height, rows))  # the first trial from each multiple on
+    cuts = np.unique(starts[at[at < len(starts)]])
+    edges = [None, *(ids[int(c)] for c in cuts if c > 0), None]  # trial ids where the blocks start
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        keep = pl.lit(True)
+        if lo is not None:
+            keep = keep & (pl.col("trial_id") >= lo)
+        if hi is not None:
+            keep = keep & (pl.col("trial_id") < hi)
+        parts = []
+        for t in tables:
+            a = 0 if lo is None else t["trial_id"].search_sorted(lo, side="left")
+            b = t.height if hi is None else t["trial_id"].search_sorted(hi, side="left")
+            parts.append(t.slice(a, b - a))
+        yield trials.filter(keep), *parts
+
+
+_TRIM = None  # glibc's malloc_trim once looked up; False where there is none
+
+
+def release_freed_memory() -> None:
+    """Return the C heap's free pages to the operating system (glibc ``malloc_trim``; a no-op elsewhere).
+
+    NumPy's working arrays come from the C heap, which keeps the pages of freed arrays mapped (0.3-0.4 GiB
+    after the alignment or the measures at 2.4 M fixations); Polars allocates from its own allocator and
+    cannot reuse them.
+    """
+    global _TRIM
+    if _TRIM is None:
+        import ctypes
+        import ctypes.util
+
+        try:
+            _TRIM = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        except (OSError, AttributeError, TypeError):
+            _TRIM = False
+    if _TRIM:
+        _TRIM(0)
 
 
 def sort_rows(frame: pl.DataFrame, key: str, *more: str) -> pl.DataFrame:

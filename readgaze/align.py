@@ -76,15 +76,23 @@ def nearest_line(fixations: pl.LazyFrame, words: pl.LazyFrame, *, margin_lines: 
     polars.LazyFrame
         ``fixations`` plus ``line_index`` (Int32), row order kept.
     """
-    lines = _lines(words).collect()
+    words = words.lazy().collect()
+    fx = fixations.lazy().drop("line_index", strict=False).collect()
+    return _nearest_line(fx, _codes(fx["text_id"], words["text_id"].unique().sort()), words).lazy()
+
+
+def _nearest_line(fx: pl.DataFrame, c: np.ndarray, words: pl.DataFrame, margin_lines: float = 0.5) -> pl.DataFrame:
+    """:func:`nearest_line` for fixations whose text codes (rows of the sorted unique text ids of ``words``;
+    -1: none) are ``c``."""
+    lines = _lines(words.lazy()).collect()
     texts = lines["text_id"].unique().sort()
     lines = lines.with_columns(pl.Series("_code", _codes(lines["text_id"], texts))).sort("_code", "top_px")
     lc, top, bottom = (lines[c].to_numpy().astype(float) for c in ("_code", "top_px", "bottom_px"))
     mid, line_no = (top + bottom) / 2, lines["line_index"].to_numpy()
     ext = (lines.group_by("_code").agg(pl.col("top_px").min(), pl.col("bottom_px").max(),
                                        (pl.col("bottom_px") - pl.col("top_px")).median().alias("h")).sort("_code"))
-    fx = fixations.drop("line_index", strict=False).collect()
-    c = _codes(fx["text_id"], texts).astype(float)
+    fx = fx.drop("line_index", strict=False)
+    c = c.astype(float)
     y = fx["y_px"].cast(pl.Float64).fill_null(np.nan).to_numpy()
     ok = (c >= 0) & ~np.isnan(y)
     above = np.searchsorted(_key(lc, top), _key(c, np.nan_to_num(y)), side="right") - 1  # last top <= y
@@ -100,7 +108,7 @@ def nearest_line(fixations: pl.LazyFrame, words: pl.LazyFrame, *, margin_lines: 
     e_top, e_bot, e_h = (ext[k].to_numpy().astype(float) for k in ("top_px", "bottom_px", "h"))
     has &= (y >= e_top[ci] - margin_lines * e_h[ci]) & (y < e_bot[ci] + margin_lines * e_h[ci])
     line = pl.Series("line_index", np.where(has, line_no[chosen], -1), pl.Int32)
-    return fx.with_columns(pl.when(line >= 0).then(line).alias("line_index")).lazy()
+    return fx.with_columns(pl.when(line >= 0).then(line).alias("line_index"))
 
 
 def count_overlaps(words: pl.LazyFrame) -> int:
@@ -109,12 +117,13 @@ def count_overlaps(words: pl.LazyFrame) -> int:
     return int(words.select((pl.col("left_px") < reach).fill_null(False).sum()).collect().item())
 
 
-def _word_on_line(fixations: pl.DataFrame, words: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+def _word_on_line(fixations: pl.DataFrame, words: pl.DataFrame, c: np.ndarray) -> tuple[pl.DataFrame, int]:
     """Attach the box on the fixation's line that holds ``x``; where several do, the lowest ``ia_index``.
 
     Boxes of a line are grouped into runs of overlapping boxes (a box that starts at or after the
     furthest right edge so far starts a new run, so shared edges never overlap). A fixation is found in
     its run by one binary search; only fixations in runs of two or more boxes look at each member.
+    ``c`` is each fixation's text code (its row in the sorted unique text ids of ``words``; -1: none).
     Returns the frame and the number of fixations that lay inside more than one box.
     """
     texts = words["text_id"].unique().sort()
@@ -132,7 +141,6 @@ def _word_on_line(fixations: pl.DataFrame, words: pl.DataFrame) -> tuple[pl.Data
     run_g, run_left = bg[first], left[first]
     run_right = np.maximum.reduceat(right, first) if len(first) else right
     run_size = np.diff(np.r_[first, len(bg)])
-    c = _codes(fixations["text_id"], texts)
     line = fixations["line_index"].fill_null(-1).to_numpy()
     x = fixations["x_px"].cast(pl.Float64).fill_null(np.nan).to_numpy()
     ok = (c >= 0) & (line >= 0) & ~np.isnan(x)
@@ -227,24 +235,29 @@ def align_words(fixations, words, trials, *, line_assigner: str = "nearest",
     words = words.with_columns(pl.col("ia_index", "word_index", "line_index").cast(pl.Int32),
                                pl.col("left_px", "right_px", "top_px", "bottom_px").cast(pl.Float64))
     base = fixations.drop("word_index", "ia_index", "text_id", strict=False).with_row_index("_align_row").collect()
-    text_of = (trials.select("trial_id", "text_id").drop_nulls("trial_id").unique("trial_id", keep="first")
-               .collect())  # a lookup (once per run of a trial's rows), no copy of the fixations
-    from readgaze.io.rows import per_run
-
-    base = base.with_columns(per_run(base["trial_id"], lambda t: t.replace_strict(
-        text_of["trial_id"], text_of["text_id"], default=None, return_dtype=text_of.schema["text_id"]))
-        .alias("text_id")).lazy()
+    text_of = (trials.select("trial_id", "text_id").drop_nulls("trial_id").collect()
+               .unique("trial_id", keep="first", maintain_order=True))  # a lookup per trial
+    word_boxes = words.collect()
+    texts = word_boxes["text_id"].unique().sort()
+    trial = _codes(base["trial_id"], text_of["trial_id"])  # -1: unknown or null trial
+    text_null = np.r_[text_of["text_id"].is_null().to_numpy(), True]  # index -1: an unknown trial
+    no_text = text_null[trial]  # the trial has no text_id
+    code = np.r_[_codes(text_of["text_id"], texts), -1][trial]  # the fixation's text (-1: none in words)
+    if "text_id" in cols:  # given: replaced by the trial's, as the lines and boxes see it
+        base = base.with_columns(pl.when(pl.Series(trial >= 0)).then(
+            text_of["text_id"].gather(np.where(trial >= 0, trial, 0))).alias("text_id"))
     if line_assigner == "nearest":
-        lined = nearest_line(base, words)
+        df = _nearest_line(base, code, word_boxes)
     else:
         from readgaze.lines import assign_lines  # the line-assignment area's lookup by method name
-        lined, line_qc = assign_lines(base, words, method=line_assigner, trials=trials, direction=direction,
+        lined, line_qc = assign_lines(base.lazy(), words, method=line_assigner, trials=trials, direction=direction,
                                       **line_params)
         qc.extend(line_qc)
-        lined = lined.lazy()
-    df = lined.collect()
-    out, n_multi = _word_on_line(df, words.collect())
-    if "_align_row" in out.columns and not out["_align_row"].is_sorted():
+        df = lined.lazy().collect()
+    rows = df["_align_row"].to_numpy()
+    moved = len(rows) != len(code) or not (rows == np.arange(len(rows))).all()
+    out, n_multi = _word_on_line(df, word_boxes, code[rows] if moved else code)
+    if moved:
         out = out.sort("_align_row")
     off_text = pl.col("word_index").is_null()
     x, y = pl.col("x_px"), pl.col("y_px")
@@ -252,17 +265,16 @@ def align_words(fixations, words, trials, *, line_assigner: str = "nearest",
     if screen_px is not None:
         off_screen = off_screen | (x >= screen_px[0]) | (y >= screen_px[1])
     counts = out.select(off_text.sum().alias("t"), (off_text & off_screen.fill_null(False)).sum().alias("s"),
-                        pl.col("text_id").is_null().sum().alias("n"),
                         (x.is_null() | y.is_null()).sum().alias("m")).row(0)
     qc.add(STEP, "fixations", "off_text", counts[0], action="flagged",
            detail="outside every word box (or no line); word_index null, kept")
     qc.add(STEP, "fixations", "off_screen", counts[1], action="flagged",
            detail="off_text fixations outside the screen" + ("" if screen_px else " (negative x or y)"))
-    if counts[3]:
-        qc.add(STEP, "fixations", "missing_position", counts[3], action="flagged",
-               detail="null x_px or y_px; counted in off_text, not in off_screen")
     if counts[2]:
-        qc.add(STEP, "fixations", "trial_without_text", counts[2], action="flagged")
+        qc.add(STEP, "fixations", "missing_position", counts[2], action="flagged",
+               detail="null x_px or y_px; counted in off_text, not in off_screen")
+    if no_text.any():
+        qc.add(STEP, "fixations", "trial_without_text", int(no_text.sum()), action="flagged")
     qc.add(STEP, "words", "overlapping_boxes", count_overlaps(words), action="warning",
            detail="boxes overlapping an earlier box of their line; a fixation in several goes to the lowest ia_index")
     qc.add(STEP, "fixations", "in_overlapping_boxes", n_multi, action="flagged",

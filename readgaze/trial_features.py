@@ -35,7 +35,8 @@ def _plogp(p: pl.Expr) -> pl.Expr:
 
 
 def _entropies(sp: pl.DataFrame) -> pl.DataFrame:
-    """Both entropies per ``_trial`` from in-word fixations sorted by (``_trial``, fixation order).
+    """Both entropies and the regression rate per ``_trial`` from in-word fixations sorted by (``_trial``,
+    fixation order).
 
     Counts come from one packed integer key per (trial, word) and (trial, word, next word); the
     sums run in key order through ``np.bincount``, so the floats are the same on every run.
@@ -52,13 +53,19 @@ def _entropies(sp: pl.DataFrame) -> pl.DataFrame:
     pair = ((trial[:-1] << (2 * shift)) | (word[:-1] << shift) | word[1:])[same]
     keys, n = np.unique(pair, return_counts=True)
     src, k_trial = keys >> shift, keys >> (2 * shift)
-    _, src_inv = np.unique(src, return_inverse=True)
-    n_src = np.bincount(src_inv, weights=n)[src_inv]
+    src_run = np.cumsum(np.r_[True, src[1:] != src[:-1]][:len(src)]) - 1  # sorted keys: a source's pairs together
+    n_src = np.bincount(src_run, weights=n)[src_run]
     n_all = np.bincount(k_trial, weights=n, minlength=n_trials)[k_trial]
     transition = -np.bincount(k_trial, weights=(n / n_all) * np.log2(n / n_src), minlength=n_trials)
     has_pairs = np.bincount(k_trial, minlength=n_trials) > 0
     present = np.bincount(trial, minlength=n_trials) > 0
+    step = word[1:] - word[:-1]  # word-to-word steps within a trial: the regression rate's counts
+    left = np.bincount(trial[1:][same & (step < 0)], minlength=n_trials)
+    steps = np.bincount(trial[1:][same & (step != 0)], minlength=n_trials)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = left.astype(np.float64) / steps.astype(np.float64)  # no word-to-word step: NaN, as 0 / 0
     return pl.DataFrame({"_trial": np.flatnonzero(present).astype(np.int64),
+                         "regression_rate": rate[present],
                          "stationary_entropy_bits": stationary[present],
                          "gaze_transition_entropy_bits": np.where(has_pairs, transition, np.nan)[present]}
                         ).with_columns(pl.col("gaze_transition_entropy_bits").fill_nan(None))
@@ -103,9 +110,6 @@ def compute_trial_features(fixations, words, trials, word_measures=None) -> pl.L
         ((pl.col("start_ms") + pl.col("duration_ms")).max() - pl.col("start_ms").min()).alias("_time_ms"),
         (dx.pow(2) + dy.pow(2)).sqrt().filter(dx > 0).mean().alias("mean_forward_saccade_amplitude_px"))
     inword = fx.select("_trial", "word_index").filter(pl.col("word_index").is_not_null())  # only what both need
-    step = pl.col("word_index").diff()
-    regress = inword.group_by("_trial", maintain_order=True).agg(
-        ((step < 0).sum() / (step != 0).sum()).alias("regression_rate"))
     wm = word_measures.lazy().select("trial_id", "skipped", "first_fixation_duration_ms").collect()
     wm = wm.with_columns(pl.Series("_trial", trial_codes(wm["trial_id"], tr["trial_id"])))
     if not wm["_trial"].is_sorted():  # the measures come in trial order
@@ -115,7 +119,7 @@ def compute_trial_features(fixations, words, trials, word_measures=None) -> pl.L
         pl.col("first_fixation_duration_ms").mean().alias("mean_first_fixation_duration_ms"))
     out = pl.DataFrame({"_trial": range(tr.height), "trial_id": tr["trial_id"]},
                        schema={"_trial": pl.Int64, "trial_id": pl.String})
-    for part in (per_word, per_fix, regress, _entropies(inword)):
+    for part in (per_word, per_fix, _entropies(inword)):
         out = out.join(part, on="_trial", how="left", maintain_order="left")
     out = out.with_columns(
         (pl.col("_n_words") / (pl.col("_time_ms") / 60_000)).alias("reading_speed_wpm"),

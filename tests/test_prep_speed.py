@@ -136,7 +136,7 @@ def test_trial_codes_per_run_equal_a_lookup_per_row():
 
 
 def test_dataset_writer_replaces_the_folder_only_when_finished(tmp_path):
-    from data_prep.dataset import DatasetWriter
+    from data_prep.dataset import PARQUET, DatasetWriter
 
     out = tmp_path / "ds"
     out.mkdir()
@@ -148,7 +148,7 @@ def test_dataset_writer_replaces_the_folder_only_when_finished(tmp_path):
     assert (out / "old.txt").is_file() and [p.name for p in tmp_path.iterdir()] == ["ds"]  # no partial folder
     direct = tmp_path / "direct"
     direct.mkdir()
-    frame.write_parquet(direct / "x.parquet", compression="zstd", statistics=True)
+    frame.write_parquet(direct / "x.parquet", **PARQUET)
     with DatasetWriter(out, force=True) as writer:
         writer.put("fixations", frame)
         writer._jobs["fixations"].result()
