@@ -246,10 +246,12 @@ def classical_votes_many(trials: list[tuple], methods=DEFAULT_VOTERS) -> list[np
     is the majority of the crowd's columns when slice, cluster and warp are voters too. ``warp`` needs the
     word centres; a trial without them gets ``attach``'s lines in that column.
     """
-    from readgaze.lines import _checked, majority
+    from readgaze.lines import _assign, _checked, majority
 
     trials = _checked([(np.asarray(xy, dtype=np.float64).reshape(-1, 2), ly, wxy, wl) for xy, ly, wxy, wl in trials])
-    assign_trials = _assign_checked                          # the trials are validated once, not once per method
+
+    def assign_trials(trials, name):                         # the trials are validated once, not once per method
+        return _assign(trials, name, {}, validated=True)
     if len(methods) == 0:
         return [np.zeros((len(t[0]), 0), dtype=np.int64) for t in trials]
     columns = {}
@@ -270,40 +272,6 @@ def classical_votes_many(trials: list[tuple], methods=DEFAULT_VOTERS) -> list[np
         columns["vote"] = np.split(line, np.cumsum([len(t[0]) for t in trials])[:-1])
     return [np.stack([columns[m][k] for m in methods], axis=1).astype(np.int64).reshape(len(t[0]), len(methods))
             for k, t in enumerate(trials)]
-
-
-def _assign_checked(trials: list[tuple], method: str) -> list[np.ndarray]:
-    """``readgaze.lines.assign_trials(trials, method)`` for trials it has validated already (``_checked``).
-
-    The same dispatch (trials without fixations or with one line get line 0; ``assign_many``, else
-    ``assign_batch``, else trial by trial), without validating every trial again for each voter.
-    """
-    from readgaze.lines import LAYOUT_PARAMS, accepted_params, get_method
-    from readgaze.lines.batch import Batch
-
-    fn = get_method(method)
-    takes_layout = set(accepted_params(fn, dict.fromkeys(LAYOUT_PARAMS)))
-    out = [np.zeros(len(t[0]), dtype=np.int64) for t in trials]
-    todo = [k for k, t in enumerate(trials) if len(t[0]) and len(t[1]) > 1]
-    many = getattr(fn, "assign_many", None)
-    if not todo:
-        return out
-    if many is None and getattr(fn, "assign_batch", None) is not None:
-        batch = Batch.from_trials([(trials[k][0], trials[k][1], None, None) for k in todo])   # text-free methods
-        got = batch.split(fn.assign_batch(batch))
-    elif many is not None:
-        got = many([trials[k] for k in todo])
-    else:
-        got = [fn(trials[k][0], trials[k][1], **{p: v for p, v in zip(LAYOUT_PARAMS, trials[k][2:])
-                                                 if p in takes_layout}) for k in todo]
-    for k, lines in zip(todo, got):
-        lines = np.asarray(lines)
-        if lines.shape != (len(trials[k][0]),):
-            from readgaze.errors import ConfigError
-            raise ConfigError(f"method {method!r} returned shape {lines.shape} for trial {k}, "
-                              f"expected ({len(trials[k][0])},)")
-        out[k] = lines.astype(np.int64)
-    return out
 
 
 def crop(trial: tuple, max_len: int, rng: np.random.Generator) -> tuple:

@@ -170,12 +170,18 @@ def assign_trials(trials: list[tuple], method: str | Callable = "slice", **param
     A method batches by offering ``fn.assign_many(trials, **params) -> list of lines`` with ``trials`` as
     here (only trials with fixations and at least two lines reach it).
     """
+    return _assign(trials, method, params, validated=False)
+
+
+def _assign(trials: list[tuple], method: str | Callable, params: dict, *, validated: bool) -> list[np.ndarray]:
+    """:func:`assign_trials`; with ``validated``, ``trials`` are :func:`_checked`'s output already (callers that
+    run several methods on the same trials, such as dist's votes, validate them once)."""
     fn = get_method(method)
     kwargs = accepted_params(fn, params)
     takes_layout = set(accepted_params(fn, dict.fromkeys(LAYOUT_PARAMS)))
     out: list[np.ndarray | None] = [None] * len(trials)
     todo = []
-    for k, (xy, line_y_px, word_xy, word_line) in enumerate(_checked(trials)):
+    for k, (xy, line_y_px, word_xy, word_line) in enumerate(trials if validated else _checked(trials)):
         if len(xy) == 0 or len(line_y_px) == 1:
             out[k] = np.zeros(len(xy), dtype=np.int64)
         else:
