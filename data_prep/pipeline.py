@@ -235,8 +235,7 @@ def trial_blocks(trials: pl.DataFrame, fixations: pl.DataFrame, *more: pl.DataFr
     if fixations.height <= rows or any(t["trial_id"].null_count() for t in (trials, *tables)):
         yield trials, *tables
         return
-    run = ids.rle_id().to_numpy()
-    starts = np.flatnonzero(np.r_[True, run[1:] != run[:-1]])  # first row of each trial
+    starts = np.flatnonzero(_Runs(ids).new)  # first row of each trial
     at = np.searchsorted(starts, np.arange(rows, fixations.height, rows))  # the first trial from each multiple on
     cuts = np.unique(starts[at[at < len(starts)]])
     edges = [None, *(ids[int(c)] for c in cuts if c > 0), None]  # trial ids where the blocks start

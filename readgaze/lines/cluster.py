@@ -13,9 +13,9 @@ arithmetic for many trials in one compiled pass (same lines, bit for bit).
 from __future__ import annotations
 
 import numpy as np
-from readgaze.lines._jit import njit  # numba, imported on first call
 
 from readgaze.errors import ConfigError
+from readgaze.lines._jit import njit  # numba, imported on first call
 
 
 def lloyd_1d(y: np.ndarray, centres: np.ndarray, max_iter: int = 100) -> tuple[np.ndarray, np.ndarray]:

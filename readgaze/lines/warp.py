@@ -7,9 +7,9 @@ also used by ``compare``; :func:`warp_many` warps many trials in one pass (same 
 from __future__ import annotations
 
 import numpy as np
-from readgaze.lines._jit import njit  # numba, imported on first call
 
 from readgaze.lines._common import word_lines
+from readgaze.lines._jit import njit  # numba, imported on first call
 
 
 def dtw_cost_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
