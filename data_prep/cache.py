@@ -32,9 +32,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import polars as pl
-
-from readgaze.qc import QCLog
+from readgaze.io.scan import take_sha256  # polars, and readgaze.qc, are imported where used: data_prep.cli asks
+# stamps_known before its heavy imports
 
 KEEP = 4
 """Entries kept (least recently used ones are deleted)."""
@@ -51,6 +50,9 @@ def cache_dir() -> Path:
 
 
 def _hash_file(path: Path) -> str:
+    prefetched = take_sha256(path)  # the pass readgaze prep started before its imports, if any
+    if prefetched is not None:
+        return prefetched
     h, block = hashlib.sha256(), bytearray(1 << 20)  # one buffer, read into: no fresh pages per block
     view = memoryview(block)
     with open(path, "rb") as f:
@@ -99,6 +101,8 @@ def code_fingerprint() -> str:
     """SHA-1 of the loading code's source bytes (``readgaze/io``, ``readgaze/text.py``, ``readgaze/qc.py``,
     ``data_prep``) and of polars' version."""
     root = Path(__file__).resolve().parents[1]
+    import polars as pl
+
     h = hashlib.sha1(f"{pl.__version__}|{FORMAT}".encode())
     files = sorted([*root.joinpath("readgaze", "io").glob("*.py"), root / "readgaze" / "text.py",
                     root / "readgaze" / "qc.py", *root.joinpath("data_prep").glob("*.py")])
@@ -191,6 +195,16 @@ def wait_stored() -> None:
         _PENDING.pop(0).join()
 
 
+def stamps_known(paths, folder: Path | None = None) -> bool:
+    """Whether the checksum memo in ``folder`` (default :func:`cache_dir`) knows every file of ``paths`` as it
+    is now (so :func:`cached_load` will not hash them)."""
+    memo = _read_json((cache_dir() if folder is None else Path(folder)) / "checksums.json")
+    try:
+        return all(_stamp_known(memo, p) for p in paths)
+    except OSError:
+        return False
+
+
 def _stamp_known(memo: dict, path) -> bool:
     path = Path(path).resolve()
     st = path.stat()
@@ -199,6 +213,10 @@ def _stamp_known(memo: dict, path) -> bool:
 
 def _pack(loaded) -> tuple[str, dict[str, pl.DataFrame]] | str:
     """``(meta JSON text, {field: frame})`` of ``loaded`` as it is now, or why it cannot be stored."""
+    import polars as pl
+
+    from readgaze.qc import QCLog
+
     meta, frames = {}, {}
     for f in dataclasses.fields(loaded):
         value = getattr(loaded, f.name)
@@ -232,6 +250,10 @@ def _write_entry(entry: Path, text: str, frames: dict[str, pl.DataFrame]) -> str
 
 
 def _read_entry(entry: Path):
+    import polars as pl
+
+    from readgaze.qc import QCLog
+
     meta_file = entry / "meta.json"
     if not meta_file.is_file():
         return None

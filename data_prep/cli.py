@@ -141,7 +141,25 @@ def run(args: argparse.Namespace) -> int:
                             "bug (READGAZE_DEBUG=1 shows the traceback)") from None
 
 
+def _prefetch(args: argparse.Namespace) -> None:
+    """Start the one pass over each OneStop report that the load needs besides its parse (SHA-256 for the cache
+    key and the manifest, unless the checksum memo knows the files or the cache is off; the line starts, unless
+    a column map or dialect makes the loader read rewritten copies), in a thread, before polars is imported."""
+    from data_prep.cache import stamps_known
+    from readgaze.io.scan import prefetch
+
+    files = [args.fixation_report, args.ia_report]
+    sha256 = not args.no_cache and not stamps_known(files)
+    lines = not (args.columns or args.separator or args.decimal_comma)
+    if not args.no_cache and not sha256:  # the memo knows the files: most likely a cache hit, nothing to read
+        return
+    if sha256 or lines:
+        prefetch(files, sha256=sha256, lines=lines)
+
+
 def _run(args: argparse.Namespace) -> int:
+    if args.mode == "onestop":
+        _prefetch(args)
     from data_prep import sources
     from data_prep.columns import parse_columns
     from data_prep.dataset import DatasetWriter, check_target

@@ -1,7 +1,8 @@
 """readgaze: eye tracking in reading, from lab exports to reading-goal and comprehension decoding.
 
-The top level offers a few verbs; everything else is reached through its module. Verbs whose modules pull in
-heavier dependencies (mne, scikit-learn, scipy) are imported on first use, so ``import readgaze`` stays fast.
+The top level offers a few verbs; everything else is reached through its module. Every verb is imported on first
+use (even the readers, which import polars), so ``import readgaze`` and ``readgaze.errors`` stay fast and the
+``readgaze`` command can start its first file pass before polars is imported.
 """
 
 __version__ = "0.1.0"
@@ -9,10 +10,11 @@ __version__ = "0.1.0"
 import importlib  # noqa: E402
 
 from readgaze.errors import ReadgazeError  # noqa: E402
-from readgaze.io import read_fixation_report, read_ia_report  # noqa: E402
-from readgaze.schema import validate  # noqa: E402
 
 _LAZY = {
+    "read_fixation_report": "readgaze.io",
+    "read_ia_report": "readgaze.io",
+    "validate": "readgaze.schema",
     "read_asc": "readgaze.io.asc",
     "read_gaze_csv": "readgaze.io.samples",
     "load_onestop": "readgaze.io.onestop",
@@ -32,4 +34,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'readgaze' has no attribute {name!r}")
 
 
-__all__ = ["ReadgazeError", "read_fixation_report", "read_ia_report", "validate", "__version__", *_LAZY]
+__all__ = ["ReadgazeError", "__version__", *_LAZY]

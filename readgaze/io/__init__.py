@@ -9,7 +9,17 @@ Public entry points (each returns ``polars.LazyFrame`` in the canonical schema o
 * :func:`scan_csv`: the robust scanner underneath (separator, ``.`` nulls, whole-file dtypes).
 """
 
-from readgaze.io.csv import scan_csv
-from readgaze.io.dataviewer import read_fixation_report, read_ia_report, word_measures_from_ia_report
+import importlib
+
+_LAZY = {"scan_csv": "readgaze.io.csv", "read_fixation_report": "readgaze.io.dataviewer",
+         "read_ia_report": "readgaze.io.dataviewer", "word_measures_from_ia_report": "readgaze.io.dataviewer"}
+"""Imported on first use: :mod:`readgaze.io.scan` (no polars) is imported before polars by ``readgaze prep``."""
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'readgaze.io' has no attribute {name!r}")
+
 
 __all__ = ["read_fixation_report", "read_ia_report", "scan_csv", "word_measures_from_ia_report"]

@@ -391,15 +391,19 @@ def detect_ia_id_base(fixations: pl.LazyFrame, ia: pl.LazyFrame, *, fixation_fil
         return code * (1 << 32) + ia_index.cast(pl.Int64)
 
     by_key = words.select(key(pl.col("ia_index")).alias("k"), "__word").drop_nulls("k").unique("k", keep="first")
+    # fixations of trials the IA report has, each distinct (key, label) once with its fixation count (a word is
+    # fixated in many trials of its text): the labels are cleaned and compared per pair, not per fixation
     fix = (fixations.filter(pl.col("ia_index").is_not_null() & pl.col("ia_label").is_not_null())
-           .select(key(pl.col("ia_index")).alias("k"), clean_label(pl.col("ia_label")).alias("__label"))
-           .drop_nulls("k").collect())  # fixations of trials the IA report has; labels cleaned once
+           .select(key(pl.col("ia_index")).alias("k"), pl.col("ia_label").alias("__label"))
+           .drop_nulls("k").group_by("k", "__label").agg(pl.len().alias("__n"))
+           .with_columns(clean_label(pl.col("__label"))).collect())
     agree, checked = {}, 0
     for b in (1, 0):
         word = (pl.col("k") - b).replace_strict(by_key["k"], by_key["__word"], default=None)
-        j = fix.select(pl.len().alias("n"), (pl.col("__label") == word).sum().alias("ok"))
-        checked = j["n"][0]
-        agree[b] = (j["ok"][0] or 0) / checked if checked else 0.0
+        j = fix.select(pl.col("__n").sum().alias("n"), pl.col("__n").filter(pl.col("__label") == word).sum()
+                       .alias("ok"))
+        checked = int(j["n"][0] or 0)
+        agree[b] = int(j["ok"][0] or 0) / checked if checked else 0.0
     if not checked:
         return IdBaseCheck(None, agree, 0)
     best = max(agree, key=agree.get)

@@ -24,23 +24,17 @@ import polars as pl
 
 from readgaze.errors import ParseError
 from readgaze.io.csv import read_csv
-
-_BLOCK = 1 << 20  # bytes read at a time by line_starts: the scan stays in the CPU cache
+from readgaze.io.scan import scan_file, take_line_starts
 
 
 def line_starts(path: str | Path) -> np.ndarray:
-    """Byte offset of every line's first byte (Int64; line 0 is the header), in one pass of ``_BLOCK`` reads.
+    """Byte offset of every line's first byte (Int64; line 0 is the header), in one pass of 1 MiB reads
+    (:func:`readgaze.io.scan.scan_file`), or the pass :func:`readgaze.io.scan.prefetch` made of the file.
 
     A final line break does not start a line.
     """
-    parts, pos = [np.zeros(1, np.int64)], 0
-    block = bytearray(_BLOCK)
-    with open(path, "rb") as f:
-        while n := f.readinto(block):
-            parts.append(np.flatnonzero(np.frombuffer(block, np.uint8, n) == 10).astype(np.int64) + (pos + 1))
-            pos += n
-    starts = np.concatenate(parts)
-    return starts[:-1] if len(starts) > 1 and starts[-1] == pos else starts
+    starts = take_line_starts(path)
+    return scan_file(path, sha256=False).starts if starts is None else starts
 
 
 def read_rows(path: str | Path, rows: np.ndarray, columns: list[str], *, n_rows: int,
@@ -72,10 +66,11 @@ def read_rows(path: str | Path, rows: np.ndarray, columns: list[str], *, n_rows:
     """
     path = Path(path)
     rows = np.asarray(rows, dtype=np.int64)
+    if not columns:  # nothing to read (every column wanted was parsed already)
+        return pl.DataFrame()
     starts = line_starts(path) if starts is None else starts
-    if len(starts) - 1 != n_rows or not columns:
-        whole = read_csv(path, columns=columns, separator=separator)
-        return whole[rows] if columns else pl.DataFrame()
+    if len(starts) - 1 != n_rows:
+        return read_csv(path, columns=columns, separator=separator)[rows]
     size = path.stat().st_size
     lines = rows + 1
     cut = np.flatnonzero(np.diff(lines) != 1) + 1  # runs of consecutive lines: one read each
@@ -130,8 +125,8 @@ def run_starts(frame: pl.DataFrame, columns: list[str]) -> np.ndarray:
     if n:
         new[0] = True
     for c in columns if n > 1 else ():
-        values = frame[c].rechunk()  # one chunk: its two slices (rows 1.., rows ..n-1) compare without copies
-        new[1:] |= values.slice(1).ne_missing(values.slice(0, n - 1)).to_numpy()
+        run = frame[c].rle_id().to_numpy()  # run numbers: no copy of the (string) column, unlike a rechunk
+        new[1:] |= run[1:] != run[:-1]
     return np.flatnonzero(new)
 
 
