@@ -14,7 +14,9 @@ comparison; without it the eyekit columns are empty.
 With ``dist`` among the rows it also prints dist's stages (each classical vote input, features, the forward of
 the default file (the distilled one-member ``dist_small.pt``) with its floating-point work, the two decoding
 passes; best CPU and wall ms per trial) and whether its pooled / worst-trial accuracy still equals the figures
-pinned in ``tests/test_dist_assigner.py``. ``--dist-weights models/weights/dist.pt`` adds a row for the 4-member
+pinned in ``tests/test_dist_assigner.py``. Stages show the best wall and CPU ms and the median CPU ms over the
+passes; the dist line gives trials/s at the best, median and slowest pass (on a shared machine the spread is the
+load's, so compare medians of several runs). ``--dist-weights models/weights/dist.pt`` adds a row for the 4-member
 ensemble it was distilled from.
 
 To add a contender (e.g. the learned DIST assigner, batched): append to ``CONTENDERS`` a
@@ -91,8 +93,9 @@ def dist_batched(trials: Sequence[GoldTrial]) -> list[np.ndarray]:
 DIST_PINNED = {"pooled": 99.61, "worst_trial": 96.91}
 
 
-def dist_stages(trials: Sequence[GoldTrial], repeat: int) -> list[tuple[str, float, float]]:
-    """Best wall and CPU ms per trial of each stage of ``models.dist.assign_trials`` on ``trials`` (batched)."""
+def dist_stages(trials: Sequence[GoldTrial], repeat: int) -> list[tuple[str, float, float, float]]:
+    """Best wall, best CPU and median CPU ms per trial of each stage of ``models.dist.assign_trials`` on
+    ``trials`` (batched)."""
     import torch
 
     from models import dist
@@ -103,8 +106,8 @@ def dist_stages(trials: Sequence[GoldTrial], repeat: int) -> list[tuple[str, flo
     rows = []
 
     def stage(name, fn):
-        out, ms, cpu = timed(lambda ts: fn(), trials, repeat)
-        rows.append((name, ms, cpu))
+        out, ms, cpu = timed(lambda ts: fn(), trials, repeat, stats := {})
+        rows.append((name, ms, cpu, stats["median_cpu_ms"]))
         return out
 
     for m in voters:
@@ -147,17 +150,21 @@ def forward_gflop(members, prepared) -> float:
 CONTENDERS: list[tuple[str, Callable]] = [("vote", readgaze_method("vote")), ("dist", dist_batched)]
 
 
-def timed(fn: Callable, trials: Sequence[GoldTrial], repeat: int) -> tuple[list[np.ndarray], float, float]:
+def timed(fn: Callable, trials: Sequence[GoldTrial], repeat: int, stats: dict | None = None
+          ) -> tuple[list[np.ndarray], float, float]:
     """Run ``fn`` once untimed (imports, weights), then ``repeat`` times; return its output and the best wall ms
-    and best CPU ms (this process) per trial."""
+    and best CPU ms (this process) per trial. ``stats``, if given, receives the medians (``median_ms``,
+    ``median_cpu_ms``) and the slowest pass (``max_ms``)."""
     fn(trials[:1])
-    best, best_cpu = np.inf, np.inf
+    wall, cpu_ms = [], []
     for _ in range(repeat):
         start, cpu = time.perf_counter(), time.process_time()
         out = fn(trials)
-        best = min(best, (time.perf_counter() - start) * 1000 / len(trials))
-        best_cpu = min(best_cpu, (time.process_time() - cpu) * 1000 / len(trials))
-    return out, best, best_cpu
+        wall.append((time.perf_counter() - start) * 1000 / len(trials))
+        cpu_ms.append((time.process_time() - cpu) * 1000 / len(trials))
+    if stats is not None:
+        stats.update(median_ms=float(np.median(wall)), median_cpu_ms=float(np.median(cpu_ms)), max_ms=max(wall))
+    return out, min(wall), min(cpu_ms)
 
 
 def pooled(trials: Sequence[GoldTrial], lines: list[np.ndarray]) -> float:
@@ -195,8 +202,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, fn in contenders:
         if only is not None and name not in only:
             continue
-        ours, ms, cpu_ms = timed(fn, trials, args.repeat)
+        ours, ms, cpu_ms = timed(fn, trials, args.repeat, stats := {})
         row = {"ms_per_trial": ms, "cpu_ms_per_trial": cpu_ms, "trials_per_s": 1000.0 / ms,
+               "median_ms_per_trial": stats["median_ms"], "median_cpu_ms_per_trial": stats["median_cpu_ms"],
+               "median_trials_per_s": 1000.0 / stats["median_ms"], "slowest_trials_per_s": 1000.0 / stats["max_ms"],
                "pooled": pooled(trials, ours), "worst_trial": worst(trials, ours)}
         other = eyekit_method(name) if name in EYEKIT_METHODS and args.eyekit_repeat > 0 else None
         if other is not None:
@@ -214,14 +223,15 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['worst_trial']:>8.2f} {ek('eyekit_pooled', '{:9.2f}'):>9} {ek('same_line_share', '{:7.2f}'):>7}")
     if "dist" in rows:
         r = rows["dist"]
-        print(f"\ndist stages on the {len(trials)} gold trials (best of {args.repeat}; ms per trial):")
-        print(f"  {'stage':<52} {'wall':>7} {'cpu':>7}")
-        for name, ms, cpu in dist_stages(trials, args.repeat):
-            print(f"  {name:<52} {ms:>7.2f} {cpu:>7.2f}")
+        print(f"\ndist stages on the {len(trials)} gold trials ({args.repeat} passes; ms per trial):")
+        print(f"  {'stage':<52} {'wall':>7} {'cpu':>7} {'cpu med':>8}")
+        for name, ms, cpu, cpu_median in dist_stages(trials, args.repeat):
+            print(f"  {name:<52} {ms:>7.2f} {cpu:>7.2f} {cpu_median:>8.2f}")
         same = all(round(r[k], 2) == v for k, v in DIST_PINNED.items())
         print(f"dist on the gold trials, batched on CPU ({_threads()} torch thread(s)): "
-              f"{r['trials_per_s']:.1f} trials/s "
-              f"wall ({1000.0 / r['cpu_ms_per_trial']:.1f} per CPU-second), pooled {r['pooled']:.2f} %, "
+              f"{r['trials_per_s']:.1f} trials/s wall at best, {r['median_trials_per_s']:.1f} median, "
+              f"{r['slowest_trials_per_s']:.1f} slowest of {args.repeat} passes "
+              f"({1000.0 / r['cpu_ms_per_trial']:.1f} per CPU-second), pooled {r['pooled']:.2f} %, "
               f"worst trial {r['worst_trial']:.2f} % (before: {DIST_PINNED['pooled']:.2f} / "
               f"{DIST_PINNED['worst_trial']:.2f}: {'equal' if same else 'CHANGED'})")
     if args.json is not None:

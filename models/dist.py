@@ -294,28 +294,27 @@ def collate(trials: list[tuple]) -> LineBatch:
     row, col = _rows(n)                                                  # one entry per real fixation
     line_row, line_col = _rows(k)
     start = np.array([t[4] if len(t) > 4 else 0 for t in trials], dtype=np.int64)
-    fx = torch.zeros(b, f_max, N_FIXATION_FEATURES)
-    fm = torch.zeros(b, f_max, dtype=torch.bool)
-    lf = torch.zeros(b, l_max, N_LINE_FEATURES)
-    lm = torch.zeros(b, l_max, dtype=torch.bool)
-    votes = torch.zeros(b, f_max, l_max, m)
-    target = torch.full((b, f_max), -100, dtype=torch.long)
-    position = torch.zeros(b, f_max, dtype=torch.long)
-    position[row, col] = torch.from_numpy(col + start[row])
-    fx[row, col] = torch.from_numpy(np.concatenate([np.asarray(t[0]).reshape(-1, N_FIXATION_FEATURES)
-                                                    for t in trials]).astype(np.float32, copy=False))
+    fx = np.zeros((b, f_max, N_FIXATION_FEATURES), dtype=np.float32)      # filled in NumPy, then shared with torch
+    fm = np.zeros((b, f_max), dtype=bool)
+    lf = np.zeros((b, l_max, N_LINE_FEATURES), dtype=np.float32)
+    lm = np.zeros((b, l_max), dtype=bool)
+    votes = np.zeros((b, f_max, l_max, m), dtype=np.float32)
+    target = np.full((b, f_max), -100, dtype=np.int64)
+    position = np.zeros((b, f_max), dtype=np.int64)
+    position[row, col] = col + start[row]
+    fx[row, col] = np.concatenate([np.asarray(t[0]).reshape(-1, N_FIXATION_FEATURES) for t in trials])
     fm[row, col] = True
-    lf[line_row, line_col] = torch.from_numpy(np.concatenate([np.asarray(t[1]).reshape(-1, N_LINE_FEATURES)
-                                                              for t in trials]).astype(np.float32, copy=False))
+    lf[line_row, line_col] = np.concatenate([np.asarray(t[1]).reshape(-1, N_LINE_FEATURES) for t in trials])
     lm[line_row, line_col] = True
     if m and len(row):
         vv = np.clip(np.concatenate([t[2] for t in trials]), 0, (k - 1)[row][:, None])          # N M
-        votes[row[:, None], col[:, None], torch.from_numpy(vv), torch.arange(m)[None, :]] = 1.0
+        votes[row[:, None], col[:, None], vv, np.arange(m)[None, :]] = 1.0
     has_target = [i for i, t in enumerate(trials) if t[3] is not None]
     if has_target:
         r, c = _rows(n[has_target])
-        target[torch.from_numpy(np.asarray(has_target, dtype=np.int64)[r]), c] = torch.from_numpy(
-            np.concatenate([np.asarray(trials[i][3], dtype=np.int64) for i in has_target]))
+        target[np.asarray(has_target, dtype=np.int64)[r], c] = np.concatenate(
+            [np.asarray(trials[i][3], dtype=np.int64) for i in has_target])
+    fx, fm, lf, lm, votes, position, target = map(torch.from_numpy, (fx, fm, lf, lm, votes, position, target))
     return LineBatch(fx, fm, lf, lm, votes, position, target)
 
 
@@ -411,6 +410,56 @@ class DISTAssigner(nn.Module):
             logits = logits + torch.einsum("bflm,bfm->bfl", batch.votes, self.gate(h))  # B F L
         return logits.masked_fill(~batch.line_mask[:, None, :], float("-inf"))
 
+    def infer(self, batch: LineBatch) -> Tensor:
+        """:meth:`forward` in eval mode, bit for bit, without the per-module call overhead (for inference).
+
+        The same functional ops on the same weights (linear, layer norm, GELU, ``scaled_dot_product_attention``
+        with the padding masks ``kernels.cross_attention`` passes it: none when nothing is padded), in the same
+        order; only the ``nn.Module`` dispatch, the dropout no-ops and the input checks are skipped.
+        """
+        if not (bool(batch.fixation_mask.any(dim=1).all()) and bool(batch.line_mask.any(dim=1).all())):
+            return self.forward(batch)       # a window with no fixation or no line: cross_attention's dense path
+        b, f, _ = batch.fixation_features.shape
+        d = self.d_model
+        scale = 1.0 / math.sqrt(d // self.layers[0].n_heads) if len(self.layers) else 1.0
+        attention = lambda q, k, v, mask: nn.functional.scaled_dot_product_attention(  # noqa: E731
+            q, k, v, attn_mask=mask, scale=scale)
+        linear = lambda x, m: nn.functional.linear(x, m.weight, m.bias)                      # noqa: E731
+        norm = lambda x, m: nn.functional.layer_norm(x, (d,), m.weight, m.bias, m.eps)          # noqa: E731
+        h = linear(batch.fixation_features, self.fix_in) + _sinusoid_table(int(batch.position.max()) + 1, d)[
+            batch.position]                                                                     # B F D
+        lines = linear(nn.functional.gelu(linear(batch.line_features, self.line_in[0])), self.line_in[2])  # B L D
+        fix_mask = None if bool(batch.fixation_mask.all()) else batch.fixation_mask[:, None, None, :]
+        line_mask = None if bool(batch.line_mask.all()) else batch.line_mask[:, None, None, :]
+        for layer in self.layers:
+            heads = lambda t: t.view(b, -1, layer.n_heads, d // layer.n_heads).transpose(1, 2)  # noqa: E731
+            q, k, v = nn.functional.linear(norm(h, layer.norms[0]), layer.self_attn.in_proj_weight,
+                                           layer.self_attn.in_proj_bias).chunk(3, dim=-1)
+            att = attention(heads(q), heads(k), heads(v), fix_mask)                # B H F D/H
+            h = h + linear(att.transpose(1, 2).reshape(b, f, d), layer.self_attn.out_proj)
+            k, v = linear(lines, layer.kv).chunk(2, dim=-1)
+            att = attention(heads(linear(norm(h, layer.norms[1]), layer.q)), heads(k), heads(v), line_mask)
+            h = h + linear(att.transpose(1, 2).reshape(b, f, d), layer.out)
+            h = h + linear(nn.functional.gelu(linear(norm(h, layer.norms[2]), layer.ff[0])), layer.ff[2])
+        h = norm(h, self.norm)
+        logits = torch.einsum("bfd,bld->bfl", linear(h, self.query), linear(lines, self.key)) / math.sqrt(d)
+        if self.n_voters:
+            logits = logits + torch.einsum("bflm,bfm->bfl", batch.votes, linear(h, self.gate))
+        return logits.masked_fill(~batch.line_mask[:, None, :], float("-inf"))
+
+
+_SINUSOIDS: dict = {}
+
+
+def _sinusoid_table(n: int, d: int) -> Tensor:
+    """:func:`_sinusoid` of positions ``0..N-1`` (N >= n, a power of two), (N, d), cached; a row is the encoding
+    of its position bit for bit (the same elementwise ops; tested)."""
+    size = 1 << max(int(n) - 1, 1).bit_length()
+    table = _SINUSOIDS.get(d)
+    if table is None or len(table) < size:
+        table = _SINUSOIDS[d] = _sinusoid(torch.arange(size)[None, :], d)[0]
+    return table
+
 
 def _sinusoid(position: Tensor, d: int) -> Tensor:
     """Sinusoidal encoding (Vaswani et al. 2017) of integer positions (B, F) -> (B, F, d)."""
@@ -470,7 +519,8 @@ def predict_proba(members: list[DISTAssigner], trials: list, batch_size: int = 1
     for j in range(0, len(pieces), batch_size):
         chunk = pieces[j:j + batch_size]
         batch = collate([c[2] for c in chunk])
-        prob = (sum(torch.softmax(m(batch), dim=-1) for m in members) / len(members)).numpy()  # B F L
+        prob = (sum(torch.softmax(m(batch) if m.training else m.infer(batch), dim=-1) for m in members)
+                / len(members)).numpy()                                                       # B F L
         for b, (i, start, piece) in enumerate(chunk):
             n, k = len(piece[0]), len(piece[1])
             prob_sum[i][start:start + n] += prob[b, :n, :k]
@@ -626,10 +676,20 @@ def decode(prob: list[np.ndarray], fixation_features: list[np.ndarray], transiti
     post = forward_backward(prob, fixation_features, transitions, emission_power, dx_edges, dy_edges, max_jump)
     if trend_power <= 0:
         return post
-    emit = [np.clip(p, 1e-9, 1.0) ** emission_power * trend_likelihood(d, trend_power)
-            for p, d in zip(prob, line_trends(post, fixation_features))]
-    emit = [e / e.sum(axis=1, keepdims=True) if len(e) else e for e in emit]
-    return forward_backward(emit, fixation_features, transitions, 1.0, dx_edges, dy_edges, max_jump)
+    # The second pass on all trials' values at once: the same numbers as, trial by trial,
+    # e = clip(p) ** emission_power * trend_likelihood(d, trend_power); e / e.sum(axis=1) (tested bit for bit).
+    n = np.array([len(p) for p in prob], dtype=np.int64)
+    k = np.array([np.shape(p)[1] for p in prob], dtype=np.int64)
+    if n.sum() == 0:
+        return post
+    distance = _line_trends_flat(post, fixation_features)
+    flat = np.concatenate([np.asarray(p, dtype=np.float64).ravel() for p in prob])
+    emit = np.clip(flat, 1e-9, 1.0) ** emission_power * _trend_likelihood_flat(distance, n, k, trend_power)
+    width = np.repeat(k, n)                                                  # lines of each fixation's trial
+    emit /= _row_sums(emit, width)[np.repeat(np.arange(len(width)), width)]
+    features = np.concatenate([np.zeros((0, N_FIXATION_FEATURES), np.float32), *fixation_features])
+    return _forward_backward_flat(np.clip(emit, 1e-9, 1.0), n, k, features, transitions, dx_edges, dy_edges,
+                                  max_jump)                                  # pass 2: emission power 1
 
 
 def forward_backward(prob: list[np.ndarray], fixation_features: list[np.ndarray], transitions: np.ndarray,
@@ -640,71 +700,91 @@ def forward_backward(prob: list[np.ndarray], fixation_features: list[np.ndarray]
     Scaled forward-backward (Rabiner 1989), every step normalised; all trials in one compiled pass (numba),
     each with its own number of lines.
     """
-    out: list = [np.zeros(np.shape(p), dtype=np.float64) for p in prob]
-    live = [i for i in range(len(prob)) if len(prob[i])]
-    if not live:
-        return out
-    n = np.array([len(prob[i]) for i in live], dtype=np.int64)
-    k = np.array([prob[i].shape[1] for i in live], dtype=np.int64)
-    widths = np.unique(k)
-    table = _transition_table(np.asarray(transitions, dtype=np.float64), tuple(int(w) for w in widths), max_jump)
-    emit = np.concatenate([np.clip(prob[i], 1e-9, 1.0).ravel() for i in live]) ** emission_power
-    bins = saccade_bins(np.concatenate([fixation_features[i] for i in live]), dx_edges, dy_edges)
-    emit_start, fix_start = np.concatenate([[0], np.cumsum(n * k)]), np.concatenate([[0], np.cumsum(n)])
-    post = _forward_backward_kernel(emit, emit_start, fix_start, k, np.searchsorted(widths, k), bins, table)
-    for i, piece in zip(live, np.split(post, np.cumsum(n * k)[:-1])):
-        out[i] = piece.reshape(prob[i].shape)
-    return out
+    n = np.array([len(p) for p in prob], dtype=np.int64)
+    k = np.array([np.shape(p)[1] for p in prob], dtype=np.int64)
+    if n.sum() == 0:
+        return [np.zeros(np.shape(p), dtype=np.float64) for p in prob]
+    emit = np.concatenate([np.clip(p, 1e-9, 1.0).ravel() for p in prob if len(p)]) ** emission_power
+    features = np.concatenate([np.zeros((0, N_FIXATION_FEATURES), np.float32),
+                               *[f for f, p in zip(fixation_features, prob) if len(p)]])
+    return _forward_backward_flat(emit, n, k, features, transitions, dx_edges, dy_edges, max_jump)
+
+
+def _forward_backward_flat(emit, n, k, features, transitions, dx_edges, dy_edges, max_jump) -> list[np.ndarray]:
+    """:func:`forward_backward` of the emissions ``emit`` (all trials' ``(n[i], k[i])`` rows, flat; trials with no
+    fixation hold nothing) and the fixations' features (trials with fixations, concatenated)."""
+    live = n > 0
+    nl, kl = n[live], k[live]
+    widths = np.unique(kl)
+    table, table_t = _transition_table(np.asarray(transitions, dtype=np.float64), tuple(int(w) for w in widths),
+                                       max_jump)
+    bins = saccade_bins(features, dx_edges, dy_edges)
+    emit_start, fix_start = np.concatenate([[0], np.cumsum(nl * kl)]), np.concatenate([[0], np.cumsum(nl)])
+    post = _forward_backward_kernel(emit, emit_start, fix_start, kl, np.searchsorted(widths, kl), bins, table,
+                                    table_t)
+    pieces = iter(np.split(post, emit_start[1:-1]))
+    return [next(pieces).reshape(a, b) if a else np.zeros((0, b)) for a, b in zip(n, k)]
 
 
 _TABLES: dict = {}
 
 
-def _transition_table(transitions: np.ndarray, widths: tuple[int, ...], max_jump: int) -> np.ndarray:
-    """:func:`transition_matrices` for each trial width, padded into one (n_widths, n_bins, L, L) float64 array.
+def _transition_table(transitions: np.ndarray, widths: tuple[int, ...], max_jump: int
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`transition_matrices` for each trial width, padded into one (n_widths, n_bins, L, L) float64 array
+    (width, bin, from, to), and the same with from and to swapped (for the backward pass's contiguous rows).
 
     Cached on the table's bytes, the widths and ``max_jump`` (decode's two passes and every call with the
     shipped file ask for the same few); the arrays are read-only.
     """
     key = (transitions.tobytes(), transitions.shape, widths, max_jump)
-    table = _TABLES.get(key)
-    if table is None:
+    tables = _TABLES.get(key)
+    if tables is None:
         table = np.zeros((len(widths), len(transitions), widths[-1], widths[-1]))      # width, bin, from, to
         for w, n_lines in enumerate(widths):
             table[w, :, :n_lines, :n_lines] = transition_matrices(transitions, n_lines, max_jump)
-        table.flags.writeable = False
+        tables = (table, np.ascontiguousarray(table.transpose(0, 1, 3, 2)))
+        for t in tables:
+            t.flags.writeable = False
         if len(_TABLES) > 64:
             _TABLES.clear()
-        _TABLES[key] = table
-    return table
+        _TABLES[key] = tables
+    return tables
 
 
 @njit(cache=True)
-def _forward_backward_kernel(emit, emit_start, fix_start, n_lines, width, bins, table):
-    """Posteriors of every trial, flat like ``emit`` (trial ``k``: ``(n, n_lines[k])`` at ``emit_start[k]``)."""
+def _forward_backward_kernel(emit, emit_start, fix_start, n_lines, width, bins, table, table_t):
+    """Posteriors of every trial, flat like ``emit`` (trial ``k``: ``(n, n_lines[k])`` at ``emit_start[k]``).
+
+    Each sum over the previous (forward) or next (backward) line adds its terms in line order; the sums of all
+    lines run side by side (one accumulator per line, over the contiguous rows of ``table`` / ``table_t``).
+    """
     out = np.empty_like(emit)
     for k in range(len(n_lines)):
         n, size, e0, f0 = fix_start[k + 1] - fix_start[k], n_lines[k], emit_start[k], fix_start[k]
         e = emit[e0:e0 + n * size].reshape(n, size)
-        trans = table[width[k]]
         fwd, bwd = np.empty((n, size)), np.ones((n, size))
+        acc = np.empty(size)
         fwd[0] = e[0] / e[0].sum()
         for t in range(1, n):
-            b = bins[f0 + t]
+            trans = table[width[k], bins[f0 + t]]                  # from, to
+            acc[:] = 0.0
+            for i in range(size):
+                f = fwd[t - 1, i]
+                for j in range(size):
+                    acc[j] += f * trans[i, j]
             for j in range(size):
-                a = 0.0
-                for i in range(size):
-                    a += fwd[t - 1, i] * trans[b, i, j]
-                fwd[t, j] = a * e[t, j]
+                fwd[t, j] = acc[j] * e[t, j]
             fwd[t] /= fwd[t].sum()
         for t in range(n - 2, -1, -1):
-            b = bins[f0 + t + 1]
-            eb = e[t + 1] * bwd[t + 1]
+            trans_t = table_t[width[k], bins[f0 + t + 1]]          # to, from
+            acc[:] = 0.0
+            for j in range(size):
+                eb = e[t + 1, j] * bwd[t + 1, j]
+                for i in range(size):
+                    acc[i] += trans_t[j, i] * eb
             for i in range(size):
-                a = 0.0
-                for j in range(size):
-                    a += trans[b, i, j] * eb[j]
-                bwd[t, i] = a
+                bwd[t, i] = acc[i]
             bwd[t] /= bwd[t].sum()
         post = fwd * bwd
         for t in range(n):
@@ -714,14 +794,35 @@ def _forward_backward_kernel(emit, emit_start, fix_start, n_lines, width, bins, 
 
 
 def _group_median(values: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray:
-    """Median of ``values`` per group id in ``0..n_groups-1`` (NaN for an empty group), float64 (n_groups,)."""
-    order = np.lexsort((values, groups))
-    v, g = values[order], groups[order]
-    count = np.bincount(g, minlength=n_groups)
-    start = np.concatenate([[0], np.cumsum(count)[:-1]])
-    lo, hi = start + np.maximum(count - 1, 0) // 2, start + count // 2
-    v = np.append(v, np.nan)                                               # empty groups read the NaN
-    return np.where(count > 0, (v[np.minimum(lo, len(v) - 1)] + v[np.minimum(hi, len(v) - 1)]) / 2, np.nan)
+    """Median of ``values`` per group id in ``0..n_groups-1`` (NaN for an empty group), float64 (n_groups,).
+
+    NumPy's median of each group: the middle value, or the mean of the two middle values, of the group's values
+    in stable sorted order (so a zero's sign is the one of the earlier of equal values); compiled: one bucket
+    pass, then a stable sort per group.
+    """
+    return _group_median_kernel(np.ascontiguousarray(values, dtype=np.float64),
+                                np.ascontiguousarray(groups, dtype=np.int64), int(n_groups))
+
+
+@njit(cache=True)
+def _group_median_kernel(values, groups, n_groups):
+    start = np.zeros(n_groups + 1, dtype=np.int64)
+    for g in groups:
+        start[g + 1] += 1
+    for g in range(n_groups):
+        start[g + 1] += start[g]
+    bucket, fill = np.empty(len(values)), start[:-1].copy()
+    for i in range(len(values)):                       # each group's values in their original order
+        bucket[fill[groups[i]]] = values[i]
+        fill[groups[i]] += 1
+    out = np.full(n_groups, np.nan)
+    for g in range(n_groups):
+        count = start[g + 1] - start[g]
+        if count:
+            part = bucket[start[g]:start[g + 1]]
+            order = np.argsort(part, kind="mergesort")
+            out[g] = (part[order[(count - 1) // 2]] + part[order[count // 2]]) / 2
+    return out
 
 
 def line_trends(post: list[np.ndarray], fixation_features: list[np.ndarray], min_fixations: int = 3
@@ -733,10 +834,20 @@ def line_trends(post: list[np.ndarray], fixation_features: list[np.ndarray], min
     its fixations) give each line's course through the trial's drift. A line with fewer than ``min_fixations``
     fixations sits at its midline plus the trial's median offset.
     """
-    n = np.array([len(p) for p in post])
-    n_lines = np.array([p.shape[1] for p in post])
+    n = np.array([len(p) for p in post], dtype=np.int64)
+    n_lines = np.array([p.shape[1] for p in post], dtype=np.int64)
     if n.sum() == 0:
         return [np.zeros(np.shape(p)) for p in post]
+    flat = _line_trends_flat(post, fixation_features, min_fixations)
+    pieces = iter(np.split(flat, np.cumsum(n * n_lines)[:-1]))
+    return [next(pieces).reshape(a, b) for a, b in zip(n, n_lines)]
+
+
+def _line_trends_flat(post: list[np.ndarray], fixation_features: list[np.ndarray], min_fixations: int = 3
+                      ) -> np.ndarray:
+    """:func:`line_trends` of all trials as one flat float64 array (each trial's (n, n_lines) rows in turn)."""
+    n = np.array([len(p) for p in post], dtype=np.int64)
+    n_lines = np.array([p.shape[1] for p in post], dtype=np.int64)
     trial = np.repeat(np.arange(len(post)), n)
     z = np.concatenate([p.argmax(axis=1) for p in post if len(p)])
     fix = np.concatenate([f for f, p in zip(fixation_features, post) if len(p)]).astype(np.float64)
@@ -754,8 +865,33 @@ def line_trends(post: list[np.ndarray], fixation_features: list[np.ndarray], min
     ok = np.isfinite(intercept)
     shift = np.nan_to_num(_group_median((intercept - line_of_group)[ok], trial_of_group[ok], len(post)))
     intercept = np.where(ok, intercept, line_of_group + shift[trial_of_group])
-    starts = np.concatenate([[0], np.cumsum(n)[:-1]])
-    return [r[s:s + k, None] - intercept[o:o + m][None, :] for s, k, o, m in zip(starts, n, offset, n_lines)]
+    width = np.repeat(n_lines, n)                                            # lines of each fixation's trial
+    row, col = _rows(width)
+    return r[row] - intercept[np.repeat(offset[trial], width) + col]
+
+
+def _trend_likelihood_flat(distance: np.ndarray, n: np.ndarray, k: np.ndarray, power: float) -> np.ndarray:
+    """:func:`trend_likelihood` of every trial at once; ``distance`` flat as :func:`_line_trends_flat` gives it.
+
+    The same numbers: the nearest course per fixation is a minimum, the trial's median a sorted middle
+    (:func:`_group_median`, NumPy's median), and every other step the same elementwise operation.
+    """
+    width = np.repeat(k, n)
+    row = np.repeat(np.arange(len(width)), width)
+    own = np.minimum.reduceat(np.abs(distance), np.cumsum(width) - width)
+    trial_of_row = np.repeat(np.arange(len(n)), n)
+    sd = np.clip(1.4826 * _group_median(own, trial_of_row, len(n)), 0.05, 0.5)
+    return np.exp(-power * (distance ** 2 - own[row] ** 2) / (2 * sd[trial_of_row][row] ** 2))
+
+
+def _row_sums(values: np.ndarray, width: np.ndarray) -> np.ndarray:
+    """Sum of each row of flat ``values`` (row ``i`` has ``width[i]`` entries), as ``ndarray.sum(axis=1)`` of the
+    rows' own (n, width) array gives it: rows of one width are summed together in one 2-D array."""
+    out = np.empty(len(width))
+    per_value = np.repeat(width, width)
+    for w in np.unique(width):
+        out[width == w] = values[per_value == w].reshape(-1, w).sum(axis=1)
+    return out
 
 
 def trend_likelihood(distance: np.ndarray, power: float) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""Small helpers shared by the line-assignment algorithms (one trial, NumPy arrays).
+"""Small helpers shared by the line-assignment algorithms (one trial, NumPy arrays; and the compiled pieces that
+``chain``, ``split`` and ``segment`` share to assign many trials at once).
 
 Conventions for every algorithm in :mod:`readgaze.lines`: ``xy`` is an ``(n_fixations, 2)`` float array of
 fixation positions in px (screen origin top left, y grows downwards) in temporal order; ``line_y_px`` is the
@@ -11,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from readgaze.errors import ConfigError
+from readgaze.lines._jit import njit  # numba, imported on first call
 
 
 def nearest_line(y: np.ndarray, line_y_px: np.ndarray) -> np.ndarray:
@@ -109,3 +111,57 @@ def word_lines(word_xy: np.ndarray | None, word_line: np.ndarray | None, line_y_
     if word_line is None:
         word_line = nearest_line(word_xy[:, 1], line_y_px)
     return word_xy, np.asarray(word_line, dtype=np.int64)
+
+
+# Many trials at once (the ``assign_many`` of chain, split and segment): flat arrays, one compiled pass.
+
+def flat_trials(trials: list[tuple]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(x, y, start, line_y, line_start)`` of ``[(xy, line_y_px, ...), ...]``: every trial's fixations and
+    midlines concatenated, float64; trial ``t`` holds rows ``start[t]:start[t + 1]`` and midlines
+    ``line_start[t]:line_start[t + 1]`` (int64, length ``len(trials) + 1``)."""
+    xy = [np.asarray(t[0], dtype=np.float64).reshape(-1, 2) for t in trials]
+    ly = [np.asarray(t[1], dtype=np.float64).reshape(-1) for t in trials]
+    start = np.zeros(len(trials) + 1, dtype=np.int64)
+    np.cumsum([len(v) for v in xy], out=start[1:])
+    line_start = np.zeros(len(trials) + 1, dtype=np.int64)
+    np.cumsum([len(v) for v in ly], out=line_start[1:])
+    xy_all = np.concatenate([np.zeros((0, 2)), *xy])
+    return (np.ascontiguousarray(xy_all[:, 0]), np.ascontiguousarray(xy_all[:, 1]), start,
+            np.concatenate([np.zeros(0), *ly]), line_start)
+
+
+@njit(cache=True)
+def _pitch_scale_kernel(line_y, lo, k):
+    """:func:`pitch_scale` of the ``k`` midlines ``line_y[lo:lo + k]`` (the same median, bit for bit)."""
+    if k < 2:
+        return 1.0
+    gaps = np.empty(k - 1)
+    for j in range(k - 1):
+        gaps[j] = line_y[lo + j + 1] - line_y[lo + j]
+    gaps.sort()
+    m = k - 1
+    median = gaps[m // 2] if m % 2 else (gaps[m // 2 - 1] + gaps[m // 2]) / 2
+    return median / CARR_PITCH_PX
+
+
+@njit(cache=True)
+def _chains_to_lines_kernel(y, start, cut, line_y, line_start, out):
+    """:func:`chains_to_nearest_line` of every trial: a chain starts at each row with ``cut`` true (and at each
+    trial's first row); its mean y is the sum in time order over its length, as ``np.bincount`` sums; its
+    line is the first nearest midline, as ``argmin``."""
+    for t in range(len(start) - 1):
+        lo, hi, l0, l1 = start[t], start[t + 1], line_start[t], line_start[t + 1]
+        i = lo
+        while i < hi:
+            total, j = 0.0 + y[i], i + 1
+            while j < hi and not cut[j]:
+                total += y[j]
+                j += 1
+            mean = total / (j - i)
+            best, best_d = 0, np.inf
+            for line in range(l1 - l0):
+                d = abs(mean - line_y[l0 + line])
+                if d < best_d:
+                    best, best_d = line, d
+            out[i:j] = best
+            i = j

@@ -22,6 +22,7 @@ class _Lazy:
 
     def __call__(self, *args):
         module = sys.modules[self.py_func.__module__]
+        load_numba()
         compile_module(module)
         return getattr(module, self.py_func.__name__)(*args)
 
@@ -31,10 +32,54 @@ def njit(func=None, **_):
     return _Lazy(func) if func is not None else _Lazy
 
 
+_COMPILING: set = set()
+
+
 def compile_module(module) -> None:
-    """Replace every :class:`_Lazy` kernel in ``module``'s globals with its numba dispatcher."""
+    """Replace every :class:`_Lazy` kernel in ``module``'s globals with its numba dispatcher.
+
+    A kernel imported from another module (``from readgaze.lines._common import _kernel``) becomes that
+    module's dispatcher, after that module's kernels are compiled too (numba resolves a kernel's calls
+    through the globals of the module that defines it).
+    """
     from numba import njit as numba_njit
 
+    _COMPILING.add(module.__name__)
+    imported = []
     for name, value in list(vars(module).items()):
         if isinstance(value, _Lazy):
-            setattr(module, name, numba_njit(cache=True)(value.py_func))
+            if value.py_func.__module__ == module.__name__:
+                setattr(module, name, numba_njit(cache=True)(value.py_func))
+            else:
+                imported.append((name, value))
+    for name, value in imported:
+        home = sys.modules[value.py_func.__module__]
+        if home.__name__ not in _COMPILING:
+            compile_module(home)
+        own = getattr(home, value.py_func.__name__)
+        setattr(module, name, own if not isinstance(own, _Lazy) else numba_njit(cache=True)(value.py_func))
+
+
+def load_numba() -> None:
+    """Import numba's array-math registry without its BLAS probe (once per process; called before any kernel).
+
+    Loading any compiled function, even from the cache, imports ``numba.np.arraymath``, whose import checks for
+    BLAS by importing ``scipy.linalg`` (0.2-0.4 of the 0.7-1.0 CPU s numba's first call costs). The answer only
+    decides whether ``np.correlate`` / ``np.convolve`` in compiled code may call BLAS, and no readgaze kernel uses
+    them; so for that one import the probe answers "absent". numba's ``np.dot`` / linalg still load BLAS
+    themselves when a kernel types them. ``sys.modules`` is not touched, so other threads are unaffected.
+    """
+    if "numba.np.arraymath" in sys.modules:
+        return
+    import numba.np.linalg as linalg
+
+    probe = linalg.ensure_blas
+
+    def absent():
+        raise ImportError("BLAS probe skipped by readgaze")
+
+    linalg.ensure_blas = absent
+    try:
+        import numba.np.arraymath  # noqa: F401
+    finally:
+        linalg.ensure_blas = probe

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from readgaze.lines._common import break_points, chains_to_nearest_line, pitch_scale, scaled_px
+from readgaze.lines._common import (_chains_to_lines_kernel, _pitch_scale_kernel, break_points,
+                                    chains_to_nearest_line, flat_trials, pitch_scale, scaled_px)
+from readgaze.lines._jit import njit  # numba, imported on first call
 
 
 def chain(xy: np.ndarray, line_y_px: np.ndarray, *, x_thresh: float | None = None,
@@ -53,3 +55,31 @@ def chain(xy: np.ndarray, line_y_px: np.ndarray, *, x_thresh: float | None = Non
     d = np.abs(np.diff(xy, axis=0))
     starts = break_points((d[:, 0] > x_thresh) | (d[:, 1] > y_thresh))
     return chains_to_nearest_line(xy, line_y_px, starts)
+
+
+def chain_many(trials: list[tuple], *, x_thresh: float | None = None, y_thresh: float | None = None
+               ) -> list[np.ndarray]:
+    """:func:`chain` for ``[(xy, line_y_px, ...), ...]`` in one compiled pass; the same lines, trial by trial."""
+    if not trials:
+        return []
+    x, y, start, line_y, line_start = flat_trials(trials)
+    out = np.zeros(len(x), dtype=np.int64)
+    _chain_kernel(x, y, start, line_y, line_start, x_thresh is None, 0.0 if x_thresh is None else float(x_thresh),
+                  y_thresh is None, 0.0 if y_thresh is None else float(y_thresh), out)
+    return np.split(out, start[1:-1])
+
+
+@njit(cache=True)
+def _chain_kernel(x, y, start, line_y, line_start, x_default, x_px, y_default, y_px, out):
+    """Chains cut where :func:`chain` cuts them (``*_default``: Carr et al.'s thresholds scaled per trial)."""
+    cut = np.zeros(len(x), dtype=np.bool_)
+    for t in range(len(start) - 1):
+        scale = _pitch_scale_kernel(line_y, line_start[t], line_start[t + 1] - line_start[t])
+        x_t = 192.0 * scale if x_default else x_px
+        y_t = 32.0 * scale if y_default else y_px
+        for i in range(start[t] + 1, start[t + 1]):
+            cut[i] = abs(x[i] - x[i - 1]) > x_t or abs(y[i] - y[i - 1]) > y_t
+    _chains_to_lines_kernel(y, start, cut, line_y, line_start, out)
+
+
+chain.assign_many = chain_many  # readgaze.lines.assign_trials batches a list of trials through this

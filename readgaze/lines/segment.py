@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from readgaze.lines._common import flat_trials
+from readgaze.lines._jit import njit  # numba, imported on first call
+
 
 def segment(xy: np.ndarray, line_y_px: np.ndarray) -> np.ndarray:
     """Assign fixations to lines by cutting the sequence at the most negative horizontal saccades.
@@ -41,3 +44,33 @@ def segment(xy: np.ndarray, line_y_px: np.ndarray) -> np.ndarray:
     step = np.zeros(len(xy), dtype=np.int64)
     step[sweeps + 1] = 1
     return np.cumsum(step)
+
+
+def segment_many(trials: list[tuple]) -> list[np.ndarray]:
+    """:func:`segment` for ``[(xy, line_y_px, ...), ...]`` in one compiled pass; the same lines, trial by trial."""
+    if not trials:
+        return []
+    x, _y, start, _line_y, line_start = flat_trials(trials)
+    out = np.zeros(len(x), dtype=np.int64)
+    _segment_kernel(x, start, line_start, out)
+    return np.split(out, start[1:-1])
+
+
+@njit(cache=True)
+def _segment_kernel(x, start, line_start, out):
+    """Each trial's ``n_lines - 1`` most negative dx (stable ranking) start lines 1, 2, ...; ``out`` zeroed."""
+    for t in range(len(start) - 1):
+        lo, n = start[t], start[t + 1] - start[t] - 1
+        if n < 1:
+            continue
+        dx = np.empty(n)
+        for i in range(n):
+            dx[i] = x[lo + i + 1] - x[lo + i]
+        order = np.argsort(dx, kind="mergesort")
+        for i in range(min(line_start[t + 1] - line_start[t] - 1, n)):
+            out[lo + order[i] + 1] = 1
+        for i in range(lo + 1, start[t + 1]):
+            out[i] += out[i - 1]
+
+
+segment.assign_many = segment_many  # readgaze.lines.assign_trials batches a list of trials through this

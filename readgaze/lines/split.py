@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from readgaze.lines._common import break_points, chains_to_nearest_line
+from readgaze.lines._common import _chains_to_lines_kernel, break_points, chains_to_nearest_line, flat_trials
+from readgaze.lines._jit import njit  # numba, imported on first call
+from readgaze.lines.cluster import _pairwise
 
 
 def two_means_1d(values: np.ndarray) -> np.ndarray:
@@ -66,3 +68,51 @@ def split(xy: np.ndarray, line_y_px: np.ndarray) -> np.ndarray:
     """
     sweeps = two_means_1d(np.diff(xy[:, 0]))
     return chains_to_nearest_line(xy, line_y_px, break_points(sweeps))
+
+
+def split_many(trials: list[tuple]) -> list[np.ndarray]:
+    """:func:`split` for ``[(xy, line_y_px, ...), ...]`` in one compiled pass; the same lines, trial by trial.
+
+    Each trial's two-means split repeats :func:`two_means_1d`'s arithmetic: a stable sort, running sums,
+    NumPy's pairwise totals (``cluster._pairwise``), the first smallest sum of squares.
+    """
+    if not trials:
+        return []
+    x, y, start, line_y, line_start = flat_trials(trials)
+    out = np.zeros(len(x), dtype=np.int64)
+    _split_kernel(x, y, start, line_y, line_start, out)
+    return np.split(out, start[1:-1])
+
+
+@njit(cache=True)
+def _split_kernel(x, y, start, line_y, line_start, out):
+    """Return sweeps of every trial by :func:`two_means_1d` on its dx, then each segment's nearest line."""
+    cut = np.zeros(len(x), dtype=np.bool_)
+    for t in range(len(start) - 1):
+        lo, n = start[t], start[t + 1] - start[t] - 1                  # n saccades
+        if n < 2:
+            continue
+        dx = np.empty(n)
+        for i in range(n):
+            dx[i] = x[lo + i + 1] - x[lo + i]
+        order = np.argsort(dx, kind="mergesort")
+        v = dx[order]
+        if v[0] == v[-1]:
+            continue
+        sq = v * v
+        t1, t2 = _pairwise(v, 0, n), _pairwise(sq, 0, n)
+        c1, c2, best, best_sse = 0.0, 0.0, 0, np.inf
+        for k in range(1, n):                                          # size of the lower cluster
+            c1 += v[k - 1]
+            c2 += sq[k - 1]
+            if v[k] == v[k - 1]:
+                continue                                               # cannot split between equal values
+            sse = (c2 - c1 * c1 / k) + ((t2 - c2) - (t1 - c1) * (t1 - c1) / (n - k))
+            if sse < best_sse:
+                best, best_sse = k, sse
+        for i in range(best):
+            cut[lo + order[i] + 1] = True
+    _chains_to_lines_kernel(y, start, cut, line_y, line_start, out)
+
+
+split.assign_many = split_many  # readgaze.lines.assign_trials batches a list of trials through this
