@@ -18,6 +18,8 @@ Rules (each checked against Data Viewer's own interest-area ids on a OneStop sam
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import polars as pl
 
@@ -48,6 +50,27 @@ _STRIDE = float(1 << 22)
 def _key(group: np.ndarray, value: np.ndarray) -> np.ndarray:
     """One sortable float key per (group, coordinate): exact for group ids below 2^31."""
     return group * _STRIDE + np.clip(value, -_OFF, _OFF - 1) + _OFF
+
+
+COMPILED_FROM = 50_000
+"""From this many fixations, once numba is loaded (by the compiled ``slice``), the two sorted searches run
+compiled (:mod:`readgaze._align_search`, the same positions; at 2.4 M fixations about 0.2 CPU s less). Loading
+numba for them alone does not pay: ``readgaze prep --line-assigner nearest`` at 2.4 M fixations took
+7.06-8.44 CPU s without and 7.64-8.53 with numba loaded here (the measures load it later)."""
+
+
+def _use_compiled(n_queries: int) -> bool:
+    return n_queries >= COMPILED_FROM and "numba" in sys.modules
+
+
+def _search(keys: np.ndarray, start: np.ndarray, q: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(keys, q, side="right")`` for queries whose answer lies in their group's keys
+    ``start[group]:start[group + 1]`` (``group < 0``: 0, the queries below every key)."""
+    if _use_compiled(len(q)):
+        from readgaze._align_search import search_right
+
+        return search_right(keys, start, q, group)
+    return np.searchsorted(keys, q, side="right")
 
 
 def _codes(text_id: pl.Series, texts: pl.Series) -> np.ndarray:
@@ -95,7 +118,8 @@ def _nearest_line(fx: pl.DataFrame, c: np.ndarray, words: pl.DataFrame, margin_l
     c = c.astype(float)
     y = fx["y_px"].cast(pl.Float64).fill_null(np.nan).to_numpy()
     ok = (c >= 0) & ~np.isnan(y)
-    above = np.searchsorted(_key(lc, top), _key(c, np.nan_to_num(y)), side="right") - 1  # last top <= y
+    start = np.searchsorted(lc, np.arange(len(texts) + 1))  # each text's lines
+    above = _search(_key(lc, top), start, _key(c, np.nan_to_num(y)), np.where(c >= 0, c, -1).astype(np.int64)) - 1
     below = above + 1
     a_ok = ok & (above >= 0) & (lc[above.clip(0)] == c)
     b_ok = ok & (below < len(lc)) & (lc[below.clip(max=len(lc) - 1)] == c)
@@ -145,7 +169,12 @@ def _word_on_line(fixations: pl.DataFrame, words: pl.DataFrame, c: np.ndarray) -
     x = fixations["x_px"].cast(pl.Float64).fill_null(np.nan).to_numpy()
     ok = (c >= 0) & (line >= 0) & ~np.isnan(x)
     fg = c * n_lines + line
-    j = np.searchsorted(_key(run_g, run_left), _key(fg, np.nan_to_num(x)), side="right") - 1
+    keys, q = _key(run_g, run_left), _key(fg, np.nan_to_num(x))
+    if (ok & (fg < 0)).any():  # negative line indices: groups that are no (text, line) slot
+        j = np.searchsorted(keys, q, side="right") - 1
+    else:
+        start = np.searchsorted(run_g, np.arange(len(texts) * int(n_lines) + 1))  # each (text, line)'s runs
+        j = _search(keys, start, q, np.where(ok, fg, -1).astype(np.int64)) - 1
     jj = j.clip(0)
     hit = ok & (j >= 0) & (run_g[jj] == fg) & (x < run_right[jj])
     pick = first[jj]  # a one-box run: its box
@@ -235,6 +264,8 @@ def align_words(fixations, words, trials, *, line_assigner: str = "nearest",
     words = words.with_columns(pl.col("ia_index", "word_index", "line_index").cast(pl.Int32),
                                pl.col("left_px", "right_px", "top_px", "bottom_px").cast(pl.Float64))
     base = fixations.drop("word_index", "ia_index", "text_id", strict=False).with_row_index("_align_row").collect()
+    if base.n_chunks("all") and max(base.n_chunks("all")) > 1:
+        base = base.rechunk()  # once: a select over columns of unequal chunks would rechunk every column each time
     text_of = (trials.select("trial_id", "text_id").drop_nulls("trial_id").collect()
                .unique("trial_id", keep="first", maintain_order=True))  # a lookup per trial
     word_boxes = words.collect()

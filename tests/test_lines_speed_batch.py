@@ -47,7 +47,8 @@ def sims():
 
 
 def _same_as_slice(trials, **params):
-    got = slice_module.slice_many(trials, **params)
+    """The array steps (``compiled=False``; tests/test_slice_compiled.py checks the compiled pass)."""
+    got = slice_module.slice_many(trials, compiled=False, **params)
     for k, (t, g) in enumerate(zip(trials, got)):
         np.testing.assert_array_equal(g, lines.slice(t[0], t[1], **params), err_msg=f"trial {k}")
 

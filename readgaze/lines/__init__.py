@@ -234,13 +234,16 @@ def assign_batch(batch, method: str | Callable = "slice", **params) -> np.ndarra
     if many is None:
         got = assign_trials(batch.trials(), fn, **params)
         return np.concatenate([np.zeros(0, dtype=np.int64), *got])
-    out = np.zeros(len(batch.xy), dtype=np.int64)
     multi = batch.n_lines > 1
+    every = bool(multi.all())                                # then no copy of the batch
     rows = np.repeat(multi, batch.sizes)
+    out = np.zeros(len(batch.xy), dtype=np.int64)
     if rows.any():
-        lines = np.asarray(many(batch.select(multi), **kwargs))
+        lines = np.asarray(many(batch if every else batch.select(multi), **kwargs))
         if lines.shape != (int(rows.sum()),):
             raise ConfigError(f"method {method!r} returned shape {lines.shape}, expected ({int(rows.sum())},)")
+        if every:
+            return lines.astype(np.int64, copy=False)
         out[rows] = lines
     return out
 

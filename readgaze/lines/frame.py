@@ -8,6 +8,7 @@ median drift are written back with array operations, in the input's row order.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,6 +19,9 @@ from readgaze.errors import ConfigError, SchemaError
 from readgaze.qc import QCLog
 
 STEP = "assign_lines"
+COMPILED_FROM = 50_000
+"""From this many assigned fixations, and only when numba is loaded already, the nearest-line moves and the
+drift medians run compiled (:mod:`readgaze.lines._frame_jit`, the same numbers)."""
 FIXATION_COLUMNS = ("trial_id", "fixation_index", "x_px", "y_px")
 WORD_COLUMNS = ("text_id", "line_index", "top_px", "bottom_px")
 
@@ -274,12 +278,19 @@ def assign_lines(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | p
     else:
         lines = assign_batch(batch, fn, **params)
     # write back: the text's line indices, nearest-line moves, per-trial median drift
-    b_text = row_text[sel]
-    at = layout.line_start[b_text] + lines
+    at = np.repeat(layout.line_start[batch.text], batch.sizes) + lines
     line = np.full(n, -1, dtype=np.int64)
     line[sel] = layout.line_index[at]
-    moved = _off_nearest(y[sel], at, layout.line_start[b_text], layout.line_start[b_text + 1], layout.line_y)
-    drift_kept = segment_medians(y[sel] - layout.line_y[at], batch.trial_start)
+    b_y = batch.xy[:, 1]
+    if len(b_y) >= COMPILED_FROM and "numba" in sys.modules:   # its fixed cost paid already (compiled slice)
+        from readgaze.lines._frame_jit import moved_and_drift
+
+        moved, drift_kept = moved_and_drift(b_y, lines, batch.text, batch.trial_start, layout.line_y,
+                                            layout.line_start)
+    else:
+        b_text = np.repeat(batch.text, batch.sizes)
+        moved = _off_nearest(b_y, at, layout.line_start[b_text], layout.line_start[b_text + 1], layout.line_y)
+        drift_kept = segment_medians(b_y - layout.line_y[at], batch.trial_start)
     drift_trial = np.full(n_trials, np.nan)
     drift_trial[kept] = drift_kept
     drift = np.repeat(drift_trial, sizes)

@@ -18,6 +18,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from readgaze.lines._common import break_points, line_pitch, pitch_scale, scaled_px, segment_ids
@@ -169,17 +171,25 @@ def _best_offset(xy: np.ndarray, groups: list[list[int]], line_y_px: np.ndarray)
     return int(np.argmin(cost))
 
 
+KERNEL_MIN_FIXATIONS = 1_000_000
+"""From this many fixations :func:`slice_batch` runs compiled (:mod:`readgaze.lines._slice_jit`, the same lines).
+Below it, unless numba is loaded already, the array steps cost less than loading numba: about 0.7 CPU s once
+per process, against 0.1 CPU s per million fixations compiled and 0.8 for the array steps (``readgaze prep``
+at 0.6 M fixations: 3.3-3.9 CPU s with the array steps, 4.5-4.6 compiled). From a million on, the word
+measures load numba anyway (:data:`readgaze.measures.COMPILED_FROM`)."""
+
+
 def slice_many(trials: list[tuple], *, x_thresh: float | None = None, y_thresh: float | None = None,
                w_thresh: float | None = None, n_thresh: float | None = None,
-               edge_phantoms: bool = False) -> list[np.ndarray]:
+               edge_phantoms: bool = False, compiled: bool | None = None) -> list[np.ndarray]:
     """:func:`slice` for many trials at once (see :func:`slice_batch`), one array of lines per trial.
 
     ``trials`` is a list of ``(xy, line_y_px, word_xy, word_line)`` as :func:`readgaze.lines.assign_trials`
-    takes (the word arrays are not used); the other parameters are :func:`slice`'s.
+    takes (the word arrays are not used); ``compiled`` is :func:`slice_batch`'s, the others :func:`slice`'s.
     """
     batch = Batch.from_trials([(xy, ly, None, None) for xy, ly, *_ in trials])
     return batch.split(slice_batch(batch, x_thresh=x_thresh, y_thresh=y_thresh, w_thresh=w_thresh,
-                                   n_thresh=n_thresh, edge_phantoms=edge_phantoms))
+                                   n_thresh=n_thresh, edge_phantoms=edge_phantoms, compiled=compiled))
 
 
 def _expand(first: np.ndarray, length: np.ndarray) -> np.ndarray:
@@ -235,7 +245,7 @@ def _nearest_in_x(ref_k: np.ndarray, ref_rank: np.ndarray, ref_pos: np.ndarray, 
 
 def slice_batch(batch: Batch, *, x_thresh: float | None = None, y_thresh: float | None = None,
                 w_thresh: float | None = None, n_thresh: float | None = None,
-                edge_phantoms: bool = False) -> np.ndarray:
+                edge_phantoms: bool = False, compiled: bool | None = None) -> np.ndarray:
     """:func:`slice` for every trial of a :class:`~readgaze.lines.batch.Batch` in the same vectorized steps.
 
     Parameters
@@ -244,6 +254,10 @@ def slice_batch(batch: Batch, *, x_thresh: float | None = None, y_thresh: float 
         The trials (texts of at least one line).
     x_thresh, y_thresh, w_thresh, n_thresh, edge_phantoms
         As :func:`slice` (a ``None`` threshold scales with each trial's own pitch).
+    compiled : bool, optional
+        ``True``: the compiled pass (:func:`readgaze.lines._slice_jit._slice_kernel`, numba); ``False``: the
+        array steps below; ``None`` (default): compiled from :data:`KERNEL_MIN_FIXATIONS` fixations on, or when
+        numba is loaded already. Both give the same lines.
 
     Returns
     -------
@@ -259,15 +273,18 @@ def slice_batch(batch: Batch, *, x_thresh: float | None = None, y_thresh: float 
     ``trial * span + x`` (exact; else ranks of x). Leftover runs (step 4) are placed one per trial at a time,
     across trials. Sums and means follow NumPy's order (sequential per run, pairwise for a proto-line's
     mean, :func:`~readgaze.lines.batch.segment_sums`), so every comparison sees the per-trial numbers.
+    The compiled pass instead runs :func:`slice`'s steps trial after trial on the same numbers.
     """
+    if compiled is None:
+        compiled = len(batch.xy) >= KERNEL_MIN_FIXATIONS or "numba" in sys.modules
     sizes = batch.sizes
-    if (sizes == 0).any():
+    if not compiled and (sizes == 0).any():
         batch = batch.select(sizes > 0)
         sizes = batch.sizes
     n_trials, xy = batch.n_trials, batch.xy
-    if n_trials == 0:
+    if n_trials == 0 or len(xy) == 0:
         return np.zeros(0, dtype=np.int64)
-    x, y, trial = np.ascontiguousarray(xy[:, 0]), np.ascontiguousarray(xy[:, 1]), batch.trial
+    x, y = np.ascontiguousarray(xy[:, 0], dtype=np.float64), np.ascontiguousarray(xy[:, 1], dtype=np.float64)
     n = len(x)
     # Per text: thresholds and pitch, as slice computes them.
     n_texts = len(batch.line_start) - 1
@@ -278,8 +295,14 @@ def slice_batch(batch: Batch, *, x_thresh: float | None = None, y_thresh: float 
         s = pitch_scale(ly)
         per_text[k] = (scaled_px(x_thresh, 192.0, s), scaled_px(y_thresh, 32.0, s), scaled_px(w_thresh, 32.0, s),
                        scaled_px(n_thresh, 90.0, s), line_pitch(ly))
-    x_t, y_t, w_t, n_t, pitch = per_text[batch.text].T
+    x_t, y_t, w_t, n_t, pitch = np.ascontiguousarray(per_text[batch.text].T)
     n_lines = batch.n_lines
+    if compiled:                                             # one pass, trial after trial
+        from readgaze.lines._slice_jit import slice_trials
+
+        return slice_trials(x, y, batch.trial_start, x_t, y_t, w_t, n_t, pitch, batch.line_y,
+                            batch.line_start[batch.text], n_lines, edge_phantoms)
+    trial = batch.trial
     # Step 1: runs (never across trials).
     next_t = trial[1:]
     cut = (next_t != trial[:-1]) | (np.abs(np.diff(x)) > x_t[next_t]) | (np.abs(np.diff(y)) > y_t[next_t])
