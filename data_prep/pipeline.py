@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 
 from readgaze.align import align_words
-from readgaze.measures import compute_word_measures
+from readgaze.measures import compute_word_measures, use_compiled
 from readgaze.qc import QCLog
 from readgaze.text import assign_box_lines, merge_hyphen_splits
 from readgaze.trial_features import compute_trial_features
@@ -194,8 +194,9 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
         qc.extend(align_qc)
         _compare_with_report(fixations, qc)
     sink("fixations", fixations)  # written while the measures are computed
+    compiled = use_compiled(fixations.height)  # the compiled measures or NumPy's: decided once for all blocks
     with step("reading measures"):  # per block of trials: a block's NumPy working arrays, not the whole table's
-        measures = pl.concat([compute_word_measures(fx, words, tr).collect()
+        measures = pl.concat([compute_word_measures(fx, words, tr, compiled=compiled).collect()
                               for tr, fx in trial_blocks(trials, fixations)])
         measures = sort_rows(measures, "trial_id", "word_index")
         release_freed_memory()
@@ -283,7 +284,7 @@ def sort_rows(frame: pl.DataFrame, key: str, *more: str) -> pl.DataFrame:
     distinct string): the same order as the string sort, without comparing strings row by row.
     """
     cols = [key, *more]
-    if frame.height < 2 or frame.select(_in_order(cols)).item():
+    if frame.height < 2 or _sorted_by(frame, cols):
         return frame
     if (len(more) == 1 and frame.schema[key] == pl.String and frame.schema[more[0]].is_integer()
             and not frame.select(pl.any_horizontal(pl.col(cols).is_null().any())).item()):
@@ -295,6 +296,23 @@ def sort_rows(frame: pl.DataFrame, key: str, *more: str) -> pl.DataFrame:
             order = np.argsort((code * (1 << 31) + (inner - lo)).to_numpy(), kind="stable")
             return frame[order]
     return frame.sort(cols)
+
+
+def _sorted_by(frame: pl.DataFrame, cols: list[str]) -> bool:
+    """True when the rows are sorted by ``cols`` (:func:`_in_order`). For a String key and one integer column
+    without nulls (a trial id and an index), the strings are compared once per run of equal keys: the runs'
+    keys strictly increase (a key in two runs is out of order) and the index does not fall within a run."""
+    key, *more = cols
+    if (len(more) == 1 and frame.schema[key] == pl.String and frame.schema[more[0]].is_integer()
+            and not frame[key].null_count() and not frame[more[0]].null_count()):
+        run = frame[key].rle_id().to_numpy()
+        new = np.r_[True, run[1:] != run[:-1]]
+        firsts = frame[key].filter(pl.Series(new))
+        if len(firsts) > 1 and not (firsts.slice(1) > firsts.slice(0, len(firsts) - 1)).all():
+            return False
+        inner = frame[more[0]].to_numpy()
+        return bool((new[1:] | (inner[1:] >= inner[:-1])).all())
+    return frame.select(_in_order(cols)).item()
 
 
 def _in_order(cols: list[str]) -> pl.Expr:

@@ -15,10 +15,13 @@ value per fixated word, as a NumPy array (with a validity mask where a word can 
 :func:`compute_word_measures` applies them all and adds the never-fixated words: durations null
 (not 0: a ``.`` read as 0 would bias every mean), total 0, count 0, skipped True. All steps are
 whole-array operations (sorts, cumulative sums, ``np.add.reduceat``): no loop over trials or rows.
+On large inputs (:func:`use_compiled`) the same values come from one compiled pass over the scanpath
+(:mod:`readgaze._measures_pass`, numba), tested equal to these functions bit for bit.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -290,29 +293,36 @@ def _in_critical_span(grid: pl.DataFrame, trials: pl.DataFrame) -> pl.Series:
     return pl.Series("in_critical_span", np.cumsum(marks)[:-1] > 0, pl.Boolean)
 
 
-def _grid(trial_text: np.ndarray, words: pl.DataFrame, texts: pl.Series) -> pl.DataFrame:
-    """Every (trial code, word_index) of each trial's text, sorted by trial, then word."""
+def _grid(trial_text: np.ndarray, words: pl.DataFrame, texts: pl.Series):
+    """Every (trial code, word_index) of each trial's text, sorted by trial, then word; with each text's
+    sorted word indices (``text_words[text_start[k]:text_start[k + 1]]``) and each trial's first grid row."""
     tw = words.select("text_id", "word_index").unique()
     tw = tw.with_columns(pl.Series("_text", trial_codes(tw["text_id"], texts))).sort("_text", "word_index")
     per_text = np.bincount(tw["_text"].to_numpy(), minlength=len(texts))
-    text_start = np.r_[0, np.cumsum(per_text)[:-1]]
+    text_start = np.r_[0, np.cumsum(per_text)].astype(np.int64)
+    text_words = tw["word_index"].to_numpy().astype(np.int64)
     trial = np.flatnonzero(trial_text >= 0)
     n = per_text[trial_text[trial]]
     rows = np.repeat(text_start[trial_text[trial]] - np.r_[0, np.cumsum(n)[:-1]], n) + np.arange(n.sum())
-    return pl.DataFrame({"_trial": np.repeat(trial, n).astype(np.int64),
-                         "word_index": tw["word_index"].to_numpy()[rows].astype(np.int32)})
+    per_trial = np.zeros(len(trial_text), np.int64)
+    per_trial[trial] = n
+    grid_start = np.r_[0, np.cumsum(per_trial)[:-1]].astype(np.int64)
+    grid = pl.DataFrame({"_trial": np.repeat(trial, n).astype(np.int64),
+                         "word_index": text_words[rows].astype(np.int32)})
+    return grid, text_start, text_words, grid_start
 
 
-def _boxes(fx: pl.DataFrame, words: pl.DataFrame, texts: pl.Series, trial_text: np.ndarray,
+def _boxes(fx_trial: np.ndarray, fx_key: pl.Series, words: pl.DataFrame, texts: pl.Series, trial_text: np.ndarray,
            key: str) -> dict[str, np.ndarray]:
-    """Left/right edge (px) of each fixation's box (the first box row of its text and ``key``)."""
+    """Left/right edge (px) of each fixation's box (the first box row of its text and ``key``), for fixations
+    of trial codes ``fx_trial`` hitting box ``fx_key`` (the fixations' ``key`` column)."""
     w = words.select("text_id", key, "left_px", "right_px").drop_nulls([key])
     wk = trial_codes(w["text_id"], texts) * np.int64(1 << 32) + w[key].to_numpy().astype(np.int64)
     uniq, first = np.unique(wk, return_index=True)  # first box row of each (text, key)
-    text = trial_text[fx["_trial"].to_numpy()]
-    k = fx[key].fill_null(-1).to_numpy().astype(np.int64)
+    text = trial_text[fx_trial]
+    k = fx_key.fill_null(-1).to_numpy().astype(np.int64)
     u_text = uniq >> np.int64(32)
-    table = (_key_table(np.r_[0, np.cumsum(np.bincount(u_text, minlength=len(texts)))].astype(np.int64),
+    table = (_word_table(np.r_[0, np.cumsum(np.bincount(u_text, minlength=len(texts)))].astype(np.int64),
                          uniq - (u_text << np.int64(32)))
              if len(uniq) and w[key].min() >= 0 and w[key].max() < (1 << 31) else None)
     if table is not None:  # a table lookup per fixation: the row of (text, key) in uniq
@@ -334,24 +344,84 @@ def _boxes(fx: pl.DataFrame, words: pl.DataFrame, texts: pl.Series, trial_text: 
     return {"_box_left": left, "_box_right": right, "_box_valid": valid}
 
 
-def _key_table(text_start: np.ndarray, text_keys: np.ndarray):
-    """Each text's key (a box index) → its rank among the text's sorted keys (``text_keys[text_start[k]:
-    text_start[k + 1]]``), as one table over each text's ``[lowest, highest]`` key (-1 where a text has no
-    such key); None when the table would be far larger than the keys (indices far apart)."""
+def _reference_cells(trial: np.ndarray, word: np.ndarray, duration: np.ndarray, trial_text: np.ndarray,
+                     grid: pl.DataFrame) -> dict[str, np.ndarray]:
+    """The per-cell aggregates of :func:`readgaze._measures_pass.word_pass`, by the measure functions above
+    (the reference the compiled pass is tested against)."""
+    arrays = _scanpath_arrays(trial, word, duration)
+    arrays.update(word_index=word, duration_ms=duration)
+    g = Words.of(arrays)
+    _add_paths(arrays, word, duration, g.first)
+    big = np.int64(1 << 32)
+    gkey = grid["_trial"].to_numpy() * big + grid["word_index"].to_numpy()
+    wkey = trial[g.first] * big + word[g.first]
+    pos = np.searchsorted(gkey, wkey).clip(max=max(len(gkey) - 1, 0))
+    placed = (gkey[pos] == wkey) if len(gkey) else np.zeros(len(wkey), bool)
+    pos = pos[placed]
+
+    def spread(values: np.ndarray, fill) -> np.ndarray:
+        out = np.full(len(gkey), fill, dtype=values.dtype)
+        out[pos] = values[placed]
+        return out
+
+    single, one = single_fixation_duration_ms(g)
+    return {"first": spread(g.first, -1), "fixation_count": spread(fixation_count(g), 0),
+            "run_count": spread(run_count(g), 0), "regression_in_count": spread(regression_in_count(g), 0),
+            "regression_out_count": spread(regression_out_count(g), 0), "skipped": spread(skipped(g), False),
+            "single": spread(one, False), "total": spread(total_fixation_duration_ms(g), 0.0),
+            "gaze": spread(gaze_duration_ms(g), np.nan), "path": spread(regression_path_duration_ms(g), np.nan),
+            "selective": spread(selective_regression_path_duration_ms(g), np.nan)}
+
+
+def _word_table(text_start: np.ndarray, text_words: np.ndarray):
+    """Each text's word index → its rank among the text's words, as one table over ``[lowest, highest]`` word
+    index of each text (-1 where a text has no such word); None when the table would be far larger than
+    the words (sparse indices)."""
     n_texts = len(text_start) - 1
     has = np.diff(text_start) > 0
     low = np.zeros(n_texts, np.int64)
     high = np.full(n_texts, -1, np.int64)
-    low[has] = text_keys[text_start[:-1][has]]
-    high[has] = text_keys[text_start[1:][has] - 1]
+    low[has] = text_words[text_start[:-1][has]]
+    high[has] = text_words[text_start[1:][has] - 1]
     span = high - low + 1
-    if span.sum() > 4 * len(text_keys) + (1 << 16):
+    if span.sum() > 4 * len(text_words) + (1 << 16):
         return None
     table_start = np.r_[0, np.cumsum(span)].astype(np.int64)
     table = np.full(table_start[-1], -1, np.int64)
     text = np.repeat(np.arange(n_texts), np.diff(text_start))
-    table[table_start[text] + text_keys - low[text]] = np.arange(len(text_keys)) - text_start[text]
+    table[table_start[text] + text_words - low[text]] = np.arange(len(text_words)) - text_start[text]
     return table_start, low, table
+
+
+def _compiled_cells(trial: np.ndarray, word: np.ndarray, duration: np.ndarray, trial_text: np.ndarray, grid,
+                    text_start: np.ndarray, text_words: np.ndarray, grid_start: np.ndarray) -> dict[str, np.ndarray]:
+    table = _word_table(text_start, text_words)
+    if table is None:  # word indices far apart: the whole-array reference
+        return _reference_cells(trial, word, duration, trial_text, grid)
+    from readgaze._measures_pass import word_pass
+
+    got = word_pass(trial.astype(np.int64), word.astype(np.int64), duration.astype(np.float64),
+                    trial_text.astype(np.int64), *table, grid_start, grid.height)
+    names = ("first", "fixation_count", "run_count", "regression_in_count", "regression_out_count", "skipped",
+             "single", "total", "gaze", "path", "selective")
+    return dict(zip(names, got))
+
+
+COMPILED_FROM = 3_000_000
+"""Fixations from which :func:`use_compiled` chooses the compiled pass when numba is not loaded yet: it saves
+about 0.3 CPU s per million fixations against the NumPy functions (0.75 s at 2.4 M), and loading numba and
+the pass costs about 0.8-1.0 CPU s once per process, so alone it pays from about 3 M fixations on."""
+
+COMPILED_LOADED_FROM = 300_000
+"""Fixations from which :func:`use_compiled` chooses the compiled pass when another step loaded numba already:
+then only the pass itself is loaded from numba's cache (about 0.1 CPU s)."""
+
+
+def use_compiled(n_fixations: int) -> bool:
+    """Whether the word measures of ``n_fixations`` fixations should run compiled (numba): from
+    :data:`COMPILED_FROM` on, or from :data:`COMPILED_LOADED_FROM` on when numba is loaded (another step, such
+    as a compiled line assigner, paid its fixed cost)."""
+    return n_fixations >= COMPILED_FROM or ("numba" in sys.modules and n_fixations >= COMPILED_LOADED_FROM)
 
 
 OFF_TEXT = ("skip", "leave")
@@ -371,7 +441,7 @@ def _rtl_texts(words: pl.DataFrame, texts: pl.Series, direction: str | None) -> 
 
 
 def compute_word_measures(fixations, words, trials, *, off_text: str = "skip",
-                          direction: str | None = None) -> pl.LazyFrame:
+                          direction: str | None = None, compiled: bool | None = None) -> pl.LazyFrame:
     """Compute Data Viewer's word-level reading measures for every word of every trial's text.
 
     Parameters
@@ -400,6 +470,11 @@ def compute_word_measures(fixations, words, trials, *, off_text: str = "skip",
         in a left-to-right text, the right edge in a right-to-left one). Default: a ``direction``
         column of ``words`` (per text) if present, else ``"ltr"``. The other measures need no setting:
         their "right" is a higher ``word_index``, i.e. later in reading order in either direction.
+    compiled : bool, optional
+        False: compute with the measure functions of this module (whole-array NumPy); True: with the
+        compiled pass of :mod:`readgaze._measures_pass` (numba; NumPy still when word indices are too far
+        apart for its lookup table). The values are the same, bit for bit (tested). Default:
+        :func:`use_compiled` of the fixations given.
 
     Returns
     -------
@@ -454,67 +529,53 @@ def compute_word_measures(fixations, words, trials, *, off_text: str = "skip",
     trial = fx["_trial"].to_numpy()
     word = fx["word_index"].to_numpy().astype(np.int64)
     duration = fx["duration_ms"].to_numpy()
-    arrays = _scanpath_arrays(trial, word, duration)
-    arrays.update(word_index=word, duration_ms=duration)
-    with_x = "x_px" in have
-    if with_x:
-        x = fx["x_px"].cast(pl.Float64)
-        arrays.update(x_px=x.fill_null(np.nan).to_numpy(), _x_valid=x.is_not_null().to_numpy())
-        arrays.update(_boxes(fx, words, texts, tr_text, "ia_index" if "ia_index" in have else "word_index"))
-        arrays["_rtl"] = _rtl_texts(words, texts, direction)[np.maximum(tr_text[trial], 0)] if len(texts) else \
-            np.zeros(len(trial), bool)
-    g = Words.of(arrays)
-    _add_paths(arrays, word, duration, g.first)  # a measure needs the path only from a word's first fixation
-    grid = _grid(tr_text, words, texts)
-    big = np.int64(1 << 32)
-    gkey = grid["_trial"].to_numpy() * big + grid["word_index"].to_numpy()
-    wkey = trial[g.first] * big + word[g.first]
-    pos = np.searchsorted(gkey, wkey).clip(max=max(len(gkey) - 1, 0))
-    placed = (gkey[pos] == wkey) if len(gkey) else np.zeros(len(wkey), bool)
-    pos = pos[placed]
-    fixated = np.zeros(len(gkey), bool)
-    fixated[pos] = True
+    grid, text_start, text_words, grid_start = _grid(tr_text, words, texts)
+    if compiled is None:
+        compiled = use_compiled(len(trial))
+    cells = (_reference_cells(trial, word, duration, tr_text, grid) if not compiled else
+             _compiled_cells(trial, word, duration, tr_text, grid, text_start, text_words, grid_start))
+    first = cells["first"]
+    fixated = first >= 0
+    at = first[fixated]  # the first fixation (a scanpath row) of each fixated cell
+    on = pl.Series(fixated)
 
-    def spread(values: np.ndarray, fill=0, valid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        out = np.full(len(gkey), fill, dtype=values.dtype)
-        out[pos] = values[placed]
-        ok = fixated.copy()
-        if valid is not None:
-            ok[pos] &= valid[placed]
-        return out, ok
+    def column(name: str, values: np.ndarray, fill=None, valid: np.ndarray | None = None) -> pl.Series:
+        """Per cell: ``values`` where fixated (and ``valid``), else ``fill`` (null when None)."""
+        if fill is not None:
+            return pl.Series(name, np.where(fixated, values, fill))
+        ok = on if valid is None else pl.Series(valid & fixated)
+        return pl.select(pl.when(ok).then(pl.Series(name, values))).to_series()
 
-    always = {"total_fixation_duration_ms", "fixation_count", "skipped", "run_count"}  # filled, never null
-    cols = {}  # one column at a time: only its grid-sized arrays are alive besides the finished columns
-    # computed in this order so that the helper arrays a measure alone needs are freed right after it
-    # (``done``); the frame's column order is the output's, below
-    for name, fn, fill, done in (
-            *((("landing_position", landing_position, np.nan, ("x_px", "_x_valid", "_box_left", "_box_right",
-                                                               "_box_valid", "_rtl")),) if with_x else ()),
-            ("regression_path_duration_ms", regression_path_duration_ms, np.nan, ("path_duration_ms",)),
-            ("selective_regression_path_duration_ms", selective_regression_path_duration_ms, np.nan,
-             ("path_end", "position")),
-            ("first_fixation_duration_ms", first_fixation_duration_ms, np.nan, ()),
-            ("gaze_duration_ms", gaze_duration_ms, np.nan, ()),
-            ("total_fixation_duration_ms", total_fixation_duration_ms, 0.0, ()),
-            ("fixation_count", fixation_count, 0, ()), ("skipped", skipped, True, ()),
-            ("single_fixation_duration_ms", single_fixation_duration_ms, np.nan, ()),
-            ("run_count", run_count, 0, ()), ("regression_in_count", regression_in_count, 0, ("prev_word",)),
-            ("regression_out_count", regression_out_count, 0, ("next_word",)),
-            ("first_fixation_progressive", first_fixation_progressive, False, ())):
-        got = fn(g)
-        values, valid = got if isinstance(got, tuple) else (got, None)
-        values, ok = spread(values, fill, valid)
-        column = pl.Series(name, values)
-        cols[name] = column if name in always else pl.select(pl.when(pl.Series(ok)).then(column)).to_series()
-        del values, ok, got
-        for key in done:
-            arrays.pop(key, None)
-    del g, arrays, fx
-    names = ["first_fixation_duration_ms", "gaze_duration_ms", "total_fixation_duration_ms",
-             "regression_path_duration_ms", "fixation_count", "skipped", "single_fixation_duration_ms",
-             "selective_regression_path_duration_ms", "run_count", "regression_in_count", "regression_out_count",
-             "first_fixation_progressive", *(("landing_position",) if with_x else ())]
-    frame = pl.DataFrame([cols[n].alias(n) for n in names])
+    first_duration = np.full(len(first), np.nan)
+    first_duration[fixated] = duration[at]
+    cols = [column("first_fixation_duration_ms", first_duration), column("gaze_duration_ms", cells["gaze"]),
+            column("total_fixation_duration_ms", cells["total"], 0.0),
+            column("regression_path_duration_ms", cells["path"]),
+            column("fixation_count", cells["fixation_count"], np.int32(0)),
+            column("skipped", cells["skipped"], True),
+            column("single_fixation_duration_ms", first_duration, valid=cells["single"]),
+            column("selective_regression_path_duration_ms", cells["selective"]),
+            column("run_count", cells["run_count"], np.int32(0)),
+            column("regression_in_count", cells["regression_in_count"]),
+            column("regression_out_count", cells["regression_out_count"]),
+            column("first_fixation_progressive", ~cells["skipped"])]
+    del cells
+    if "x_px" in have:  # where the first fixation landed in its box
+        x = fx["x_px"].cast(pl.Float64).gather(at)
+        box = _boxes(trial[at], fx["ia_index" if "ia_index" in have else "word_index"].gather(at), words, texts,
+                     tr_text, "ia_index" if "ia_index" in have else "word_index")
+        rtl = _rtl_texts(words, texts, direction)[np.maximum(tr_text[trial[at]], 0)] if len(texts) else \
+            np.zeros(len(at), bool)
+        left, right, x_np = box["_box_left"], box["_box_right"], x.fill_null(np.nan).to_numpy()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            landing = np.where(rtl, right - x_np, x_np - left) / (right - left)
+        values = np.full(len(first), np.nan)
+        values[fixated] = landing
+        valid = np.zeros(len(first), bool)
+        valid[fixated] = x.is_not_null().to_numpy() & box["_box_valid"]
+        cols.append(column("landing_position", values, valid=valid))
+    del fx
+    frame = pl.DataFrame(cols)
     del cols
     frame = frame.with_columns((pl.col("regression_in_count") > 0).alias("regression_in"),
                                (pl.col("regression_out_count") > 0).alias("regression_out"),

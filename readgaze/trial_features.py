@@ -104,11 +104,15 @@ def compute_trial_features(fixations, words, trials, word_measures=None) -> pl.L
     fx = ordered(fx.with_columns(pl.Series("_trial", trial_codes(fx["trial_id"], tr["trial_id"])),
                                  pl.col("start_ms", "duration_ms", "x_px", "y_px").cast(pl.Float64))
                  .drop("trial_id"), "_trial", "fixation_index")
-    dx, dy = pl.col("x_px").diff(), pl.col("y_px").diff()  # within each trial's group, in time order
+    # steps between consecutive fixations of a trial (in time order): one whole-column diff, null at each
+    # trial's first fixation, the values a per-group diff gives (an aggregation of those is 4x slower)
+    after_first = pl.col("_trial").eq_missing(pl.col("_trial").shift(1))
+    dx, dy = (pl.when(after_first).then(pl.col(c).diff()) for c in ("x_px", "y_px"))
+    fx = fx.with_columns(dx.alias("_dx"), (dx.pow(2) + dy.pow(2)).sqrt().alias("_step_px"))
     per_fix = fx.group_by("_trial", maintain_order=True).agg(
         pl.len().cast(pl.Int32).alias("fixation_count"),
         ((pl.col("start_ms") + pl.col("duration_ms")).max() - pl.col("start_ms").min()).alias("_time_ms"),
-        (dx.pow(2) + dy.pow(2)).sqrt().filter(dx > 0).mean().alias("mean_forward_saccade_amplitude_px"))
+        pl.col("_step_px").filter(pl.col("_dx") > 0).mean().alias("mean_forward_saccade_amplitude_px"))
     inword = fx.select("_trial", "word_index").filter(pl.col("word_index").is_not_null())  # only what both need
     wm = word_measures.lazy().select("trial_id", "skipped", "first_fixation_duration_ms").collect()
     wm = wm.with_columns(pl.Series("_trial", trial_codes(wm["trial_id"], tr["trial_id"])))
