@@ -14,7 +14,8 @@ from readgaze.feature_sets import FEATURE_SETS, compute_feature_sets, word_class
 from readgaze.metrics import evaluate, evaluate_folds
 from readgaze.splits import assign_fold, make_splits
 
-SMALL_GRIDS = {"random_forest": {"n_estimators": [60], "max_depth": [6]}}  # the full grid takes ~25 s here
+SMALL_GRIDS = {"random_forest": {"n_estimators": [60], "max_depth": [6]},  # the full grids take ~25 s and ~50 s here
+               "gradient_boosting": {"learning_rate": [0.1], "max_depth": [3], "min_samples_leaf": [5, 20]}}
 
 
 @pytest.fixture(scope="module")
