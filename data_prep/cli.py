@@ -143,13 +143,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _prefetch(args: argparse.Namespace) -> None:
     """Start the one pass over each OneStop report that the load needs besides its parse (SHA-256 for the cache
-    key and the manifest, unless the checksum memo knows the files or the cache is off; the line starts, unless
-    a column map or dialect makes the loader read rewritten copies), in a thread, before polars is imported."""
+    key and the manifest, unless the checksum memo knows the files; the line starts, unless a column map or
+    dialect makes the loader read rewritten copies), in a thread, before polars is imported."""
     from data_prep.cache import stamps_known
     from readgaze.io.scan import prefetch
 
     files = [args.fixation_report, args.ia_report]
-    sha256 = not args.no_cache and not stamps_known(files)
+    sha256 = not stamps_known(files)  # with --no-cache too: the manifest records it
     lines = not (args.columns or args.separator or args.decimal_comma)
     if not args.no_cache and not sha256:  # the memo knows the files: most likely a cache hit, nothing to read
         return

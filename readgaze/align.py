@@ -66,8 +66,8 @@ def _use_compiled(n_queries: int) -> bool:
 def _search(keys: np.ndarray, start: np.ndarray, q: np.ndarray, group: np.ndarray) -> np.ndarray:
     """``np.searchsorted(keys, q, side="right")`` for queries whose answer lies in their group's keys
     ``start[group]:start[group + 1]`` (``group < 0``: 0, the queries below every key)."""
-    if _use_compiled(len(q)):
-        from readgaze._align_search import search_right
+    if _use_compiled(len(q)) and not (len(group) and group.max() >= len(start) - 1):  # the kernel reads
+        from readgaze._align_search import search_right                            # start[g + 1] unchecked
 
         return search_right(keys, start, q, group)
     return np.searchsorted(keys, q, side="right")

@@ -116,8 +116,9 @@ def test_prep_prefetches_what_its_load_will_read(tmp_path, monkeypatch):
     cli._prefetch(_args(tmp_path, no_cache=True))
     cli._prefetch(_args(tmp_path, separator=";"))
     cli._prefetch(_args(tmp_path, no_cache=True, columns=["x_px=X"]))
-    assert calls == [{"sha256": True, "lines": True}, {"sha256": False, "lines": True},
-                     {"sha256": True, "lines": False}]
+    # --no-cache still hashes (the manifest records the SHA-256); a column map or dialect: no line starts
+    assert calls == [{"sha256": True, "lines": True}, {"sha256": True, "lines": True},
+                     {"sha256": True, "lines": False}, {"sha256": True, "lines": False}]
     from data_prep.cache import checksum
 
     args = _args(tmp_path)
@@ -194,3 +195,18 @@ def test_the_ia_report_parsed_beside_the_fixations_gives_the_same_tables_and_err
     with pytest.raises(ParseError) as e:
         onestop.load_onestop(fix, ia)
     assert str(e.value.file) == str(ia) and e.value.column == "IA_LEFT" and e.value.row == 3
+
+
+def test_a_missing_report_is_a_parse_error_naming_it(tmp_path):
+    """Either report missing: the readers' ParseError naming that file, not a FileNotFoundError from the thread that
+    scans its lines (the IA report's newline scan starts before either parse)."""
+    from readgaze.errors import ParseError
+    from readgaze.io.onestop import load_onestop
+
+    fix = tmp_path / "fixations.csv"
+    fix.write_text("participant_id,CURRENT_FIX_INDEX\np1,1\n")
+    with pytest.raises(ParseError, match="nope_ia.csv") as got:
+        load_onestop(fix, tmp_path / "nope_ia.csv")
+    assert "no such file" in str(got.value)
+    with pytest.raises(ParseError, match="nope_fix.csv"):
+        load_onestop(tmp_path / "nope_fix.csv", tmp_path / "nope_ia.csv")

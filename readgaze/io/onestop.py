@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from readgaze.errors import ParseError
 from readgaze.io.csv import header
 from readgaze.io.dataviewer import (detect_ia_id_base, read_fixation_report, read_ia_report,
                                     rebase_fixations)
@@ -141,6 +142,9 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
     # sorts the fixations: their single-threaded steps fill the core the IA parse leaves idle, and the two
     # parses' peaks do not add up (load peak at 2.4 M rows: 1.12-1.15 GiB so, 1.11-1.15 with the IA parse after
     # the fixation steps, 1.32-1.35 with both parses at once).
+    for report in (fixation_report, ia_report):  # before any thread reads them: the readers' error, in order
+        if report is not None and not Path(report).is_file():
+            raise ParseError("no such file", file=report)
     parsed, failed = threading.Event(), threading.Event()
     with ThreadPoolExecutor(max_workers=1) as pool:
         fix_lines = pool.submit(line_starts, fixation_report)  # newline scans (I/O) beside the fixation parse
@@ -148,7 +152,7 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
         try:
             fix_trials, fix = _load_fixations(fixation_report, aliases, fix_qc, parsed, fix_lines)
         except BaseException:
-            failed.set()  # the IA report is not parsed: the fixation report's error is raised at once
+            failed.set()  # the IA report is not parsed: this error is raised once its newline scan ends
             raise
         finally:
             parsed.set()

@@ -64,12 +64,14 @@ def load_numba() -> None:
     """Import numba's array-math registry without its BLAS probe (once per process; called before any kernel).
 
     Loading any compiled function, even from the cache, imports ``numba.np.arraymath``, whose import checks for
-    BLAS by importing ``scipy.linalg`` (0.2-0.4 of the 0.7-1.0 CPU s numba's first call costs). The answer only
-    decides whether ``np.correlate`` / ``np.convolve`` in compiled code may call BLAS, and no readgaze kernel uses
-    them; so for that one import the probe answers "absent". numba's ``np.dot`` / linalg still load BLAS
-    themselves when a kernel types them. ``sys.modules`` is not touched, so other threads are unaffected.
+    BLAS by importing ``scipy.linalg`` (0.2-0.4 of the 0.7-1.0 CPU s numba's first call costs). That answer is
+    kept for the process and only decides whether compiled ``np.correlate`` / ``np.convolve`` may call BLAS
+    (else they use a plain loop); no readgaze kernel uses them, and numba's ``np.dot`` / linalg load BLAS
+    themselves when a kernel types them. So, unless scipy.linalg is imported already (then the probe costs
+    nothing), the probe answers "absent" while ``numba.np.arraymath`` is imported (numba's ``ensure_blas`` is
+    swapped for that import only, in every thread, and restored after it).
     """
-    if "numba.np.arraymath" in sys.modules:
+    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
         return
     import numba.np.linalg as linalg
 
