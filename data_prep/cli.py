@@ -139,6 +139,11 @@ def run(args: argparse.Namespace) -> int:
         raise ReadgazeError(f"unexpected {type(error).__name__} while preparing: {str(error).splitlines()[0][:300]}. "
                             "Check the inputs with  readgaze inspect FILE ...; if they look right this is a readgaze "
                             "bug (READGAZE_DEBUG=1 shows the traceback)") from None
+    finally:
+        if args.mode == "onestop":  # what the load did not take (a cache hit, an early error) is not kept
+            from readgaze.io.scan import forget
+
+            forget([args.fixation_report, args.ia_report])
 
 
 def _prefetch(args: argparse.Namespace) -> None:

@@ -210,3 +210,18 @@ def test_a_missing_report_is_a_parse_error_naming_it(tmp_path):
     assert "no such file" in str(got.value)
     with pytest.raises(ParseError, match="nope_fix.csv"):
         load_onestop(tmp_path / "nope_fix.csv", tmp_path / "nope_ia.csv")
+
+
+def test_prep_keeps_no_prefetched_pass_it_did_not_take(tmp_path, monkeypatch):
+    """A cache hit after a memo miss never takes the line starts, and an early error takes nothing: `prep` drops what
+    its load left, so an in-process caller does not keep tens of MB per report."""
+    from readgaze.cli import main
+
+    fix, ia = tmp_path / "fixations.csv", tmp_path / "ia.csv"
+    fix.write_bytes(b"participant_id,CURRENT_FIX_INDEX\np1,1\n")
+    ia.write_bytes(b"not,a,onestop,ia,report\n1,2,3,4,5\n")
+    monkeypatch.setenv("READGAZE_CACHE_DIR", str(tmp_path / "cache"))
+    code = main(["prep", "onestop", "--fixation-report", str(fix), "--ia-report", str(ia), "--out",
+                 str(tmp_path / "out"), "--quiet"])
+    assert code != 0  # refused early (check_kind): the prefetched passes were never taken
+    assert str(fix.resolve()) not in scan._SCANS and str(ia.resolve()) not in scan._SCANS

@@ -124,3 +124,13 @@ def take_line_starts(path):
 def take_sha256(path) -> str | None:
     """The prefetched SHA-256 (hex) of ``path``, or None."""
     return _take(path, "sha256")
+
+
+def forget(paths) -> None:
+    """Drop the prefetched results of ``paths`` that no consumer took (a pass still running finishes, unkept)."""
+    with _LOCK:
+        for path in paths:
+            try:
+                _SCANS.pop(os.path.realpath(path), None)
+            except (OSError, TypeError, ValueError):
+                continue
