@@ -31,9 +31,28 @@ def one_torch_thread():
 
 
 
+def pytest_configure(config):
+    """Under pytest-xdist (``-n 2``), each worker gets one thread per pool: two workers share the 2 CI cores."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS", "POLARS_MAX_THREADS"):
+            os.environ.setdefault(name, "1")
+        import torch
+
+        torch.set_num_threads(1)
+
+
+def pytest_runtest_logreport(report):
+    """Collect the ``learns`` lines (``("learns", line)`` user properties): they reach the controller under xdist."""
+    if report.when == "call":
+        _LEARNS.extend(value for key, value in report.user_properties if key == "learns")
+
+
+_LEARNS: list[str] = []
+
+
 def pytest_terminal_summary(terminalreporter, config):
-    """Print what the ``learns`` tests measured (each appends a line to ``config.learns_results``)."""
-    lines = getattr(config, "learns_results", [])
+    """Print what the ``learns`` tests measured (each records a ``("learns", line)`` user property)."""
+    lines = _LEARNS
     if lines:
         terminalreporter.section("learns: validation AUROC on the planted corpus (new participants)")
         for line in lines:

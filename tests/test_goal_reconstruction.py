@@ -127,7 +127,7 @@ def test_gaze_generator_beats_its_text_only_twin_for_new_participants(tmp_path, 
     line = (f"DalEye (goal reconstruction) new participant, {len(test)} trials: question-word acc. "
             f"{scores[True][0]:.3f} vs text-only {scores[False][0]:.3f}; BLEU {scores[True][1]:.3f} vs "
             f"{scores[False][1]:.3f} ({time.perf_counter() - start:.0f} s)")
-    request.config.learns_results = [*getattr(request.config, "learns_results", []), line]
+    request.node.user_properties.append(("learns", line))
     assert scores[True][0] > scores[False][0] and scores[True][1] > scores[False][1], line
 
 

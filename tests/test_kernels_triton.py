@@ -29,7 +29,7 @@ def test_triton_kernels_match_reference():
     else:
         env["TRITON_INTERPRET"] = "1"
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(CHECK)],
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", str(CHECK)],
         cwd=CHECK.parents[1], env=env, capture_output=True, text=True, timeout=600,
     )
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
