@@ -97,15 +97,22 @@ def _write_json(path: Path, data: dict) -> None:
         pass
 
 
-def code_fingerprint() -> str:
-    """SHA-1 of the loading code's source bytes (``readgaze/io``, ``readgaze/text.py``, ``readgaze/qc.py``,
-    ``data_prep``) and of polars' version."""
-    root = Path(__file__).resolve().parents[1]
+def code_fingerprint(root: Path | None = None) -> str:
+    """SHA-1 of the loading code's source bytes and of polars' version.
+
+    The loading code is what a cached load runs and this module: ``readgaze/io``, ``readgaze/text.py``,
+    ``readgaze/qc.py``, ``readgaze/errors.py`` and ``data_prep``'s ``sources.py``, ``columns.py`` and
+    ``cache.py``. The steps after the load (``data_prep/pipeline.py``, the measures, ...) are not in it: a change
+    there re-runs them on the cached tables, as any re-preparation does. ``root``: the tree holding ``readgaze``
+    and ``data_prep`` (default: this installation's).
+    """
+    root = Path(__file__).resolve().parents[1] if root is None else Path(root)
     import polars as pl
 
     h = hashlib.sha1(f"{pl.__version__}|{FORMAT}".encode())
-    files = sorted([*root.joinpath("readgaze", "io").glob("*.py"), root / "readgaze" / "text.py",
-                    root / "readgaze" / "qc.py", *root.joinpath("data_prep").glob("*.py")])
+    files = sorted([*root.joinpath("readgaze", "io").glob("*.py"),
+                    *(root / "readgaze" / f for f in ("text.py", "qc.py", "errors.py")),
+                    *(root / "data_prep" / f for f in ("sources.py", "columns.py", "cache.py"))])
     for f in files:
         if f.is_file():
             h.update(f.name.encode())

@@ -84,7 +84,7 @@ def _pairwise(a, lo, n):
     return values[0]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # the trial features of the block before run beside it (data_prep.pipeline)
 def word_pass(trial, word, duration, trial_text, table_start, table_low, table, grid_start, n_cells):
     """Per grid cell (trial x word of its text, in grid order), the scanpath aggregates of the measures.
 

@@ -8,6 +8,7 @@ import hashlib
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -225,3 +226,26 @@ def test_prep_keeps_no_prefetched_pass_it_did_not_take(tmp_path, monkeypatch):
                  str(tmp_path / "out"), "--quiet"])
     assert code != 0  # refused early (check_kind): the prefetched passes were never taken
     assert str(fix.resolve()) not in scan._SCANS and str(ia.resolve()) not in scan._SCANS
+
+
+def test_the_parse_cache_key_follows_the_loading_code_only(tmp_path):
+    """A change to the steps after the load (pipeline, measures) keeps the cached parse; one to a loader drops it."""
+    from data_prep.cache import code_fingerprint
+
+    root = Path(__file__).resolve().parents[1]
+    for pkg in ("readgaze", "readgaze/io", "data_prep"):
+        (tmp_path / pkg).mkdir(parents=True)
+        for f in (root / pkg).glob("*.py"):
+            (tmp_path / pkg / f.name).write_bytes(f.read_bytes())
+    base = code_fingerprint(tmp_path)
+    assert code_fingerprint(root) == base  # the same sources, wherever they lie
+    for after_load in ("data_prep/pipeline.py", "data_prep/dataset.py", "readgaze/measures.py"):
+        (tmp_path / after_load).write_text((tmp_path / after_load).read_text() + "\n# edited\n")
+        assert code_fingerprint(tmp_path) == base, after_load
+    for loader in ("readgaze/io/onestop.py", "data_prep/sources.py", "readgaze/text.py"):
+        path = tmp_path / loader
+        before = path.read_bytes()
+        path.write_text(before.decode() + "\n# edited\n")
+        assert code_fingerprint(tmp_path) != base, loader
+        path.write_bytes(before)
+    assert code_fingerprint(tmp_path) == base

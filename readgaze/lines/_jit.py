@@ -11,25 +11,33 @@ from __future__ import annotations
 
 import functools
 import sys
+import threading
+
+_LOCK = threading.RLock()
 
 
 class _Lazy:
     """A kernel not compiled yet; calling it compiles its whole module's kernels, then runs the real one."""
 
-    def __init__(self, func):
-        self.py_func = func
+    def __init__(self, func, nogil: bool = False):
+        self.py_func, self.nogil = func, nogil
         functools.update_wrapper(self, func)
 
     def __call__(self, *args):
         module = sys.modules[self.py_func.__module__]
-        load_numba()
-        compile_module(module)
+        with _LOCK:  # one thread loads numba and compiles a module; another waits, then finds it compiled
+            load_numba()
+            compile_module(module)
         return getattr(module, self.py_func.__name__)(*args)
 
 
-def njit(func=None, **_):
-    """``@njit`` or ``@njit(cache=True)``: the function, compiled with ``numba.njit(cache=True)`` on first use."""
-    return _Lazy(func) if func is not None else _Lazy
+def njit(func=None, *, nogil: bool = False, **_):
+    """``@njit``, ``@njit(cache=True)`` or ``@njit(cache=True, nogil=True)``: the function, compiled with
+    ``numba.njit(cache=True)`` on first use (``nogil``: the compiled code releases the GIL while it runs, so that
+    another Python thread runs beside it)."""
+    if func is not None:
+        return _Lazy(func, nogil)
+    return lambda f: _Lazy(f, nogil)
 
 
 _COMPILING: set = set()
@@ -49,7 +57,7 @@ def compile_module(module) -> None:
     for name, value in list(vars(module).items()):
         if isinstance(value, _Lazy):
             if value.py_func.__module__ == module.__name__:
-                setattr(module, name, numba_njit(cache=True)(value.py_func))
+                setattr(module, name, numba_njit(cache=True, nogil=value.nogil)(value.py_func))
             else:
                 imported.append((name, value))
     for name, value in imported:
@@ -57,7 +65,8 @@ def compile_module(module) -> None:
         if home.__name__ not in _COMPILING:
             compile_module(home)
         own = getattr(home, value.py_func.__name__)
-        setattr(module, name, own if not isinstance(own, _Lazy) else numba_njit(cache=True)(value.py_func))
+        setattr(module, name, own if not isinstance(own, _Lazy) else
+                numba_njit(cache=True, nogil=value.nogil)(value.py_func))
 
 
 def load_numba() -> None:
@@ -73,15 +82,18 @@ def load_numba() -> None:
     """
     if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
         return
-    import numba.np.linalg as linalg
+    with _LOCK:  # two threads of the pipeline may both get here (data_prep.pipeline runs two)
+        if "numba.np.arraymath" in sys.modules:
+            return
+        import numba.np.linalg as linalg
 
-    probe = linalg.ensure_blas
+        probe = linalg.ensure_blas
 
-    def absent():
-        raise ImportError("BLAS probe skipped by readgaze")
+        def absent():
+            raise ImportError("BLAS probe skipped by readgaze")
 
-    linalg.ensure_blas = absent
-    try:
-        import numba.np.arraymath  # noqa: F401
-    finally:
-        linalg.ensure_blas = probe
+        linalg.ensure_blas = absent
+        try:
+            import numba.np.arraymath  # noqa: F401
+        finally:
+            linalg.ensure_blas = probe
