@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -32,13 +34,25 @@ def one_torch_thread():
 
 
 def pytest_configure(config):
-    """Under pytest-xdist (``-n 2``), each worker gets one thread per pool: two workers share the 2 CI cores."""
+    """Each test process gets its own parse cache (``READGAZE_CACHE_DIR``, unless set): the suite neither reads
+    nor fills the user's ``~/.cache/readgaze``, and two workers never share one. Under pytest-xdist (``-n 2``),
+    each worker gets one thread per pool: two workers share the 2 CI cores."""
+    if "READGAZE_CACHE_DIR" not in os.environ:
+        config._readgaze_cache = tempfile.mkdtemp(prefix="readgaze-test-cache-")
+        os.environ["READGAZE_CACHE_DIR"] = config._readgaze_cache
     if os.environ.get("PYTEST_XDIST_WORKER"):
         for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS", "POLARS_MAX_THREADS"):
             os.environ.setdefault(name, "1")
         import torch
 
         torch.set_num_threads(1)
+
+
+def pytest_unconfigure(config):
+    cache = getattr(config, "_readgaze_cache", None)
+    if cache:
+        shutil.rmtree(cache, ignore_errors=True)
+        os.environ.pop("READGAZE_CACHE_DIR", None)
 
 
 def pytest_runtest_logreport(report):
