@@ -231,16 +231,6 @@ def regression_out_count(g: Words) -> np.ndarray:
     return g.sum((exit_left & (sp["max_word"] == sp["word_index"])).astype(np.int32)).astype(np.int32)
 
 
-def landing_position(g: Words) -> tuple[np.ndarray, np.ndarray]:
-    """Where the first fixation landed in its box, as a fraction of the box width from the word's
-    beginning: 0 = left edge in a left-to-right text, right edge in a right-to-left one."""
-    x, left, right = (g.at_first(c) for c in ("x_px", "_box_left", "_box_right"))
-    valid = g.at_first("_x_valid") & g.at_first("_box_valid")
-    rtl = g.at_first("_rtl") if "_rtl" in g.sp else np.zeros(len(x), bool)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(rtl, right - x, x - left) / (right - left), valid
-
-
 MEASURES = (first_fixation_duration_ms, single_fixation_duration_ms, gaze_duration_ms,
             total_fixation_duration_ms, regression_path_duration_ms, selective_regression_path_duration_ms,
             fixation_count, run_count, skipped, first_fixation_progressive, regression_in_count,
