@@ -16,9 +16,9 @@ CONSTANT_SPREAD = 0.02
 
 REGIMES = ("all", "new_item", "new_participant", "new_item_participant")
 
-ADVICE = ("try another learning rate (--model.init_args.learning_rate; 1e-5 suits a pretrained encoder, about 3e-3 "
-          "the tiny one), more epochs (--trainer.max_epochs), a pretrained encoder (--data.text_encoder minilm), and "
-          "check with 'readgaze inspect DATASET' that the label varies within participants and items")
+ADVICE = ("try another learning rate (--model.init_args.learning_rate; 1e-5 suits a pretrained encoder, 1e-3 to "
+          "3e-3 the tiny one), more epochs (--trainer.max_epochs), a pretrained encoder (--data.text_encoder minilm), "
+          "and check with 'readgaze inspect DATASET' that both classes are in the training and the test trials")
 
 
 def constant_predictions(predictions: pl.DataFrame) -> str | None:
