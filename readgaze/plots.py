@@ -25,7 +25,13 @@ POSITIVE_CLASS = {"reading_goal": "information seeking", "comprehension": "corre
 
 _FIXED_COLOURS = {"majority": "0.55", "reading_speed_logistic_regression": "C3", "RoBERTEyeF": "C0",
                   "BEyeLSTM": "C1", "PostFusionEye": "C2", "TextOnly": "C4", "RoBERTEyeW": "C5", "MAGEye": "C6",
-                  "PLMAS": "C8", "PLMASRM": "C9", "Eyettention": "#17becf", "ScanpathImage": "#8c564b"}
+                  "PLMAS": "C8", "PLMASRM": "C9", "LogisticEnsemble": "black", "meziere_logistic_regression": "#e7298a",
+                  "MajorityVote": "#393b79", "mean_total_fixation_duration_logistic_regression": "#1b9e77",
+                  "words_per_paragraph_time_logistic_regression": "#808000", "Eyettention": "#d6616b",
+                  "ScanpathImage": "#637939", "svm": "#4000ff", "random_forest": "#bf00ff", "knn": "#800000",
+                  "gradient_boosting": "#80009f"}
+"""The package's models, baselines and ensembles: any two at least 0.22 apart in RGB and none paler than matplotlib's
+``C8`` (after matplotlib's first colours, dark ones far from those already taken)."""
 _SPARE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666")
 
 
@@ -89,9 +95,9 @@ def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, spli
         title = f"{_TITLES[regime]}" + (" [headline]" if regime in marked else "") + f"\n(n={n_predictions:,})"
         ax.set(xlabel="False positive rate", ylabel="True positive rate", xlim=(0, 1), ylim=(0, 1.01), aspect="equal")
         ax.set_title(title, fontsize=10, fontweight="bold" if regime in marked else "normal")
-        ax.legend(loc="lower right", fontsize="small", title="AUROC %", title_fontsize="small")
-    figure.legend([plt.Line2D([], [], color=model_colour(m)) for m in models], models, loc="lower center",
-                  ncol=min(len(models), 4), frameon=False, bbox_to_anchor=(0.5, -0.04))
+        ax.legend(loc="lower right", fontsize="small", title="AUROC %", title_fontsize="small", framealpha=0.6)
+    figure.legend([plt.Line2D([], [], color=model_colour(m)) for m in models], models, loc="upper center",
+                  ncol=min(len(models), 4), frameon=False, bbox_to_anchor=(0.5, 0.0))  # below the x-axis labels
     what = (f"Task {task}: ROC of P({POSITIVE_CLASS.get(task, 'class 1')})" if task else "ROC")
     figure.suptitle(f"{what} on test predictions pooled over folds (n = trial-fold pairs of the first model)\n"
                     "legend: AUROC mean ± SEM over folds" + ("; headline regimes first" if marked else ""), y=1.06)

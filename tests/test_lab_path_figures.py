@@ -70,6 +70,24 @@ def test_a_model_keeps_its_colour_in_every_figure(tmp_path, figures):
     assert plots.model_colour("LabModel") == plots.model_colour("LabModel")
 
 
+def test_the_package_models_baselines_and_ensembles_get_distinct_visible_colours():
+    """The demo drew BEyeLSTM (C1) and MajorityVote (hashed #d95f02) in two oranges 0.20 apart, and Eyettention /
+    ScanpathImage in PLM-AS-RM's / RoBERTEye-W's very colours: any two now differ by at least 0.22 in RGB."""
+    import itertools
+
+    from matplotlib.colors import to_rgb
+
+    from models.ensemble import LogisticEnsemble, MajorityVote
+    from readgaze.baselines import BASELINES
+
+    names = [*plots._FIXED_COLOURS, *(b.model for b in BASELINES.values()), LogisticEnsemble.__name__,
+             MajorityVote.__name__]
+    rgb = {n: np.array(to_rgb(plots.model_colour(n))) for n in names}
+    close = [(a, b) for a, b in itertools.combinations(rgb, 2) if np.linalg.norm(rgb[a] - rgb[b]) < 0.22]
+    assert not close, close
+    assert all(float(np.dot(c, [0.2126, 0.7152, 0.0722])) < 0.72 for c in rgb.values())  # none paler than C8
+
+
 def test_scanpath_keys_circle_size_and_ticks(tmp_path, figures):
     words = pl.DataFrame({"word": ["The", "cat", "sat", "down"], "left_px": [0.0, 50.0, 0.0, 50.0],
                           "right_px": [50.0, 100.0, 50.0, 100.0], "top_px": [0.0, 0.0, 40.0, 40.0],
