@@ -134,7 +134,7 @@ def tiny_recipe(config, explicit: set[str]) -> list[str]:
 
 def fit_summary(trainer, model, datamodule, seconds: float) -> None:
     """Validate and test ``trainer``'s best checkpoint and print where the run wrote and how well it did."""
-    from models.summary import constant_warning, metric_table, written
+    from models.summary import constant_warning, metric_table, regime_counts, written
 
     callback = trainer.checkpoint_callback
     best = callback.best_model_path if callback is not None else ""
@@ -150,16 +150,18 @@ def fit_summary(trainer, model, datamodule, seconds: float) -> None:
     if best:
         lines.append(f"  best checkpoint: {best} (epoch {_epoch(best, trainer)}, {callback.monitor} "
                      f"{float(callback.best_model_score):.4f})")
-    lines += [metric_table(val[0] if val else {}, test[0] if test else {})]
     import polars as pl
 
+    counts, warnings = {}, []
     for split in ("val", "test"):
         path = folder / f"predictions_{split}.parquet"
         if path.is_file():
-            warning = constant_warning(pl.read_parquet(path), f"{split} predictions",
-                                       getattr(model, "learning_rate", None))
+            predictions = pl.read_parquet(path)
+            counts.update(regime_counts(predictions, split))
+            warning = constant_warning(predictions, f"{split} predictions", getattr(model, "learning_rate", None))
             if warning:
-                lines.append(warning)
+                warnings.append(warning)
+    lines += [metric_table(val[0] if val else {}, test[0] if test else {}, counts), *warnings]
     print("\n".join(lines), file=sys.stderr)
 
 

@@ -68,23 +68,38 @@ def constant_warning(predictions: pl.DataFrame, what: str, learning_rate: float 
             f"usable, so its balanced accuracy of ~50 measures nothing. To fix{now}: {ADVICE}.")
 
 
-def metric_table(val: dict, test: dict | None) -> str:
+def metric_table(val: dict, test: dict | None, counts: dict | None = None) -> str:
     """Balanced accuracy and AUROC (%) per regime, validation and test, from Lightning's logged metrics.
 
     ``val``/``test`` map ``"<metric>_<regime>/<split>"`` (as :class:`models.base.ReadingModel` logs them) to numbers.
+    ``counts`` maps ``(split, regime)`` to the trials behind a cell (:func:`regime_counts`); without it the ``n``
+    columns show ``-``.
     """
     def cell(metrics: dict | None, name: str, regime: str, split: str) -> str:
         value = (metrics or {}).get(f"{name}_{regime}/{split}")
         return "    -" if value is None else f"{100 * float(value):5.1f}"
 
-    rows = ["  regime                  val bal.acc  val AUROC  test bal.acc  test AUROC"]
+    def n(split: str, regime: str) -> str:
+        value = (counts or {}).get((split, regime))
+        return "-" if value is None else f"{value:,}"
+
+    rows = ["  regime                  val n  val bal.acc  val AUROC  test n  test bal.acc  test AUROC"]
     for regime in REGIMES:
         if not any(f"balanced_accuracy_{regime}/{s}" in (m or {}) for m, s in ((val, "val"), (test, "test"))):
             continue
-        rows.append(f"  {regime:<22}  {cell(val, 'balanced_accuracy', regime, 'val'):>11}  "
-                    f"{cell(val, 'auroc', regime, 'val'):>9}  {cell(test, 'balanced_accuracy', regime, 'test'):>12}  "
-                    f"{cell(test, 'auroc', regime, 'test'):>10}")
+        rows.append(f"  {regime:<22}  {n('val', regime):>5}  {cell(val, 'balanced_accuracy', regime, 'val'):>11}  "
+                    f"{cell(val, 'auroc', regime, 'val'):>9}  {n('test', regime):>6}  "
+                    f"{cell(test, 'balanced_accuracy', regime, 'test'):>12}  {cell(test, 'auroc', regime, 'test'):>10}")
     return "\n".join(rows)
+
+
+def regime_counts(predictions: pl.DataFrame, split: str) -> dict[tuple[str, str], int]:
+    """``{(split, regime): trials}`` of one split's prediction table (``"all"``: every row), for
+    :func:`metric_table`."""
+    counts = {(split, "all"): predictions.height}
+    if "regime" in predictions.columns:
+        counts.update({(split, r): n for r, n in predictions.group_by("regime").len().iter_rows()})
+    return counts
 
 
 def written(folder: Path) -> str:
