@@ -219,7 +219,8 @@ class Stages:
         table.add_column("model")
         table.add_column("metric")
         for regime in regimes:
-            table.add_column(regime.replace("_", " ") + (" *" if regime in headline else ""), justify="right")
+            title = "new item & participant" if regime == "new_item_participant" else regime.replace("_", " ")
+            table.add_column(title + (" *" if regime in headline else ""), justify="right")
         cells = {(r["model"], r["regime"]): r for r in self.evaluation.iter_rows(named=True)}
         names = self.evaluation["model"].unique(maintain_order=True).to_list()
         neural, ensembles = list(MODEL_NAMES.values()), ("LogisticEnsemble", "MajorityVote")

@@ -44,7 +44,7 @@ def test_demo_quick_writes_the_report_from_outside_the_repo(tmp_path):
     assert set(predictions["model"]) == MODELS
     assert set(predictions["regime"]) == REGIMES - {"all"}
     # the printed table has the three regimes as columns and one row per model
-    for column in ("new participant *", "new item participant *", "new item ", "all"):
+    for column in ("new participant *", "new item & participant *", "new item ", "all"):
         assert column in done.stdout
     for row in ("BEyeLSTM", "RoBERTEyeF", "LogisticEnse", "MajorityVote", "majority class", "reading speed (LR)",
                 "Mézière et al. LR"):
