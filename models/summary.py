@@ -72,11 +72,14 @@ def metric_table(val: dict, test: dict | None, counts: dict | None = None) -> st
     """Balanced accuracy and AUROC (%) per regime, validation and test, from Lightning's logged metrics.
 
     ``val``/``test`` map ``"<metric>_<regime>/<split>"`` (as :class:`models.base.ReadingModel` logs them) to numbers.
-    ``counts`` maps ``(split, regime)`` to the trials behind a cell (:func:`regime_counts`); without it the ``n``
-    columns show ``-``.
+    ``counts`` maps ``(split, regime)`` to the trials behind a cell and ``(split, regime, "classes")`` to their
+    label classes (:func:`regime_counts`); without it the ``n`` columns show ``-``. A cell whose trials hold one
+    class shows ``1 cls``: no balanced accuracy or AUROC measures anything there.
     """
     def cell(metrics: dict | None, name: str, regime: str, split: str) -> str:
         value = (metrics or {}).get(f"{name}_{regime}/{split}")
+        if value is not None and (counts or {}).get((split, regime, "classes")) == 1:
+            return "1 cls"
         return "    -" if value is None else f"{100 * float(value):5.1f}"
 
     def n(split: str, regime: str) -> str:
@@ -93,12 +96,19 @@ def metric_table(val: dict, test: dict | None, counts: dict | None = None) -> st
     return "\n".join(rows)
 
 
-def regime_counts(predictions: pl.DataFrame, split: str) -> dict[tuple[str, str], int]:
-    """``{(split, regime): trials}`` of one split's prediction table (``"all"``: every row), for
-    :func:`metric_table`."""
-    counts = {(split, "all"): predictions.height}
+def regime_counts(predictions: pl.DataFrame, split: str) -> dict[tuple, int]:
+    """``{(split, regime): trials, (split, regime, "classes"): label classes}`` of one split's prediction table
+    (``"all"``: every row), for :func:`metric_table`."""
+    label = pl.col("label").drop_nulls().n_unique() if "label" in predictions.columns else pl.lit(None)
+    counts = {}
+    parts = [("all", predictions)]
     if "regime" in predictions.columns:
-        counts.update({(split, r): n for r, n in predictions.group_by("regime").len().iter_rows()})
+        parts += [(r, part) for (r,), part in predictions.group_by(["regime"], maintain_order=True)]
+    for regime, part in parts:
+        n, classes = part.select(pl.len(), label.alias("classes")).row(0)
+        counts[(split, regime)] = n
+        if classes is not None:
+            counts[(split, regime, "classes")] = classes
     return counts
 
 

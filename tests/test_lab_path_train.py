@@ -51,10 +51,11 @@ def test_fit_from_an_empty_directory_writes_test_predictions_and_a_summary(lab, 
     assert "readgaze fit: done in" in err and "wrote runs/reading_goal/roberteye_f/csv/version_0" in err
     assert "val n  val bal.acc  val AUROC  test n  test bal.acc  test AUROC" in err
     val = pl.read_parquet(run / "predictions_val.parquet")
-    all_row = next(line.split() for line in err.splitlines() if line.startswith("  all "))
+    table = [line.replace("1 cls", "1cls").split() for line in err.splitlines()]
+    all_row = next(row for row in table if row[:1] == ["all"])
     assert (all_row[1], all_row[4]) == (f"{val.height:,}", f"{test.height:,}")  # the trials behind each score
     for regime, n in test.group_by("regime").len().iter_rows():
-        row = next((line.split() for line in err.splitlines() if line.startswith(f"  {regime} ")), None)
+        row = next((row for row in table if row[:1] == [regime] and len(row) == 7), None)
         assert row is None or row[4] == f"{n:,}", (regime, row)
     assert "learning rate 0.003 instead of the config's 1e-05" in err  # the tiny encoder's rate, said aloud
     saved = yaml.safe_load((run / "config.yaml").read_text())

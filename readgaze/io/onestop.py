@@ -356,7 +356,8 @@ def _aliased(lf: pl.LazyFrame, aliases: dict[str, str], qc: QCLog, table: str) -
     hit = pl.col("participant_id").is_in(list(aliases))
     n = lf.select(hit.sum()).collect().item()
     qc.add("load_onestop", table, "participant_alias", n, action="changed",
-           detail=", ".join(f"{k} -> {v}" for k, v in aliases.items()))
+           detail="rows of a saved participant id renamed to its true id (0: none in this report): "
+                  + ", ".join(f"{k} -> {v}" for k, v in aliases.items()))
     return _alias(lf, aliases).collect().lazy() if n else lf
 
 
