@@ -7,81 +7,16 @@ found in a table of each text's word indices. A regression path is closed by a s
 (an open path's word is never below a later one's, so a fixation closes the top ones).
 
 The floats are the reference's, bit for bit: per-word sums follow ``np.add.reduceat``'s order (the first
-value plus NumPy's pairwise sum of the others, :func:`_pairwise`), regression-path durations are
-differences of the same running sum, and nothing transcendental is computed here.
+value plus NumPy's pairwise sum of the others, :func:`readgaze.lines._common.pairwise`), regression-path
+durations are differences of the same running sum, and nothing transcendental is computed here.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from readgaze.lines._common import pairwise
 from readgaze.lines._jit import njit  # numba, imported on first call
-
-_BLOCK = 128  # NumPy's PW_BLOCKSIZE: the pairwise sum splits longer runs in two
-
-
-@njit(cache=True)
-def _pairwise_block(a, lo, n):
-    """NumPy's pairwise sum of ``a[lo:lo + n]`` for ``n <= 128`` (one leaf of its recursion), same rounding."""
-    if n < 8:
-        res = -0.0
-        for i in range(lo, lo + n):
-            res += a[i]
-        return res
-    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-    i = 8
-    while i < n - (n % 8):
-        r0 += a[lo + i]
-        r1 += a[lo + i + 1]
-        r2 += a[lo + i + 2]
-        r3 += a[lo + i + 3]
-        r4 += a[lo + i + 4]
-        r5 += a[lo + i + 5]
-        r6 += a[lo + i + 6]
-        r7 += a[lo + i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += a[lo + i]
-        i += 1
-    return res
-
-
-@njit(cache=True)
-def _pairwise(a, lo, n):
-    """NumPy's pairwise sum of ``a[lo:lo + n]`` (``pairwise_sum`` of its add loops), same rounding.
-
-    NumPy halves a run longer than 128 (the first half a multiple of 8) and adds the halves' sums; here the
-    recursion runs on an explicit stack (numba cannot cache recursive functions): tasks are (start, length,
-    kind), kind 0 = sum this run, kind 1 = add the two sums on top of the value stack.
-    """
-    if n <= _BLOCK:
-        return _pairwise_block(a, lo, n)
-    t_lo = np.empty(192, np.int64)
-    t_n = np.empty(192, np.int64)
-    t_kind = np.empty(192, np.int64)
-    values = np.empty(64)
-    t_lo[0], t_n[0], t_kind[0] = lo, n, 0
-    top = 1
-    depth = 0
-    while top:
-        top -= 1
-        s, m, kind = t_lo[top], t_n[top], t_kind[top]
-        if kind == 1:
-            depth -= 1
-            values[depth - 1] = values[depth - 1] + values[depth]
-        elif m <= _BLOCK:
-            values[depth] = _pairwise_block(a, s, m)
-            depth += 1
-        else:
-            m2 = m // 2
-            m2 -= m2 % 8
-            t_lo[top], t_n[top], t_kind[top] = 0, 0, 1  # runs after both halves
-            t_lo[top + 1], t_n[top + 1], t_kind[top + 1] = s + m2, m - m2, 0
-            t_lo[top + 2], t_n[top + 2], t_kind[top + 2] = s, m2, 0  # popped first: the left half's sum
-            top += 3
-    return values[0]
 
 
 @njit(cache=True, nogil=True)  # the trial features of the block before run beside it (data_prep.pipeline)
@@ -216,9 +151,9 @@ def word_pass(trial, word, duration, trial_text, table_start, table_low, table, 
                 fill[q] += 1
         for q in range(len(big)):
             c = big[q]
-            total[c] = _pairwise(vt, offset[q], offset[q + 1] - offset[q])
-            gaze[c] = _pairwise(vg, offset[q], offset[q + 1] - offset[q])
-            sel[c] = _pairwise(vs, offset[q], offset[q + 1] - offset[q])
+            total[c] = pairwise(vt, offset[q], offset[q + 1] - offset[q])
+            gaze[c] = pairwise(vg, offset[q], offset[q + 1] - offset[q])
+            sel[c] = pairwise(vs, offset[q], offset[q + 1] - offset[q])
     single = np.zeros(n_cells, np.bool_)
     for c in range(n_cells):
         if first[c] >= 0:

@@ -14,6 +14,7 @@ import pytest
 
 from models import dist
 from readgaze.lines import assign_trials
+from readgaze.lines._common import pairwise, pairwise_stack  # the sums cluster's kernel calls
 from readgaze.lines.warp import warp, warp_many
 from readgaze.simulate import simulate_line_trials
 
@@ -129,7 +130,7 @@ def test_pairwise_sum_is_numpys_sum_bit_for_bit():
     for n in [*range(0, 40), 127, 128, 129, 255, 256, 257, 1000, 4099]:
         rows = rng.random((3, n)) ** 4 * 10.0 ** rng.uniform(-3, 8, (3, 1))
         flat = rows.ravel()
-        got = [cluster_module._pairwise(flat, r * n, n) for r in range(3)]
+        got = [pairwise(flat, r * n, n) for r in range(3)]
         np.testing.assert_array_equal(got, rows.sum(axis=1))
 
 
@@ -139,7 +140,7 @@ def test_pairwise_sum_on_reused_stack_arrays_is_numpys_sum():
     stack = [np.full(64, 7, np.int64), np.full(64, 7, np.int64), np.full(64, 1, np.int64), np.full(64, 3.0)]
     for n in (300, 129, 1000, 4099, 200, 257, 5, 130):
         a = rng.random(n) ** 4 * 1e6
-        assert cluster_module._pairwise_stack(a, 0, n, *stack) == a.sum()
+        assert pairwise_stack(a, 0, n, *stack) == a.sum()
 
 
 def _cluster_one_by_one(trials, **params):

@@ -14,7 +14,7 @@ from polars.testing import assert_frame_equal
 from test_prep_post_speed import _corpus
 
 from readgaze import measures
-from readgaze._measures_pass import _pairwise
+from readgaze.lines._common import pairwise as _pairwise  # the sums the measures pass calls
 from readgaze.measures import compute_word_measures, use_compiled
 from readgaze.trial_features import compute_trial_features
 

@@ -114,7 +114,7 @@ def test_compiled_edge_cases():
 
 
 def test_pairwise_sums_like_numpy():
-    from readgaze.lines._slice_jit import _pairwise
+    from readgaze.lines._common import pairwise as _pairwise  # the sums the slice kernel calls
 
     rng = np.random.default_rng(0)
     v = rng.normal(size=2000) * np.exp(rng.normal(size=2000) * 4)

@@ -4,7 +4,8 @@ Each trial runs Glandorf & Schroeder's (2021) steps exactly as :func:`~readgaze.
 over arrays instead of lists: a proto-line is a linked list of runs in join order (so "the reference point
 nearest in x" ties to the point that joined first, as ``argmin`` over the list does), a run's mean offset is a
 sum in fixation order divided by its length (``np.bincount``'s order), and proto-line means use NumPy's
-pairwise sum (:func:`_pairwise`), so every comparison sees the per-trial numbers and the lines are identical.
+pairwise sum (:func:`readgaze.lines._common.pairwise`), so every comparison sees the per-trial numbers and the lines
+are identical.
 A run whose y range keeps its mean offset out of the joining band (with a margin far above rounding error) is
 skipped without the nearest-point search. Compiled with numba on first use (:mod:`readgaze.lines._jit`).
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from readgaze.lines._common import pairwise
 from readgaze.lines._jit import load_numba, njit
 
 
@@ -44,62 +46,6 @@ def slice_trials(x, y, trial_start, x_t, y_t, w_t, n_t, pitch, line_y, line_firs
                   np.ascontiguousarray(line_y, np.float64), np.asarray(line_first, np.int64),
                   np.asarray(n_lines, np.int64), bool(edge_phantoms), out)
     return out
-
-
-@njit(cache=True)
-def _block(a, b, m):
-    """NumPy's pairwise sum of at most 128 values ``a[b:b + m]``: one by one below 8, else 8 interleaved
-    accumulators combined as ``((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7))``, then the remainder one by one."""
-    if m < 8:
-        ret = -0.0                                   # NumPy starts at -0.0 (a sum of -0.0 stays -0.0)
-        for i in range(b, b + m):
-            ret += a[i]
-        return ret
-    r0, r1, r2, r3 = a[b], a[b + 1], a[b + 2], a[b + 3]
-    r4, r5, r6, r7 = a[b + 4], a[b + 5], a[b + 6], a[b + 7]
-    i = 8
-    while i < m - m % 8:
-        r0, r1, r2, r3 = r0 + a[b + i], r1 + a[b + i + 1], r2 + a[b + i + 2], r3 + a[b + i + 3]
-        r4, r5, r6, r7 = r4 + a[b + i + 4], r5 + a[b + i + 5], r6 + a[b + i + 6], r7 + a[b + i + 7]
-        i += 8
-    ret = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < m:
-        ret += a[b + i]
-        i += 1
-    return ret
-
-
-@njit(cache=True)
-def _pairwise(a, lo, n):
-    """NumPy's pairwise float64 sum of ``a[lo:lo + n]`` (``np.sum``'s rounding): :func:`_block` up to 128 values,
-    longer as the sum of two halves (the first a multiple of 8 long), the recursion unrolled on a small stack
-    (numba does not cache recursive functions)."""
-    if n <= 128:
-        return _block(a, lo, n)
-    los = np.empty(64, np.int64)
-    ns = np.empty(64, np.int64)
-    phase = np.zeros(64, np.int64)
-    left = np.empty(64)
-    top, ret = 0, 0.0
-    los[0], ns[0] = lo, n
-    while top >= 0:
-        m, b = ns[top], los[top]
-        half = m // 2 - (m // 2) % 8
-        if m <= 128:
-            ret = _block(a, b, m)
-            top -= 1
-        elif phase[top] == 0:                        # the first half
-            phase[top] = 1
-            los[top + 1], ns[top + 1], phase[top + 1] = b, half, 0
-            top += 1
-        elif phase[top] == 1:                        # then the second
-            left[top], phase[top] = ret, 2
-            los[top + 1], ns[top + 1], phase[top + 1] = b + half, m - half, 0
-            top += 1
-        else:
-            ret = left[top] + ret
-            top -= 1
-    return ret
 
 
 @njit(cache=True)
@@ -235,8 +181,8 @@ def _slice_kernel(x, y, trial_start, x_t, y_t, w_t, n_t, pitch, line_y, line_fir
                         joins[i] = 2
                         n_next += 1
                 if n_next == 0:                      # the next proto-line is a phantom one pitch out
-                    ph_x[new] = _pairwise(rx, 0, n_ref) / n_ref
-                    ph_y[new] = _pairwise(ry, 0, n_ref) / n_ref + pitch[t] * direction
+                    ph_x[new] = pairwise(rx, 0, n_ref) / n_ref
+                    ph_y[new] = pairwise(ry, 0, n_ref) / n_ref + pitch[t] * direction
                 kept = 0
                 for i in range(n_free):
                     r = free[i]
@@ -291,12 +237,12 @@ def _slice_kernel(x, y, trial_start, x_t, y_t, w_t, n_t, pitch, line_y, line_fir
                 mean[g] = 0.0
                 if cnt[k] > 0:
                     n = _points(k, head, nxt, run_first, run_len, x, y, ph_x, ph_y, rx, ry)
-                    mean[g] = _pairwise(ry, 0, n) / n
+                    mean[g] = pairwise(ry, 0, n) / n
             best = np.inf
             for shift in range(n_lines[t] - n_groups + 1):
                 for g in range(n_groups):
                     term[g] = cnt[top + g] * abs(mean[g] - line_y[line_first[t] + shift + g])
-                c = _pairwise(term, 0, n_groups)
+                c = pairwise(term, 0, n_groups)
                 if c < best:
                     best, first = c, shift
         for g in range(n_groups):

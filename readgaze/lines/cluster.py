@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from readgaze.errors import ConfigError
+from readgaze.lines._common import pairwise, pairwise_stack
 from readgaze.lines._jit import njit  # numba, imported on first call
 
 
@@ -186,8 +187,8 @@ def cluster_many(trials: list[tuple], *, init: str = "kmeans++", n_init: int = 1
     Notes
     -----
     The compiled kernel (numba) repeats :func:`kmeans_plus_plus` and :func:`lloyd_intervals` number by
-    number: the running sum over all starts, NumPy's pairwise row sums (:func:`_pairwise`), the same sorted
-    searches, so every start, every restart's sum of squares and the chosen restart are bit-identical.
+    number: the running sum over all starts, NumPy's pairwise row sums (:func:`readgaze.lines._common.pairwise`),
+    the same sorted searches, so every start, every restart's sum of squares and the chosen restart are bit-identical.
     """
     if init != "kmeans++":
         return [cluster(t[0], t[1], init=init, n_init=n_init, seed=seed) for t in trials]
@@ -223,67 +224,6 @@ def cluster_many(trials: list[tuple], *, init: str = "kmeans++", n_init: int = 1
     by_mean = np.lexsort((means, group_trial))
     rank[by_mean] = np.arange(len(by_mean)) - offset[group_trial[by_mean]]
     return np.split(rank[group], start[1:-1])
-
-
-@njit(cache=True)
-def _pairwise_block(a, lo, n):
-    """NumPy's pairwise sum of at most 128 values: one by one below 8, else 8 interleaved accumulators."""
-    if n < 8:
-        res = 0.0
-        for i in range(lo, lo + n):
-            res += a[i]
-        return res
-    r0, r1, r2, r3, r4, r5, r6, r7 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3], a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-    i = 8
-    while i < n - n % 8:
-        b = lo + i
-        r0, r1, r2, r3 = r0 + a[b], r1 + a[b + 1], r2 + a[b + 2], r3 + a[b + 3]
-        r4, r5, r6, r7 = r4 + a[b + 4], r5 + a[b + 5], r6 + a[b + 6], r7 + a[b + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += a[lo + i]
-        i += 1
-    return res
-
-
-@njit(cache=True)
-def _pairwise(a, lo, n):
-    """NumPy's pairwise sum of the float64 values ``a[lo:lo + n]`` (its ``pairwise_sum``), the same rounding.
-
-    Longer than 128 values: the sum of two halves, the first a multiple of 8 long, recursively; the recursion
-    runs on an explicit stack (numba cannot cache recursive functions).
-    """
-    if n <= 128:
-        return _pairwise_block(a, lo, n)
-    return _pairwise_stack(a, lo, n, np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64, np.int64),
-                           np.empty(64))
-
-
-@njit(cache=True)
-def _pairwise_stack(a, lo, n, los, ns, phase, left):
-    """:func:`_pairwise` on caller-owned stack arrays (64 entries each), so a kernel's many sums allocate nothing."""
-    if n <= 128:
-        return _pairwise_block(a, lo, n)
-    top, ret = 0, 0.0
-    los[0], ns[0], phase[0] = lo, n, 0
-    while top >= 0:
-        half = ns[top] // 2 - (ns[top] // 2) % 8
-        if ns[top] <= 128:
-            ret = _pairwise_block(a, los[top], ns[top])
-            top -= 1
-        elif phase[top] == 0:                     # sum the first half
-            phase[top] = 1
-            los[top + 1], ns[top + 1], phase[top + 1] = los[top], half, 0
-            top += 1
-        elif phase[top] == 1:                     # then the second
-            left[top], phase[top] = ret, 2
-            los[top + 1], ns[top + 1], phase[top + 1] = los[top] + half, ns[top] - half, 0
-            top += 1
-        else:
-            ret = left[top] + ret
-            top -= 1
-    return ret
 
 
 @njit(cache=True)
@@ -340,7 +280,7 @@ def _cluster_kernel(y_sorted, start, n_lines, first, u, u_start, n_init):
                 run += d2[i]
                 cum[i] = run
             for r in range(n_init):
-                total = _pairwise_stack(d2, r * n, n, los, ns, phase, left)
+                total = pairwise_stack(d2, r * n, n, los, ns, phase, left)
                 draw = u[u_start[t] + (c - 1) * n_init + r]
                 target = (cum[r * n] - d2[r * n]) + draw * total
                 lo, hi = 0, n_init * n                     # first index with cum >= target (side="left")
@@ -410,7 +350,7 @@ def _cluster_kernel(y_sorted, start, n_lines, first, u, u_start, n_init):
                 count = bounds[r, j + 1] - bounds[r, j]
                 total = s1[bounds[r, j + 1]] - s1[bounds[r, j]]
                 terms[j] = (s2[bounds[r, j + 1]] - s2[bounds[r, j]]) - total * total / max(count, 1)
-            sse = _pairwise(terms, 0, k)
+            sse = pairwise(terms, 0, k)
             if sse < best_sse:
                 best, best_sse = r, sse
         for j in range(1, k):

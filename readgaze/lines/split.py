@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from readgaze.lines._common import _chains_to_lines_kernel, break_points, chains_to_nearest_line, flat_trials
+from readgaze.lines._common import (_chains_to_lines_kernel, break_points, chains_to_nearest_line, flat_trials,
+                                    pairwise)
 from readgaze.lines._jit import njit  # numba, imported on first call
-from readgaze.lines.cluster import _pairwise
 
 
 def two_means_1d(values: np.ndarray) -> np.ndarray:
@@ -74,7 +74,7 @@ def split_many(trials: list[tuple]) -> list[np.ndarray]:
     """:func:`split` for ``[(xy, line_y_px, ...), ...]`` in one compiled pass; the same lines, trial by trial.
 
     Each trial's two-means split repeats :func:`two_means_1d`'s arithmetic: a stable sort, running sums,
-    NumPy's pairwise totals (``cluster._pairwise``), the first smallest sum of squares.
+    NumPy's pairwise totals (``_common.pairwise``), the first smallest sum of squares.
     """
     if not trials:
         return []
@@ -100,7 +100,7 @@ def _split_kernel(x, y, start, line_y, line_start, out):
         if v[0] == v[-1]:
             continue
         sq = v * v
-        t1, t2 = _pairwise(v, 0, n), _pairwise(sq, 0, n)
+        t1, t2 = pairwise(v, 0, n), pairwise(sq, 0, n)
         c1, c2, best, best_sse = 0.0, 0.0, 0, np.inf
         for k in range(1, n):                                          # size of the lower cluster
             c1 += v[k - 1]
