@@ -21,6 +21,20 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture(scope="session")
+def line_gold(shared_data):
+    """The gold-labelled line-assignment trials of ``../shared/data/line_assignment`` (``GoldTrial`` list, read once)."""
+    from readgaze.lines.gold import load_gold
+
+    return load_gold(shared_data / "line_assignment")
+
+
+@pytest.fixture(scope="session")
+def line_gold_tuples(line_gold):
+    """:func:`line_gold` as the ``(xy, line_y_px, word_xy, word_line)`` tuples the batched assigners take."""
+    return [(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in line_gold]
+
+
 @pytest.fixture
 def one_torch_thread():
     """One torch thread for the test: the CI box has 2 shared cores, and two spin-waiting threads run 5-10x slower."""

@@ -10,7 +10,6 @@ import pytest
 from readgaze.cli import main
 from readgaze.lines import CLASSICAL, assign_trial
 from readgaze.lines.evaluate import score_method
-from readgaze.lines.gold import load_gold
 
 # Pooled accuracy (%) of eyekit 0.7.1 on exactly this folder (its README; attach = nearest midline). eyekit's
 # cluster starts k-means at the midlines: readgaze's init="midlines"; the default is Carr's k-means++ (below).
@@ -22,8 +21,8 @@ CARR_48_COMPARE = 60.74
 
 
 @pytest.fixture(scope="module")
-def gold(shared_data):
-    return load_gold(shared_data / "line_assignment")
+def gold(line_gold):
+    return line_gold
 
 
 def test_gold_folder_matches_its_manifest(gold):

@@ -33,13 +33,6 @@ def _noise(n: int, seed: int) -> list[tuple]:
     return out
 
 
-@pytest.fixture
-def line_gold(shared_data):
-    from readgaze.lines.gold import load_gold
-
-    return load_gold(shared_data / "line_assignment")
-
-
 @pytest.fixture(scope="module")
 def sims():
     return [(t.xy, t.line_y_px, t.word_xy, t.word_line)

@@ -22,10 +22,8 @@ cluster_module = sys.modules["readgaze.lines.cluster"]
 
 
 @pytest.fixture(scope="module")
-def gold(shared_data):
-    from readgaze.lines.gold import load_gold
-
-    return [(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in load_gold(shared_data / "line_assignment")]
+def gold(line_gold_tuples):
+    return line_gold_tuples
 
 
 @pytest.fixture(scope="module")

@@ -41,13 +41,6 @@ def sims():
             for t in simulate_line_trials(60, seed=5, child_probability=0.3)]
 
 
-@pytest.fixture
-def line_gold(shared_data):
-    from readgaze.lines.gold import load_gold
-
-    return load_gold(shared_data / "line_assignment")
-
-
 def _check(trials, **params):
     """Compiled == per-trial slice() == array steps, trial by trial; returns the compiled lines."""
     got = slice_module.slice_many(trials, compiled=True, **params)
