@@ -167,6 +167,16 @@ def _chains_to_lines_kernel(y, start, cut, line_y, line_start, out):
             i = j
 
 
+@njit(cache=True)
+def saccades_ranked(x, lo, n):
+    """The ``n`` horizontal saccades ``dx = x[lo + i + 1] - x[lo + i]`` of a trial starting at ``lo``, and their
+    stable ascending order (``np.argsort(kind="mergesort")``): the most negative, return sweeps, first."""
+    dx = np.empty(n)
+    for i in range(n):
+        dx[i] = x[lo + i + 1] - x[lo + i]
+    return dx, np.argsort(dx, kind="mergesort")
+
+
 # NumPy's pairwise float64 sum (``pairwise_sum`` of its add loops, what ``np.sum`` and ``np.add.reduceat`` use for
 # a run of values), for the compiled kernels that must reproduce NumPy's rounding bit for bit (cluster, slice, the
 # word measures).

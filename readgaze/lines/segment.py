@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from readgaze.lines._common import flat_trials
+from readgaze.lines._common import flat_trials, saccades_ranked
 from readgaze.lines._jit import njit  # numba, imported on first call
 
 
@@ -63,10 +63,7 @@ def _segment_kernel(x, start, line_start, out):
         lo, n = start[t], start[t + 1] - start[t] - 1
         if n < 1:
             continue
-        dx = np.empty(n)
-        for i in range(n):
-            dx[i] = x[lo + i + 1] - x[lo + i]
-        order = np.argsort(dx, kind="mergesort")
+        _, order = saccades_ranked(x, lo, n)
         for i in range(min(line_start[t + 1] - line_start[t] - 1, n)):
             out[lo + order[i] + 1] = 1
         for i in range(lo + 1, start[t + 1]):

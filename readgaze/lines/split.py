@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from readgaze.lines._common import (_chains_to_lines_kernel, break_points, chains_to_nearest_line, flat_trials,
-                                    pairwise)
+                                    pairwise, saccades_ranked)
 from readgaze.lines._jit import njit  # numba, imported on first call
 
 
@@ -92,10 +92,7 @@ def _split_kernel(x, y, start, line_y, line_start, out):
         lo, n = start[t], start[t + 1] - start[t] - 1                  # n saccades
         if n < 2:
             continue
-        dx = np.empty(n)
-        for i in range(n):
-            dx[i] = x[lo + i + 1] - x[lo + i]
-        order = np.argsort(dx, kind="mergesort")
+        dx, order = saccades_ranked(x, lo, n)
         v = dx[order]
         if v[0] == v[-1]:
             continue
