@@ -163,9 +163,3 @@ def word_pass(trial, word, duration, trial_text, table_start, table_low, table, 
             sel[c] = d0 + sel[c] if count[c] > 1 else d0
             single[c] = first_pass[c] == 1 and not skipped[c]
     return first, count, runs, reg_in, reg_out, skipped, single, total, gaze, path, sel
-
-
-def warm_up() -> None:
-    """Compile (or load from numba's cache) :func:`word_pass` for the types prep passes."""
-    x = np.zeros(1, np.int64)
-    word_pass(x, x, np.ones(1), x, np.array([0, 1], np.int64), x, x, x, 1)

@@ -228,7 +228,7 @@ def _load_ia(path, aliases: dict[str, str], qc: QCLog, start: threading.Event,
 def _load_fixations(path, aliases: dict[str, str], qc: QCLog, parsed: threading.Event | None = None,
                     lines: Future | None = None) -> tuple[pl.DataFrame, pl.LazyFrame]:
     """The fixation report parsed (:func:`_parse`; then ``parsed`` is set), aliased, split into its trial table
-    and its rows, the rows sorted by (``trial_id``, ``fixation_index``) (:func:`_sort_rows`). ``lines``: the
+    and its rows, the rows sorted by (``trial_id``, ``fixation_index``) (:func:`_sort_order`). ``lines``: the
     future of its :func:`readgaze.io.rows.line_starts`, else they are found here."""
     fix = _parse(read_fixation_report, path, [c for c in header(path) if c not in TRIAL_COLUMNS])
     if parsed is not None:
@@ -244,12 +244,6 @@ def _load_fixations(path, aliases: dict[str, str], qc: QCLog, parsed: threading.
         for k in range(len(columns)):  # the parser's many chunks made contiguous first: half the gather's cost
             columns[k] = columns[k].rechunk().gather(order)
     return fix_trials, pl.DataFrame(columns).lazy()
-
-
-def _sort_rows(frame: pl.DataFrame) -> pl.DataFrame:
-    """``frame.sort("trial_id", "fixation_index", maintain_order=True)``, by :func:`_sort_order`."""
-    order = _sort_order(frame)
-    return frame if order is None else frame[order]
 
 
 def _sort_order(frame: pl.DataFrame) -> pl.Series | None:
