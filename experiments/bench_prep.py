@@ -15,7 +15,10 @@
    D. re-preparing with ``--line-assigner nearest`` while the cache holds B's parse (the re-run a
       user makes after changing an option).
 
-   and prints each side's median wall and peak, the ratios pandas / readgaze and readgaze / floor.
+   and prints each side's median wall, peak and CPU seconds (with the wall they would take were every core
+   busy throughout: a bound no overlap can beat), the ratios pandas / readgaze and readgaze / floor, and the
+   *re-prep I/O floor*: a fresh process that only starts Python, imports polars, reads the parse cache and
+   writes D's four tables (what D cannot skip, next to D's 10x goal).
 4. Checks that readgaze's word measures (``nearest``: both sides then use the recorded positions)
    equal the baseline's on every word row.
 5. Scaling rows: B (and A) at 0.6 M and 1.2 M fixations, next to 2.4 M.
@@ -63,8 +66,9 @@ def reports(n: int, seed: int, generator: Path) -> Path:
     return folder
 
 
-def run(cmd: list[str], env: dict | None = None) -> tuple[float, float]:
-    """Run a command in its own process: (wall seconds, peak RSS GiB of that process)."""
+def run(cmd: list[str], env: dict | None = None) -> tuple[float, float, float]:
+    """Run a command in its own process: (wall seconds, peak RSS GiB, CPU seconds (user + system) of that
+    process)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})})
@@ -74,7 +78,7 @@ def run(cmd: list[str], env: dict | None = None) -> tuple[float, float]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err[-3000:]}")
-    return wall, usage.ru_maxrss / 2**20
+    return wall, usage.ru_maxrss / 2**20, usage.ru_utime + usage.ru_stime
 
 
 FLOOR_CODE = r"""
@@ -96,6 +100,42 @@ def floor(folder: Path, fix_cols: list[str], ia_cols: list[str]) -> float:
     done = subprocess.run([sys.executable, "-c", FLOOR_CODE, str(folder / "fixations.csv"), str(folder / "ia.csv"),
                            json.dumps(fix_cols), json.dumps(ia_cols)], capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])["s"]
+
+
+IO_FLOOR_CODE = r"""
+import time
+t0 = time.perf_counter()
+import glob, json, os, sys
+import polars as pl
+entry, prev, out = sys.argv[1:4]
+cached = {os.path.basename(f): pl.read_ipc(f) for f in glob.glob(os.path.join(entry, "*.arrow"))}
+t1 = time.perf_counter()
+tables = {n: pl.read_parquet(os.path.join(prev, n + ".parquet"))
+          for n in ("fixations", "word_measures", "trials", "words")}  # not timed: prep computes them
+t2 = time.perf_counter()
+os.makedirs(out, exist_ok=True)
+for n, f in tables.items():
+    f.write_parquet(os.path.join(out, n + ".parquet"), **json.loads(sys.argv[4]))
+print(json.dumps({"read": t1 - t0, "write": time.perf_counter() - t2, "untimed": t2 - t1}))
+"""
+
+
+def io_floor(cache: Path, prepared: Path, out: Path) -> float:
+    """Seconds a fresh process takes to do only the I/O of a re-prep: start Python, import
+    polars, read the parse cache's tables, and write ``prepared``'s four tables with prep's Parquet settings
+    (reading them back is not counted). No step of the pipeline runs."""
+    entry = next(Path(cache).rglob("fixations.arrow")).parent
+    settings = json.dumps(in_child("parquet_settings"))
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", IO_FLOOR_CODE, str(entry), str(prepared), str(out), settings],
+                          capture_output=True, text=True, check=True)
+    return time.perf_counter() - t0 - json.loads(done.stdout.strip().splitlines()[-1])["untimed"]
+
+
+def parquet_settings() -> dict:
+    from data_prep.dataset import PARQUET
+
+    return PARQUET
 
 
 def floor_columns(folder: Path) -> tuple[list[str], list[str], list[str], list[str]]:
@@ -217,10 +257,14 @@ def main(argv=None) -> int:
                 print(f"  round {r + 1} {name}: {got[name][-1][0]:.1f} s, {got[name][-1][1]:.2f} GiB", flush=True)
             for c in work.glob("c*[bc]"):
                 shutil.rmtree(c, ignore_errors=True)
-        med = {k: (statistics.median(w for w, _ in v), max(g for _, g in v)) for k, v in got.items()}
-        print(f"\nmedian wall of {args.rounds} alternating rounds (peak RSS = max over rounds):")
+        med = {k: (statistics.median(w for w, _, _ in v), max(g for _, g, _ in v)) for k, v in got.items()}
+        cpu = {k: statistics.median(c for _, _, c in v) for k, v in got.items()}
+        cores = len(os.sched_getaffinity(0))
+        print(f"\nmedian wall of {args.rounds} alternating rounds (peak RSS = max over rounds; CPU = user + system "
+              f"seconds, median; 'all cores' = CPU / {cores} cores, the wall if every core were busy throughout):")
         for name, (wall, gib) in med.items():
-            print(f"  {name:52s} {wall:7.1f} s  {gib:5.2f} GiB")
+            print(f"  {name:52s} {wall:7.1f} s  {gib:5.2f} GiB  CPU {cpu[name]:5.1f} s (all cores "
+                  f"{cpu[name] / cores:5.1f} s)")
         pd_wall = med["A pandas baseline"][0]
         goals = {"B": 2.5, "C": 3.0, "D": 10.0}
         for name, (wall, gib) in med.items():
@@ -228,13 +272,16 @@ def main(argv=None) -> int:
             if tag in goals:
                 print(f"  ratio pandas / {tag}: {pd_wall / wall:.2f}x (goal >= {goals[tag]}x); {tag} / parse floor: "
                       f"{wall / parse_floor:.2f}x (goal <= 1.5x); peak {gib:.2f} GiB (goal <= 1.5)")
+        io_s = min(io_floor(warm_cache, work / "rg_warm", work / "io_floor") for _ in range(2))
+        print(f"  re-prep I/O floor (a fresh process: start Python, import polars, read the parse cache, write D's four "
+              f"tables with prep's Parquet settings; nothing computed): {io_s:.2f} s; D's 10x goal is {pd_wall / 10:.2f} s")
         print(in_child("compare_measures", work / "rg_nearest", work / "pd"))
         if not args.no_scaling:
             print("\nscaling (one run each; B = readgaze defaults, A = pandas):")
             rows = [(int(n), reports(int(n), args.seed, args.generator)) for n in args.scaling.split(",") if n]
             for n, f in rows:
-                b = run(readgaze_cmd(f, work / "s_rg"), {"READGAZE_CACHE_DIR": str(_fresh(work / "s_cache"))})
-                a = run(pandas_cmd(f, work / "s_pd", args.baseline))
+                b = run(readgaze_cmd(f, work / "s_rg"), {"READGAZE_CACHE_DIR": str(_fresh(work / "s_cache"))})[:2]
+                a = run(pandas_cmd(f, work / "s_pd", args.baseline))[:2]
                 print(f"  {n:>9,} fixations: B {b[0]:6.1f} s {b[1]:5.2f} GiB | A {a[0]:6.1f} s {a[1]:5.2f} GiB",
                       flush=True)
             b_wall, b_gib = med["B readgaze prep (defaults: slice)"]
