@@ -143,10 +143,16 @@ def rows(check: bool = False) -> list[dict[str, str]]:
         row = {"name": entry.name, "kind": entry.kind, "tasks": ", ".join(entry.tasks), "paper": entry.paper,
                "configs": ", ".join(c or f"{t}/{entry.config} (missing)" for t, c in configs.items())
                if entry.kind != "baseline" else "run by readgaze cv"}
-        if check and entry.kind != "baseline":
+        if check:
             try:
-                entry.load()
-                row["status"] = "ok" if all(configs.values()) else "config missing"
+                if entry.kind == "baseline":
+                    from readgaze.baselines import BASELINES
+
+                    BASELINES[entry.name].estimator_class()  # a dotted name: imports scikit-learn's module
+                    row["status"] = "ok"
+                else:
+                    entry.load()
+                    row["status"] = "ok" if all(configs.values()) else "config missing"
             except Exception as error:  # noqa: BLE001 - report, keep listing
                 row["status"] = f"import failed: {type(error).__name__}: {error}"
         out.append(row)

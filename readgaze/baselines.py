@@ -35,6 +35,7 @@ baselines of EyeBench; the reading-time baseline of Shubi et al., "Decoding read
 
 from __future__ import annotations
 
+import importlib
 import json
 import warnings
 from collections.abc import Sequence
@@ -43,14 +44,6 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
-from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import balanced_accuracy_score, roc_auc_score
-from sklearn.model_selection import ParameterGrid
-from sklearn.neighbors import KNeighborsClassifier
-from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import StandardScaler
-from sklearn.svm import SVC
 
 from readgaze.errors import ConfigError, DataError, SchemaError
 from readgaze.feature_sets import FEATURE_SETS, compute_feature_sets
@@ -61,35 +54,49 @@ TASKS = ("reading_goal", "comprehension", "goal_question")
 
 @dataclass(frozen=True)
 class Baseline:
-    """A classical baseline: its output model name, features, estimator factory and validation grid."""
+    """A classical baseline: its output model name, features, estimator and validation grid.
+
+    ``estimator`` is a scikit-learn classifier class, or its dotted name (``"sklearn.svm.SVC"``), imported when
+    the baseline is fit (so that listing the baselines does not import scikit-learn); ``None``: the majority
+    baseline.
+    """
 
     model: str
     features: tuple[str, ...]
-    estimator: type | None
+    estimator: type | str | None
     fixed: dict = field(default_factory=dict)
     grid: dict | list[dict] = field(default_factory=dict)
 
+    def estimator_class(self) -> type | None:
+        """The estimator class (its module imported when ``estimator`` is a dotted name)."""
+        if not isinstance(self.estimator, str):
+            return self.estimator
+        module, _, name = self.estimator.rpartition(".")
+        return getattr(importlib.import_module(module), name)
 
-_LR = dict(class_weight="balanced", max_iter=1000)
+
+_LR, LR = dict(class_weight="balanced", max_iter=1000), "sklearn.linear_model.LogisticRegression"
 BASELINES: dict[str, Baseline] = {
     "majority": Baseline("majority", (), None),
-    "reading_speed": Baseline("reading_speed_logistic_regression", ("reading_speed_wpm",), LogisticRegression, _LR),
+    "reading_speed": Baseline("reading_speed_logistic_regression", ("reading_speed_wpm",), LR, _LR),
     "words_per_paragraph_time": Baseline("words_per_paragraph_time_logistic_regression",
-                                         ("paragraph_words_per_minute",), LogisticRegression, _LR),
+                                         ("paragraph_words_per_minute",), LR, _LR),
     "mean_total_fixation_duration": Baseline("mean_total_fixation_duration_logistic_regression",
-                                             ("mean_total_fixation_duration_ms",), LogisticRegression, _LR),
+                                             ("mean_total_fixation_duration_ms",), LR, _LR),
     "meziere_logistic_regression": Baseline(
-        "meziere_logistic_regression", FEATURE_SETS["meziere"], LogisticRegression, _LR,
+        "meziere_logistic_regression", FEATURE_SETS["meziere"], LR, _LR,
         [{"C": [0.1, 1.0, 5.0, 10.0, 50.0, 100.0]}, {"penalty_off": [True]}]),
-    "svm": Baseline("svm", FEATURE_SETS["hollenstein"], SVC, {"class_weight": None},
+    "svm": Baseline("svm", FEATURE_SETS["hollenstein"], "sklearn.svm.SVC", {"class_weight": None},
                     {"C": [0.1, 1.0, 10.0, 100.0], "kernel": ["rbf"], "gamma": [0.001, 0.01, 0.1],
                      "class_weight": [None, "balanced"]}),
-    "random_forest": Baseline("random_forest", FEATURE_SETS["summary_statistics"], RandomForestClassifier,
+    "random_forest": Baseline("random_forest", FEATURE_SETS["summary_statistics"],
+                              "sklearn.ensemble.RandomForestClassifier",
                               dict(n_estimators=200, class_weight="balanced", n_jobs=1, random_state=0),
                               {"max_depth": [6, None], "max_features": ["sqrt", 0.3]}),
-    "knn": Baseline("knn", FEATURE_SETS["readgaze"], KNeighborsClassifier, {},
+    "knn": Baseline("knn", FEATURE_SETS["readgaze"], "sklearn.neighbors.KNeighborsClassifier", {},
                     {"n_neighbors": [5, 11, 21, 41], "weights": ["uniform", "distance"]}),
-    "gradient_boosting": Baseline("gradient_boosting", FEATURE_SETS["readgaze"], HistGradientBoostingClassifier,
+    "gradient_boosting": Baseline("gradient_boosting", FEATURE_SETS["readgaze"],
+                                  "sklearn.ensemble.HistGradientBoostingClassifier",
                                   dict(class_weight="balanced", early_stopping=False, random_state=0),
                                   {"learning_rate": [0.05, 0.1], "max_depth": [3, None], "min_samples_leaf": [5, 20]}),
 }
@@ -183,7 +190,10 @@ def run_baseline(trials: pl.DataFrame | pl.LazyFrame, assignment: pl.DataFrame, 
         raise ConfigError(f"got task {task!r}, kind {kind!r}; expected task in {TASKS}, kind in {KINDS}")
     spec = BASELINES[kind]
     if features is not None and tuple(features) != spec.features:
-        name = "logistic_regression" if spec.estimator is LogisticRegression else f"{spec.model}_custom_features"
+        from sklearn.linear_model import LogisticRegression
+
+        name = ("logistic_regression" if spec.estimator_class() is LogisticRegression
+                else f"{spec.model}_custom_features")
         spec = Baseline(name, tuple(features), spec.estimator, spec.fixed, spec.grid)
     if grid is not None:
         spec = Baseline(spec.model, spec.features, spec.estimator, spec.fixed, grid)
@@ -232,16 +242,22 @@ def _one_fold(data: pl.DataFrame, spec: Baseline, splits: tuple[str, ...], qc: Q
                                                          pl.lit(json.dumps(chosen, default=str)).alias("hyperparameters"))
 
 
-def _estimator(spec: Baseline, params: dict) -> Pipeline:
-    """``StandardScaler → estimator`` with the fixed and grid arguments (``penalty_off`` = no penalty)."""
+def _estimator(spec: Baseline, params: dict):
+    """``StandardScaler → estimator`` (a scikit-learn ``Pipeline``) with the fixed and grid arguments
+    (``penalty_off`` = no penalty)."""
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+
     arguments = {**spec.fixed, **{k: v for k, v in params.items() if k != "penalty_off"}}
     if params.get("penalty_off"):
         arguments["C"] = np.inf  # sklearn >= 1.8: C=inf is the unpenalised logistic regression
-    return Pipeline([("scale", StandardScaler()), ("classify", spec.estimator(**arguments))])
+    return Pipeline([("scale", StandardScaler()), ("classify", spec.estimator_class()(**arguments))])
 
 
 def _select(spec: Baseline, x_train, y_train, x_val, y_val, fold: int, qc: QCLog):
     """Fit every grid point on train, keep the best on validation (AUROC, else balanced accuracy)."""
+    from sklearn.model_selection import ParameterGrid
+
     points = list(ParameterGrid(spec.grid)) if spec.grid else [{}]
     if any("n_neighbors" in p for p in points):  # k cannot exceed the training trials
         fitting = [p for p in points if p["n_neighbors"] <= len(x_train)]
@@ -259,7 +275,9 @@ def _select(spec: Baseline, x_train, y_train, x_val, y_val, fold: int, qc: QCLog
     return best[1], best[2]
 
 
-def _validation_score(model: Pipeline, x_val: np.ndarray, y_val: np.ndarray) -> float:
+def _validation_score(model, x_val: np.ndarray, y_val: np.ndarray) -> float:
+    from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+
     scores = _scores(model, x_val)
     present = np.unique(y_val)
     if scores.shape[1] == 2 and present.size == 2:
@@ -270,8 +288,10 @@ def _validation_score(model: Pipeline, x_val: np.ndarray, y_val: np.ndarray) -> 
         return float(balanced_accuracy_score(y_val, predicted))
 
 
-def _scores(model: Pipeline, x: np.ndarray) -> np.ndarray:
+def _scores(model, x: np.ndarray) -> np.ndarray:
     """Class scores ``(n, n_classes)``: ``predict_proba``, or for an SVC the logistic of its decision score."""
+    from sklearn.svm import SVC
+
     classifier = model[-1]
     if isinstance(classifier, SVC):
         decision = model.decision_function(x)

@@ -174,3 +174,20 @@ def test_registry_lists_every_model_with_a_config_per_task(capsys):
     assert main(["models", "--check"]) == 0
     out = capsys.readouterr().out
     assert "Eyettention" in out and "reading_goal/plm_as_rm" in out
+
+
+def test_the_listing_imports_neither_torch_nor_scikit_learn_and_check_resolves_the_baselines():
+    import subprocess
+    import sys
+
+    code = ("import sys; from models.registry import rows; r = rows(); "
+            "print(len(r), 'torch' in sys.modules, 'sklearn' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    n, torch_loaded, sklearn_loaded = done.stdout.split()
+    assert int(n) >= 20 and (torch_loaded, sklearn_loaded) == ("False", "False")  # `readgaze models`: 4.7 s -> 0.75
+    from readgaze.baselines import BASELINES
+    from sklearn.svm import SVC
+
+    assert BASELINES["svm"].estimator_class() is SVC
+    checked = {r["name"]: r["status"] for r in rows(check=True) if r["kind"] == "baseline"}
+    assert set(checked) == set(BASELINES) and set(checked.values()) == {"ok"}
