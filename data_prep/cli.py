@@ -1,4 +1,4 @@
-"""``readgaze prep onestop|dataviewer|asc``: build a model-ready dataset folder from lab data.
+"""``readgaze prep onestop|dataviewer|asc|samples``: build a model-ready dataset folder from lab data.
 
 Examples::
 
@@ -7,6 +7,8 @@ Examples::
     readgaze prep dataviewer --fixation-report fix.csv --aoi words.tsv --columns x_px=PosX y_px=PosY --out data/dv
     readgaze prep dataviewer --source sbsat --fixation-report 18sat_fixfinal.csv --trials 18sat_trialfinal.csv --out sb
     readgaze prep asc rec1.asc rec2.asc --layout passages.json --text-id 1A --trials labels.csv --out data/asc
+    readgaze prep samples s01.csv s02.csv --layout aoi.csv --screen-px 1280x1024 --screen-cm 38x30.2 \
+        --distance-cm 68 --columns time_ms=time x_px=x_left y_px=y_left --out data/samples
     readgaze prep --list-roles
 
 Every failure is one message naming the file (and row/column where known) and what to do; a file that looks like
@@ -35,6 +37,36 @@ def _screen(text: str | None):
     return w, h
 
 
+def _size_cm(text: str) -> tuple[float, float]:
+    try:
+        w, h = (float(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise ConfigError(f"--screen-cm {text!r}: expected WIDTHxHEIGHT in cm, e.g. 38x30.2") from None
+    return w, h
+
+
+def _screen_geometry(args: argparse.Namespace):
+    """The samples mode's :class:`readgaze.io.samples.ScreenGeometry` (every size is required)."""
+    from readgaze.io.samples import ScreenGeometry
+
+    px = _screen(args.screen_px)
+    if px is None or args.screen_cm is None or args.distance_cm is None:
+        raise ConfigError("readgaze prep samples needs the screen to convert pixels to degrees of visual angle: "
+                          "--screen-px WIDTHxHEIGHT --screen-cm WIDTHxHEIGHT --distance-cm CM (eye to screen), e.g. "
+                          "--screen-px 1280x1024 --screen-cm 38x30.2 --distance-cm 68")
+    return ScreenGeometry(int(px[0]), int(px[1]), *_size_cm(args.screen_cm), args.distance_cm,
+                          origin=args.origin.replace("-", " "))
+
+
+def _missing(text: str) -> float | None:
+    if text.lower() == "none":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise ConfigError(f"--missing-value {text!r}: expected a number (e.g. -32768) or 'none'") from None
+
+
 def _separator(text: str | None) -> str | None:
     if text is None:
         return None
@@ -51,10 +83,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="mode", metavar="MODE")
     modes = {"onestop": "OneStop fixation + IA reports",
              "dataviewer": "any Data Viewer fixation report, with an IA report, a word AOI table or its own IA columns",
-             "asc": "EyeLink .asc recordings plus a text layout"}
+             "asc": "EyeLink .asc recordings plus a text layout",
+             "samples": "gaze-sample CSVs (Tobii, SMI, pymovements datasets): fixations detected with pymovements' "
+                        "I-VT or I-DT, plus a text layout"}
     for mode, help_text in modes.items():
         p = sub.add_parser(mode, help=help_text, description=help_text)
-        if mode == "asc":
+        if mode == "samples":
+            p.add_argument("files", nargs="+", help="gaze-sample CSVs (one row per sample; columns: --columns "
+                                                    "time_ms=... x_px=... y_px=... [trial=...] [pupil=...])")
+            p.add_argument("--layout", required=True,
+                           help="passages.json, a pymovements/PoTeC AOI file or an IA report (with --text-id when "
+                                "it holds several trials)")
+            p.add_argument("--text-id", help="passage of a passages.json (or trial/text of an IA report) to use")
+            p.add_argument("--screen-cm", help="screen size WIDTHxHEIGHT in cm (required)")
+            p.add_argument("--distance-cm", type=float, help="eye-to-screen distance in cm (required)")
+            p.add_argument("--origin", default="upper-left", choices=("upper-left", "center"),
+                           help="where the files' pixel (0, 0) lies (default upper-left)")
+            p.add_argument("--detector", default="ivt", choices=("ivt", "idt"),
+                           help="fixation detection (pymovements): ivt (default; 30 deg/s, Olsen 2012) or idt "
+                                "(1 deg, 100 ms; Salvucci & Goldberg 2000)")
+            p.add_argument("--missing-value", default="-32768", help="coordinate meaning no gaze (default -32768, "
+                                                                      "EyeLink's; 'none': only empty fields)")
+            p.add_argument("--sampling-rate-hz", type=float, default=None,
+                           help="default: each trial's median time step")
+            p.add_argument("--eye", choices=("left", "right"), default=None, help="written to the samples' eye")
+        elif mode == "asc":
             p.add_argument("files", nargs="+", help=".asc recordings")
             p.add_argument("--layout", required=True,
                            help="passages.json, a pymovements/PoTeC AOI file or an IA report (with --text-id when "
@@ -128,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
         print(list_roles())
         return 0
     if args.mode is None:
-        raise ConfigError("choose a mode: readgaze prep onestop|dataviewer|asc ... (readgaze prep MODE --help)")
+        raise ConfigError("choose a mode: readgaze prep onestop|dataviewer|asc|samples ... (readgaze prep MODE --help)")
     try:
         return _run(args)
     except ReadgazeError:
@@ -189,6 +242,11 @@ def _run(args: argparse.Namespace) -> int:
         elif args.mode == "dataviewer":
             loaded = sources.load_dataviewer(args.fixation_report, args.ia_report, spec, args.source, aoi=args.aoi,
                                              ia_id_base=args.ia_id_base, **dialect)
+        elif args.mode == "samples":
+            loaded = sources.load_samples(args.files, args.layout, args.text_id, screen=_screen_geometry(args),
+                                          columns=spec, detector=args.detector,
+                                          missing_value=_missing(args.missing_value),
+                                          sampling_rate_hz=args.sampling_rate_hz, eye=args.eye, **dialect)
         else:
             loaded = sources.load_asc(args.files, args.layout, args.text_id, columns=spec,
                                       encoding=args.encoding, screen_px=_screen(args.screen_px), **dialect)

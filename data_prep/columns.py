@@ -14,10 +14,12 @@ from pathlib import Path
 from readgaze.errors import ConfigError
 from readgaze.io.sources import FIXATION_ROLES, IA_ROLES, SOURCES
 
-TABLES = ("fixations", "ia", "aoi", "trials")
+TABLES = ("fixations", "ia", "aoi", "trials", "samples")
 TRIAL_ROLES = ("reading_goal", "question", "is_correct", "selected_answer", "item_id", "text_id")
 EXTRA_FIXATION_ROLES = ("text_id",)
 AOI_ROLES = ("ia_id", "word", "left_px", "right_px", "top_px", "bottom_px")
+SAMPLE_ROLES = ("time_ms", "x_px", "y_px", "pupil", "trial", "participant_id")
+_SAMPLE_DEFAULTS = {"time_ms": "timestamp", "x_px": "x", "y_px": "y"}  # read_gaze_csv's (pymovements' toy dataset)
 _AOI_DEFAULTS = {"ia_id": "aoi", "word": "character", "left_px": "start_x", "top_px": "start_y",
                  "right_px": "end_x", "bottom_px": "end_y"}
 REQUIRED = {
@@ -31,6 +33,8 @@ REQUIRED = {
     "aoi": {r: "required" for r in AOI_ROLES},
     "trials": {"reading_goal": "for task reading_goal", "is_correct": "for task comprehension",
                "question": "for task comprehension"},
+    "samples": {"time_ms": "required", "x_px": "required", "y_px": "required",
+                "trial": "optional (else one trial per file)", "participant_id": "optional (else the file name)"},
 }
 _MEANING = {
     "trial_id": "a column that already is a unique trial id", "participant_id": "participant / recording session",
@@ -42,18 +46,22 @@ _MEANING = {
     "top_px": "box top, px", "bottom_px": "box bottom, px",
     "reading_goal": "'ordinary' or 'information_seeking'", "question": "the question asked",
     "is_correct": "answered correctly (True/False, 1/0)", "selected_answer": "the answer chosen",
-    "item_id": "the item (text) for the held-out-item folds",
+    "item_id": "the item (text) for the held-out-item folds", "time_ms": "sample time, ms",
 }
+_SAMPLE_MEANING = {"x_px": "gaze x, screen px", "y_px": "gaze y, screen px (down)", "pupil": "pupil size",
+                   "trial": "trial id within the file", "participant_id": "participant"}
 
 
 def roles(table: str) -> tuple[str, ...]:
     return {"fixations": (*FIXATION_ROLES, *EXTRA_FIXATION_ROLES), "ia": IA_ROLES, "aoi": AOI_ROLES,
-            "trials": TRIAL_ROLES}[table]
+            "trials": TRIAL_ROLES, "samples": SAMPLE_ROLES}[table]
 
 
 def default_column(table: str, role: str, source: str = "dataviewer") -> str:
     if table == "aoi":
         return _AOI_DEFAULTS[role]
+    if table == "samples":
+        return _SAMPLE_DEFAULTS.get(role, "-")
     if table == "trials":
         return role
     spec = SOURCES[source]
@@ -67,7 +75,8 @@ def list_roles(source: str = "dataviewer") -> str:
     """The text of ``readgaze prep --list-roles``: each role, its default column and whether it is required."""
     titles = {"fixations": "fixation report (--fixation-report)", "ia": "interest-area report (--ia-report)",
               "aoi": "word AOI table (--aoi, pymovements/PoTeC style)",
-              "trials": "labels table (--trials; join keys: --trials-on)"}
+              "trials": "labels table (--trials; join keys: --trials-on)",
+              "samples": "gaze-sample CSV (readgaze prep samples FILE ...)"}
     lines = [f"Roles for --columns role=COLUMN (or YAML {{fixations: {{role: COLUMN}}, ia: ..., aoi: ...}}); "
              f"defaults of source {source!r}:"]
     for table in TABLES:
@@ -75,7 +84,8 @@ def list_roles(source: str = "dataviewer") -> str:
         lines.append(f"  {'role':<15} {'default column':<34} {'required':<42} meaning")
         for role in roles(table):
             lines.append(f"  {role:<15} {default_column(table, role, source):<34} "
-                         f"{REQUIRED[table].get(role, 'optional'):<42} {_MEANING.get(role, '')}")
+                         f"{REQUIRED[table].get(role, 'optional'):<42} "
+                         f"{(_SAMPLE_MEANING if table == 'samples' else {}).get(role, _MEANING.get(role, ''))}")
     lines.append("\nA pair without a table (x_px=PosX) applies to every table whose file has the column; "
                  "ia.word=Label names one table. Every other column is kept under its own name.")
     return "\n".join(lines)

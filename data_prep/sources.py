@@ -6,7 +6,9 @@
   (``--ia-report``), a word AOI table (``--aoi``: pymovements/PoTeC style, or any table through an ``aoi`` column
   map), or the fixation report's own interest-area columns (id and label; the boxes are then estimated from the
   fixations on each word and the report's own word assignment is kept: line assigner ``report``);
-* ``asc``: EyeLink ``.asc`` recordings (:func:`readgaze.io.asc.read_asc`) plus a text layout file.
+* ``asc``: EyeLink ``.asc`` recordings (:func:`readgaze.io.asc.read_asc`) plus a text layout file;
+* ``samples``: gaze-sample CSVs (:func:`readgaze.io.samples.read_gaze_csv`; Tobii, SMI, pymovements datasets), their
+  fixations detected with pymovements' I-VT or I-DT (:func:`readgaze.events.detect_fixations`), plus a text layout.
 
 :func:`sniff` tells what a file looks like, so a file given to the wrong mode gets a message naming the right one.
 """
@@ -47,7 +49,8 @@ class Loaded:
 # --- what a file looks like -----------------------------------------------------------------------------------
 
 KINDS = {
-    "asc": "an EyeLink .asc recording: use  readgaze prep asc FILE.asc --layout LAYOUT",
+    "asc": "an EyeLink .asc recording: use  readgaze prep asc FILE.asc --layout LAYOUT (its own fixations), or "
+           "export its samples for  readgaze prep samples",
     "onestop_fixations": "a OneStop fixation report: use  readgaze prep onestop --fixation-report F --ia-report IA",
     "onestop_ia": "a OneStop interest-area report: use  readgaze prep onestop --fixation-report F --ia-report IA",
     "fixations": "a Data Viewer fixation report: use  readgaze prep dataviewer --fixation-report FILE",
@@ -357,9 +360,7 @@ def load_asc(files, layout, text_id: str | None = None, *, columns: dict | None 
 
     for f in files:
         check_kind(f, ("asc",), "the recording")
-    lay = read_layout(layout, text_id, columns=columns, separator=separator, decimal_comma=decimal_comma)
-    tid = lay.text_id or Path(layout).stem
-    words = lay.words.with_columns(pl.lit(tid).alias("text_id"))
+    tid, words = _layout_words(layout, text_id, columns, separator, decimal_comma)
     trials, fixations, qc, warnings = [], [], QCLog(), []
     for f in files:
         rec = read_asc(f, samples="none", encoding=encoding, screen_px=screen_px)
@@ -375,10 +376,114 @@ def load_asc(files, layout, text_id: str | None = None, *, columns: dict | None 
             t = t.with_columns(pl.lit(stem).alias("participant_id"))
         trials.append(t)
         fixations.append(x)
-    trials = pl.concat(trials, how="diagonal_relaxed")
-    trials = trials.with_columns(pl.lit(tid).alias("text_id"))
-    if "item_id" not in trials.columns:
-        trials = trials.with_columns(pl.lit(tid).alias("item_id"))
-    return Loaded(trials=trials, words=words, fixations=pl.concat(fixations, how="diagonal_relaxed"), qc=qc,
+    return Loaded(trials=_one_text(pl.concat(trials, how="diagonal_relaxed"), tid), words=words,
+                  fixations=pl.concat(fixations, how="diagonal_relaxed"), qc=qc,
                   sources={"asc": [str(f) for f in files], "layout": [str(layout)]}, loader="readgaze.io.asc",
                   warnings=warnings)
+
+
+def _layout_words(layout, text_id, columns, separator, decimal_comma) -> tuple[str, pl.DataFrame]:
+    """(text id, words) of the one layout every recording shows."""
+    lay = read_layout(layout, text_id, columns=columns, separator=separator, decimal_comma=decimal_comma)
+    tid = lay.text_id or Path(layout).stem
+    return tid, lay.words.with_columns(pl.lit(tid).alias("text_id"))
+
+
+def _one_text(trials: pl.DataFrame, text_id: str) -> pl.DataFrame:
+    """Every trial shows ``text_id``; it is also the item unless the trials name one."""
+    trials = trials.with_columns(pl.lit(text_id).alias("text_id"))
+    return trials if "item_id" in trials.columns else trials.with_columns(pl.lit(text_id).alias("item_id"))
+
+
+# --- samples --------------------------------------------------------------------------------------------------
+
+def load_samples(files, layout, text_id: str | None = None, *, screen, columns: dict | None = None,
+                 detector: str = "ivt", missing_value: float | None = -32768.0, sampling_rate_hz: float | None = None,
+                 eye: str | None = None, separator: str | None = None, decimal_comma: bool = False) -> Loaded:
+    """Gaze-sample CSVs: fixations detected per trial (:func:`readgaze.events.detect_fixations`); every trial
+    shows ``layout``.
+
+    Each file is read with :func:`readgaze.io.samples.read_gaze_csv`, its columns named by the ``samples`` roles of
+    ``columns`` (default ``timestamp``, ``x``, ``y``; ``readgaze prep --list-roles``). A file's trials are the values
+    of its ``trial`` column, else the file is one trial; with several files, trial ids become ``<file stem>_<trial>``.
+    ``participant_id`` is the ``participant_id`` column's first value in the trial, else the file stem; ``trial``
+    keeps the file's own trial id (a labels table's key); ``n_samples`` counts the trial's samples. The detector's
+    counts (samples in fixation / saccade / missing, fixations dropped as too short or merged) go to the QC log.
+
+    Parameters
+    ----------
+    screen : readgaze.io.samples.ScreenGeometry
+        Converts pixels to degrees of visual angle for the detector (and moves a ``"center"`` origin).
+    detector : {"ivt", "idt"}
+        pymovements' velocity- or dispersion-threshold detector with readgaze's defaults (:mod:`readgaze.events`).
+    missing_value : float, optional
+        The coordinate that means "no gaze" (EyeLink and pymovements: -32768); such samples are missing.
+    sampling_rate_hz : float, optional
+        Default: each trial's median time step.
+
+    Raises
+    ------
+    ParseError
+        A named column is absent or holds a value that is not a number (file, row and column).
+    ConfigError
+        A file that is another mode's input, an unknown detector, or a layout that cannot be read.
+    """
+    from readgaze.events import detect_fixations
+    from readgaze.io.csv import header
+    from readgaze.io.samples import read_gaze_csv
+
+    for f in files:
+        check_kind(f, (), "the gaze-sample file")
+    tid, words = _layout_words(layout, text_id, columns, separator, decimal_comma)
+    spec = columns or {}
+    headers = {str(f): header(f, separator=separator) for f in files}
+    missing = unused({"any": spec.get("any", {})}, {**headers, "layout": _header_or_empty(layout, separator)})
+    if missing:
+        raise ConfigError(f"--columns {', '.join(missing)}: no gaze-sample file has such a column "
+                          f"({', '.join(Path(f).name for f in files)})")
+    stems = [Path(f).stem for f in files]
+    twins = sorted({str(f) for f, stem in zip(files, stems) if stems.count(stem) > 1})
+    if twins:
+        raise ConfigError(f"gaze-sample files with the same name ({', '.join(twins)}): trial and participant ids "
+                          "come from the file name; rename them")
+    trials, fixations, logs = [], [], []
+    for f in files:
+        names = headers[str(f)]
+        role = {**{"time_ms": "timestamp", "x_px": "x", "y_px": "y"}, **for_table(spec, "samples", names)}
+        samples = read_gaze_csv(f, separator=separator, missing_value=missing_value, time_column=role["time_ms"],
+                                x_column=role["x_px"], y_column=role["y_px"], pupil_column=role.get("pupil"),
+                                trial_column=role.get("trial"), eye=eye, screen=screen,
+                                sampling_rate_hz=sampling_rate_hz, decimal_comma=decimal_comma).collect()
+        found, found_qc = detect_fixations(samples, method=detector, screen=screen, sampling_rate_hz=sampling_rate_hz)
+        logs.append((Path(f).name, found_qc))
+        stem = Path(f).stem
+        who = pl.col(role["participant_id"]).cast(pl.String).first() if "participant_id" in role else pl.lit(stem)
+        t = samples.group_by("trial_id", maintain_order=True).agg(
+            who.alias("participant_id"), pl.len().cast(pl.Int64).alias("n_samples")).with_columns(
+            pl.col("trial_id").alias("trial"))
+        if len(files) > 1 and "trial" in role:  # without a trial column the trial is the file, named by its stem
+            rekey = pl.lit(stem + "_") + pl.col("trial_id")
+            t, found = t.with_columns(rekey.alias("trial_id")), found.with_columns(rekey.alias("trial_id"))
+        trials.append(t)
+        fixations.append(found)
+    return Loaded(trials=_one_text(pl.concat(trials), tid), words=words, fixations=pl.concat(fixations),
+                  qc=_summed(logs),
+                  sources={"samples": [str(f) for f in files], "layout": [str(layout)]},
+                  loader=f"readgaze.io.samples + readgaze.events ({detector}, pymovements)")
+
+
+def _summed(logs: list[tuple[str, QCLog]]) -> QCLog:
+    """One record per (step, table, reason, action): the files' counts summed, each file's count in ``detail``
+    (the first five files) when there are several."""
+    groups: dict[tuple, list[tuple[str, int]]] = {}
+    for name, log in logs:
+        for r in log.records:
+            groups.setdefault((r["step"], r["table"], r["reason"], r["action"]), []).append((name, r["count"]))
+    qc = QCLog()
+    for (step, table, reason, action), counts in groups.items():
+        detail = None
+        if len(counts) > 1:
+            detail = "per file: " + ", ".join(f"{n} {c:,}" for n, c in counts[:5]) + (
+                f", and {len(counts) - 5} more" if len(counts) > 5 else "")
+        qc.add(step, table, reason, sum(c for _, c in counts), action, detail=detail)
+    return qc

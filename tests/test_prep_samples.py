@@ -1,0 +1,120 @@
+"""`readgaze prep samples`: gaze-sample CSVs -> pymovements fixation detection -> the prep pipeline.
+
+Real 1 kHz reading samples (pymovements' toy dataset, ``../shared/data/toy_reading_raw``; its AOI file is a text
+none of the trials shows, so it serves as a layout, not as a check of word assignment).
+"""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from readgaze.cli import main
+from readgaze.events import detect_fixations
+from readgaze.io.samples import ScreenGeometry, read_gaze_csv
+
+TOY_SCREEN = ScreenGeometry(1280, 1024, 38.0, 30.2, 68.0)  # pymovements toy_dataset.yaml
+SCREEN_ARGS = ["--screen-px", "1280x1024", "--screen-cm", "38x30.2", "--distance-cm", "68"]
+KEEP = ["trial_id", "fixation_index", "start_ms", "duration_ms", "x_px", "y_px"]
+
+
+@pytest.fixture(scope="module")
+def toy(shared_data):
+    return shared_data / "toy_reading_raw"
+
+
+def _prep(files, layout, out, *extra) -> int:
+    return main(["prep", "samples", *map(str, files), "--layout", str(layout), *SCREEN_ARGS, "--out", str(out),
+                 "--quiet", *extra])
+
+
+def _manifest_count(out, reason: str) -> int:
+    return sum(r["count"] for r in json.loads((out / "manifest.json").read_text())["qc"] if r["reason"] == reason)
+
+
+def test_two_recordings_give_the_detectors_fixations_aligned_and_measured(toy, tmp_path):
+    files = [toy / "trial_0_1.csv", toy / "trial_1_2.csv"]
+    out = tmp_path / "ds"
+    assert _prep(files, toy / "toy_text_1_1_aoi.csv", out) == 0
+    expected = pl.concat([detect_fixations(read_gaze_csv(f, screen=TOY_SCREEN).collect(), screen=TOY_SCREEN)[0]
+                          for f in files])
+    fixations = pl.read_parquet(out / "fixations.parquet")
+    assert_frame_equal(fixations.select(KEEP), expected.select(KEEP), check_dtypes=False)
+    assert fixations.height == 161
+    trials = pl.read_parquet(out / "trials.parquet")
+    assert trials.select("trial_id", "participant_id", "trial", "n_samples").rows() == [
+        ("trial_0_1", "trial_0_1", "trial_0_1", 17_223), ("trial_1_2", "trial_1_2", "trial_1_2", 22_294)]
+    assert set(trials["text_id"]) == {"toy_text_1_1_aoi"}
+    # the detector's counts reach the manifest, summed over the files: trial_1_2's 83 samples at -32768 are missing
+    assert _manifest_count(out, "missing") == 83
+    assert _manifest_count(out, "in fixation") == 14_549 + 18_759
+    # every fixation on a word box is counted once in the word measures
+    measures = pl.read_parquet(out / "word_measures.parquet")
+    assert measures["fixation_count"].sum() == fixations["word_index"].is_not_null().sum() > 0
+
+
+def test_the_missing_value_sentinel_can_be_turned_off(toy, tmp_path):
+    out = tmp_path / "raw"
+    assert _prep([toy / "trial_1_2.csv"], toy / "toy_text_1_1_aoi.csv", out, "--missing-value", "none") == 0
+    assert _manifest_count(out, "missing") == 0  # -32768 read as a position: a sample far off screen
+
+
+def test_renamed_columns_and_trials_within_a_file(toy, tmp_path):
+    """A file per participant with a trial column and other column names (SB-SAT style): the same fixations."""
+    raw = read_gaze_csv(toy / "trial_0_1.csv", screen=TOY_SCREEN).collect()
+    half = raw.height // 2
+    samples = (pl.read_csv(toy / "trial_0_1.csv", separator="\t")
+               .rename({"timestamp": "time", "x": "x_left", "y": "y_left"})
+               .with_columns(pl.when(pl.int_range(pl.len()) < half).then(pl.lit("a")).otherwise(pl.lit("b"))
+                             .alias("trial_no"), pl.lit("p07").alias("subject")))
+    for name in ("s1", "s2"):
+        samples.write_csv(tmp_path / f"{name}.csv")
+    out = tmp_path / "ds"
+    assert _prep([tmp_path / "s1.csv", tmp_path / "s2.csv"], toy / "toy_text_1_1_aoi.csv", out, "--columns",
+                 "time_ms=time", "x_px=x_left", "y_px=y_left", "trial=trial_no", "participant_id=subject") == 0
+    trials = pl.read_parquet(out / "trials.parquet")
+    assert trials.select("trial_id", "participant_id", "trial").rows() == [
+        ("s1_a", "p07", "a"), ("s1_b", "p07", "b"), ("s2_a", "p07", "a"), ("s2_b", "p07", "b")]
+    split = raw.with_columns(pl.when(pl.int_range(pl.len()) < half).then(pl.lit("s1_a")).otherwise(pl.lit("s1_b"))
+                             .alias("trial_id"))
+    expected, _ = detect_fixations(split, screen=TOY_SCREEN)
+    got = pl.read_parquet(out / "fixations.parquet").filter(pl.col("trial_id").str.starts_with("s1_"))
+    assert_frame_equal(got.select(KEEP), expected.select(KEEP), check_dtypes=False)
+
+
+def test_labels_join_on_the_trial_ids(toy, tmp_path):
+    labels = tmp_path / "labels.csv"
+    pl.DataFrame({"trial_id": ["trial_0_1", "trial_1_2"],
+                  "reading_goal": ["ordinary", "information_seeking"]}).write_csv(labels)
+    out = tmp_path / "ds"
+    assert _prep([toy / "trial_0_1.csv", toy / "trial_1_2.csv"], toy / "toy_text_1_1_aoi.csv", out,
+                 "--trials", str(labels)) == 0
+    assert pl.read_parquet(out / "trials.parquet")["reading_goal"].to_list() == ["ordinary", "information_seeking"]
+
+
+def test_bad_input_gets_one_message_naming_the_file(toy, shared_data, tmp_path, capsys):
+    layout = toy / "toy_text_1_1_aoi.csv"
+    assert main(["prep", "samples", str(toy / "trial_0_1.csv"), "--layout", str(layout), "--out",
+                 str(tmp_path / "a"), "--quiet"]) == 2
+    assert "--screen-cm" in capsys.readouterr().err
+    report = shared_data / "onestop_sample" / "fixations.csv"
+    assert _prep([report], layout, tmp_path / "b") == 2
+    err = capsys.readouterr().err
+    assert "fixations.csv" in err and "readgaze prep onestop" in err
+    assert _prep([toy / "trial_0_1.csv"], layout, tmp_path / "c", "--columns", "x_px=PosX") == 2
+    assert "x_px=PosX" in capsys.readouterr().err
+    twin = tmp_path / "other"
+    twin.mkdir()
+    (twin / "trial_0_1.csv").write_bytes((toy / "trial_0_1.csv").read_bytes())
+    assert _prep([toy / "trial_0_1.csv", twin / "trial_0_1.csv"], layout, tmp_path / "d") == 2
+    assert "same name" in capsys.readouterr().err
+    comma = tmp_path / "comma.csv"
+    lines = (toy / "trial_0_1.csv").read_text().splitlines()
+    lines[500] = lines[500].replace("\t", ";").replace(".", ",").replace(";", "\t")  # 390,6 on data row 500
+    comma.write_text("\n".join(lines) + "\n")
+    assert _prep([comma], layout, tmp_path / "e") == 2
+    err = capsys.readouterr().err
+    assert "comma.csv" in err and "501" in err and "not a number" in err
