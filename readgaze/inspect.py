@@ -131,8 +131,10 @@ def _fixations(path: Path, source: str, ia_partner: Path | None) -> str:
         base, how = 0, "an interest-area id is 0"
     else:
         base, how = None, "unknown: give the IA report too, or pass ia_id_base= when reading"
+    pairing = []
     if ia_partner is not None:
         ia = read_ia_report(ia_partner, source=source, check_keys=False)
+        pairing = _pairing(fix0, ia, ia_partner.name)
         check = detect_ia_id_base(fix0, ia, fixation_file=path, ia_file=ia_partner)
         if check.base is not None:
             base = check.base
@@ -151,7 +153,26 @@ def _fixations(path: Path, source: str, ia_partner: Path | None) -> str:
         f"  interest-area id base: {base} ({how})",
         f"  off-word fixations (word_index null): {_fmt(c['off'])}",
         f"  duplicate keys (trial_id, fixation_index): {_fmt(_duplicates(fix, ['trial_id', 'fixation_index']))}",
-        f"  nulls per canonical column: {_nulls(fix, TABLES['fixations'])}"])
+        f"  nulls per canonical column: {_nulls(fix, TABLES['fixations'])}", *pairing])
+
+
+def _pairing(fix: pl.LazyFrame, ia: pl.LazyFrame, ia_name: str) -> list[str]:
+    """What ``readgaze prep`` will drop for want of a partner: participants and trials in one report only."""
+    lines = []
+    for key, what in (("participant_id", "participants"), ("trial_id", "trials")):
+        if key not in fix.collect_schema().names() or key not in ia.collect_schema().names():
+            continue
+        ours = fix.select(pl.col(key).unique()).collect()[key]
+        theirs = ia.select(pl.col(key).unique()).collect()[key]
+        for label, only in ((f"in this report only (no rows in {ia_name})", ours.filter(~ours.is_in(theirs.implode()))),
+                            (f"in {ia_name} only (no fixation rows)", theirs.filter(~theirs.is_in(ours.implode())))):
+            names = only.drop_nulls().sort().to_list()
+            shown = ", ".join(map(str, names[:5])) + (f", and {len(names) - 5:,} more" if len(names) > 5 else "")
+            lines.append(f"  {what} {label}: {_fmt(len(names))}" + (f" ({shown})" if names else ""))
+    if lines:
+        lines.append("  (readgaze prep drops fixations of trials without interest areas and trials without "
+                     "fixations, and counts both)")
+    return lines
 
 
 def _ia(path: Path, source: str, _partner) -> str:

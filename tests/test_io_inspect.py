@@ -28,6 +28,10 @@ def test_inspect_onestop_pair(shared_data, capsys):
     assert "participants: 3\n" in ia and "trials: 36\n" in ia and "words (IA rows): 3,922\n" in ia
     assert "interest-area id base: 0" in ia and "texts: 12" in ia
     assert "IA_REGRESSION_IN 1,191" in ia and "IA_SECOND_RUN_DWELL_TIME 2,904" in ia
+    # l25_1042 has IA rows for 12 trials but no fixation rows (the sample's README): prep drops them as no_fixations
+    assert "participants in this report only (no rows in ia.csv): 0\n" in fix
+    assert "participants in ia.csv only (no fixation rows): 1 (l25_1042)\n" in fix
+    assert "trials in ia.csv only (no fixation rows): 12 (l25_1042_2_1_Adv_3_r0, " in fix
 
 
 def test_inspect_reports_duplicates_and_errors(shared_data, capsys):
