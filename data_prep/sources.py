@@ -405,9 +405,11 @@ def load_samples(files, layout, text_id: str | None = None, *, screen, columns: 
 
     Each file is read with :func:`readgaze.io.samples.read_gaze_csv`, its columns named by the ``samples`` roles of
     ``columns`` (default ``timestamp``, ``x``, ``y``; ``readgaze prep --list-roles``). A file's trials are the values
-    of its ``trial`` column, else the file is one trial; with several files, trial ids become ``<file stem>_<trial>``.
-    ``participant_id`` is the ``participant_id`` column's first value in the trial, else the file stem; ``trial``
-    keeps the file's own trial id (a labels table's key); ``n_samples`` counts the trial's samples. The detector's
+    of its ``trial`` column within each participant, else the file is one trial. ``participant_id`` is the
+    ``participant_id`` column (else the file stem); trial ids are ``<participant>_<trial>`` (``<file stem>_<trial>``
+    without a participant column; the file stem without a trial column), and a trial id found in two files is an
+    error. ``trial`` keeps the file's own trial id (a labels table's key), ``n_samples`` counts the trial's samples,
+    ``samples_file`` names its file. The detector's
     counts (samples in fixation / saccade / missing, fixations dropped as too short or merged) go to the QC log.
 
     Parameters
@@ -441,33 +443,38 @@ def load_samples(files, layout, text_id: str | None = None, *, screen, columns: 
     if missing:
         raise ConfigError(f"--columns {', '.join(missing)}: no gaze-sample file has such a column "
                           f"({', '.join(Path(f).name for f in files)})")
-    stems = [Path(f).stem for f in files]
-    twins = sorted({str(f) for f, stem in zip(files, stems) if stems.count(stem) > 1})
-    if twins:
-        raise ConfigError(f"gaze-sample files with the same name ({', '.join(twins)}): trial and participant ids "
-                          "come from the file name; rename them")
     trials, fixations, logs = [], [], []
     for f in files:
         names = headers[str(f)]
         role = {**{"time_ms": "timestamp", "x_px": "x", "y_px": "y"}, **for_table(spec, "samples", names)}
+        stem = Path(f).stem
         samples = read_gaze_csv(f, separator=separator, missing_value=missing_value, time_column=role["time_ms"],
                                 x_column=role["x_px"], y_column=role["y_px"], pupil_column=role.get("pupil"),
-                                trial_column=role.get("trial"), eye=eye, screen=screen,
-                                sampling_rate_hz=sampling_rate_hz, decimal_comma=decimal_comma).collect()
+                                trial_id=stem, eye=eye, screen=screen, sampling_rate_hz=sampling_rate_hz,
+                                decimal_comma=decimal_comma)
+        who = pl.col(role["participant_id"]).cast(pl.String) if "participant_id" in role else pl.lit(stem)
+        if "trial" in role:  # a trial of a participant (else of the file): "<participant or file stem>_<trial>"
+            trial = pl.col(role["trial"]).cast(pl.String)
+            samples = samples.with_columns(pl.concat_str(who, pl.lit("_"), trial).alias("trial_id"),
+                                           trial.alias("_trial"))
+        else:  # the file is one trial
+            samples = samples.with_columns(pl.lit(stem).alias("_trial"))
+        samples = samples.with_columns(who.alias("_participant")).collect()
         found, found_qc = detect_fixations(samples, method=detector, screen=screen, sampling_rate_hz=sampling_rate_hz)
         logs.append((Path(f).name, found_qc))
-        stem = Path(f).stem
-        who = pl.col(role["participant_id"]).cast(pl.String).first() if "participant_id" in role else pl.lit(stem)
-        t = samples.group_by("trial_id", maintain_order=True).agg(
-            who.alias("participant_id"), pl.len().cast(pl.Int64).alias("n_samples")).with_columns(
-            pl.col("trial_id").alias("trial"))
-        if len(files) > 1 and "trial" in role:  # without a trial column the trial is the file, named by its stem
-            rekey = pl.lit(stem + "_") + pl.col("trial_id")
-            t, found = t.with_columns(rekey.alias("trial_id")), found.with_columns(rekey.alias("trial_id"))
-        trials.append(t)
+        trials.append(samples.group_by("trial_id", maintain_order=True).agg(
+            pl.col("_participant").first().alias("participant_id"), pl.col("_trial").first().alias("trial"),
+            pl.len().cast(pl.Int64).alias("n_samples")).with_columns(pl.lit(str(f)).alias("samples_file")))
         fixations.append(found)
-    return Loaded(trials=_one_text(pl.concat(trials), tid), words=words, fixations=pl.concat(fixations),
-                  qc=_summed(logs),
+    trials = pl.concat(trials)
+    repeated = trials.filter(pl.col("trial_id").is_duplicated())
+    if repeated.height:
+        first = repeated["trial_id"][0]
+        raise ConfigError(f"trial {first!r} is in several gaze-sample files "
+                          f"({', '.join(repeated.filter(pl.col('trial_id') == first)['samples_file'])}): a trial's "
+                          "samples must be in one file (name the participant with --columns participant_id=COLUMN, or "
+                          "rename files of the same name)")
+    return Loaded(trials=_one_text(trials, tid), words=words, fixations=pl.concat(fixations), qc=_summed(logs),
                   sources={"samples": [str(f) for f in files], "layout": [str(layout)]},
                   loader=f"readgaze.io.samples + readgaze.events ({detector}, pymovements)")
 

@@ -62,7 +62,7 @@ def test_the_missing_value_sentinel_can_be_turned_off(toy, tmp_path):
     assert _manifest_count(out, "missing") == 0  # -32768 read as a position: a sample far off screen
 
 
-def test_renamed_columns_and_trials_within_a_file(toy, tmp_path):
+def test_renamed_columns_and_trials_within_a_file(toy, tmp_path, capsys):
     """A file per participant with a trial column and other column names (SB-SAT style): the same fixations."""
     raw = read_gaze_csv(toy / "trial_0_1.csv", screen=TOY_SCREEN).collect()
     half = raw.height // 2
@@ -70,19 +70,29 @@ def test_renamed_columns_and_trials_within_a_file(toy, tmp_path):
                .rename({"timestamp": "time", "x": "x_left", "y": "y_left"})
                .with_columns(pl.when(pl.int_range(pl.len()) < half).then(pl.lit("a")).otherwise(pl.lit("b"))
                              .alias("trial_no"), pl.lit("p07").alias("subject")))
-    for name in ("s1", "s2"):
-        samples.write_csv(tmp_path / f"{name}.csv")
+    samples.write_csv(tmp_path / "s1.csv")
+    samples.with_columns(pl.lit("p08").alias("subject")).write_csv(tmp_path / "s2.csv")
+    layout, columns = toy / "toy_text_1_1_aoi.csv", ["--columns", "time_ms=time", "x_px=x_left", "y_px=y_left",
+                                                     "trial=trial_no"]
     out = tmp_path / "ds"
-    assert _prep([tmp_path / "s1.csv", tmp_path / "s2.csv"], toy / "toy_text_1_1_aoi.csv", out, "--columns",
-                 "time_ms=time", "x_px=x_left", "y_px=y_left", "trial=trial_no", "participant_id=subject") == 0
+    assert _prep([tmp_path / "s1.csv", tmp_path / "s2.csv"], layout, out, *columns, "participant_id=subject") == 0
     trials = pl.read_parquet(out / "trials.parquet")
     assert trials.select("trial_id", "participant_id", "trial").rows() == [
-        ("s1_a", "p07", "a"), ("s1_b", "p07", "b"), ("s2_a", "p07", "a"), ("s2_b", "p07", "b")]
-    split = raw.with_columns(pl.when(pl.int_range(pl.len()) < half).then(pl.lit("s1_a")).otherwise(pl.lit("s1_b"))
+        ("p07_a", "p07", "a"), ("p07_b", "p07", "b"), ("p08_a", "p08", "a"), ("p08_b", "p08", "b")]
+    split = raw.with_columns(pl.when(pl.int_range(pl.len()) < half).then(pl.lit("p07_a")).otherwise(pl.lit("p07_b"))
                              .alias("trial_id"))
     expected, _ = detect_fixations(split, screen=TOY_SCREEN)
-    got = pl.read_parquet(out / "fixations.parquet").filter(pl.col("trial_id").str.starts_with("s1_"))
+    got = pl.read_parquet(out / "fixations.parquet").filter(pl.col("trial_id").str.starts_with("p07_"))
     assert_frame_equal(got.select(KEEP), expected.select(KEEP), check_dtypes=False)
+    # without a participant column the file names the participant
+    assert _prep([tmp_path / "s1.csv", tmp_path / "s2.csv"], layout, tmp_path / "ds2", *columns) == 0
+    assert pl.read_parquet(tmp_path / "ds2" / "trials.parquet")["trial_id"].to_list() == ["s1_a", "s1_b", "s2_a",
+                                                                                          "s2_b"]
+    # one participant's trial in two files would merge two recordings: an error naming both files
+    samples.write_csv(tmp_path / "s3.csv")
+    assert _prep([tmp_path / "s1.csv", tmp_path / "s3.csv"], layout, tmp_path / "ds3", *columns,
+                 "participant_id=subject") == 2
+    assert "trial 'p07_a' is in several gaze-sample files" in capsys.readouterr().err
 
 
 def test_labels_join_on_the_trial_ids(toy, tmp_path):
@@ -110,7 +120,8 @@ def test_bad_input_gets_one_message_naming_the_file(toy, shared_data, tmp_path, 
     twin.mkdir()
     (twin / "trial_0_1.csv").write_bytes((toy / "trial_0_1.csv").read_bytes())
     assert _prep([toy / "trial_0_1.csv", twin / "trial_0_1.csv"], layout, tmp_path / "d") == 2
-    assert "same name" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "'trial_0_1' is in several gaze-sample files" in err and str(twin / "trial_0_1.csv") in err
     comma = tmp_path / "comma.csv"
     lines = (toy / "trial_0_1.csv").read_text().splitlines()
     lines[500] = lines[500].replace("\t", ";").replace(".", ",").replace(";", "\t")  # 390,6 on data row 500
