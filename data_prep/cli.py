@@ -25,6 +25,9 @@ import sys
 from readgaze.errors import ConfigError, ReadgazeError
 
 SCREENS = {"onestop": (2560.0, 1440.0)}
+ON_WORDS_WARN = 0.5
+"""Below this share of fixations on a word box, prep warns (reading puts most fixations on words; OneStop's sample:
+3,208 of 3,209)."""
 
 
 def _screen(text: str | None):
@@ -104,6 +107,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                 "(1 deg, 100 ms; Salvucci & Goldberg 2000)")
             p.add_argument("--missing-value", default="-32768", help="coordinate meaning no gaze (default -32768, "
                                                                       "EyeLink's; 'none': only empty fields)")
+            p.add_argument("--time-unit", default="ms", choices=("ms", "s", "us"),
+                           help="unit of the time column (default ms; Tobii Pro exports us)")
             p.add_argument("--sampling-rate-hz", type=float, default=None,
                            help="default: each trial's median time step")
             p.add_argument("--eye", choices=("left", "right"), default=None, help="written to the samples' eye")
@@ -149,8 +154,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="line assignment (drift correction): 'slice' (default; thresholds scaled to the "
                        "line pitch), 'nearest' (raw y, as Data Viewer), 'report' (keep the report's interest "
                        "area; default without word boxes), 'dist', or any readgaze.lines method")
-        p.add_argument("--screen-px", default=None, help="screen size WIDTHxHEIGHT for the off-screen count "
-                       "(onestop default 2560x1440)")
+        p.add_argument("--screen-px", default=None, help=(
+            "screen size WIDTHxHEIGHT in px (required: the detector works in degrees)" if mode == "samples" else
+            "screen size WIDTHxHEIGHT for the off-screen count (onestop default 2560x1440)"))
         p.add_argument("--surprisal-model", default=None, help="local path of a Hugging Face causal LM")
         p.add_argument("--language", default="en", help="wordfreq language code (default en)")
         p.add_argument("--quiet", action="store_true", help="no progress display")
@@ -246,7 +252,8 @@ def _run(args: argparse.Namespace) -> int:
             loaded = sources.load_samples(args.files, args.layout, args.text_id, screen=_screen_geometry(args),
                                           columns=spec, detector=args.detector,
                                           missing_value=_missing(args.missing_value),
-                                          sampling_rate_hz=args.sampling_rate_hz, eye=args.eye, **dialect)
+                                          sampling_rate_hz=args.sampling_rate_hz, eye=args.eye,
+                                          time_unit=args.time_unit, **dialect)
         else:
             loaded = sources.load_asc(args.files, args.layout, args.text_id, columns=spec,
                                       encoding=args.encoding, screen_px=_screen(args.screen_px), **dialect)
@@ -297,6 +304,10 @@ def _run(args: argparse.Namespace) -> int:
     if prepared.fixations.height and on_words == 0:
         print(f"  warning: none of the {prepared.fixations.height:,} fixations lies on a word box: is the layout the "
               "text these recordings show (and in the same screen coordinates)?", file=sys.stderr)
+    elif prepared.fixations.height and on_words < ON_WORDS_WARN * prepared.fixations.height:
+        print(f"  warning: only {on_words:,} of the {prepared.fixations.height:,} fixations "
+              f"({on_words / prepared.fixations.height:.0%}) lie on a word box (off_text in manifest.json): is the "
+              "layout the text these recordings show, in the same screen coordinates?", file=sys.stderr)
     for task, needs in (("reading_goal", ("reading_goal",)), ("comprehension", ("is_correct", "question"))):
         if all(c in prepared.trials.columns and prepared.trials[c].null_count() < prepared.trials.height
                for c in needs):

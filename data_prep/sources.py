@@ -399,7 +399,8 @@ def _one_text(trials: pl.DataFrame, text_id: str) -> pl.DataFrame:
 
 def load_samples(files, layout, text_id: str | None = None, *, screen, columns: dict | None = None,
                  detector: str = "ivt", missing_value: float | None = -32768.0, sampling_rate_hz: float | None = None,
-                 eye: str | None = None, separator: str | None = None, decimal_comma: bool = False) -> Loaded:
+                 eye: str | None = None, time_unit: str = "ms", separator: str | None = None,
+                 decimal_comma: bool = False) -> Loaded:
     """Gaze-sample CSVs: fixations detected per trial (:func:`readgaze.events.detect_fixations`); every trial
     shows ``layout``.
 
@@ -408,8 +409,9 @@ def load_samples(files, layout, text_id: str | None = None, *, screen, columns: 
     of its ``trial`` column within each participant, else the file is one trial. ``participant_id`` is the
     ``participant_id`` column (else the file stem); trial ids are ``<participant>_<trial>`` (``<file stem>_<trial>``
     without a participant column; the file stem without a trial column), and a trial id found in two files is an
-    error. ``trial`` keeps the file's own trial id (a labels table's key), ``n_samples`` counts the trial's samples,
-    ``samples_file`` names its file. The detector's
+    error. ``trial`` keeps the file's own trial id (a labels table's key), ``n_samples`` and ``n_missing_samples``
+    count the trial's samples and those without a position, ``samples_file`` names its file. A trial with fewer
+    than :data:`FEW_FIXATIONS_PER_S` fixations per second of samples is warned about. The detector's
     counts (samples in fixation / saccade / missing, fixations dropped as too short or merged) go to the QC log.
 
     Parameters
@@ -422,13 +424,17 @@ def load_samples(files, layout, text_id: str | None = None, *, screen, columns: 
         The coordinate that means "no gaze" (EyeLink and pymovements: -32768); such samples are missing.
     sampling_rate_hz : float, optional
         Default: each trial's median time step.
+    time_unit : {"ms", "s", "us"}
+        Unit of the time column (:data:`readgaze.io.samples.TIME_UNITS`).
 
     Raises
     ------
     ParseError
         A named column is absent or holds a value that is not a number (file, row and column).
     ConfigError
-        A file that is another mode's input, an unknown detector, or a layout that cannot be read.
+        A file that is another mode's input, an unknown detector, a layout that cannot be read, a trial id in two
+        files, no fixation detected in any file, or a median time step outside 0.1-100 ms (10 Hz to 10 kHz: the time column's unit is not
+        ``time_unit``).
     """
     from readgaze.events import detect_fixations
     from readgaze.io.csv import header
@@ -443,15 +449,20 @@ def load_samples(files, layout, text_id: str | None = None, *, screen, columns: 
     if missing:
         raise ConfigError(f"--columns {', '.join(missing)}: no gaze-sample file has such a column "
                           f"({', '.join(Path(f).name for f in files)})")
-    trials, fixations, logs = [], [], []
+    trials, fixations, logs, warnings = [], [], [], []
     for f in files:
         names = headers[str(f)]
         role = {**{"time_ms": "timestamp", "x_px": "x", "y_px": "y"}, **for_table(spec, "samples", names)}
+        absent = [f"{r}={c}" for r, c in role.items() if c not in names]
+        if absent:
+            timed = next((n for n in names if "time" in n.lower()), "COLUMN")
+            raise ConfigError(f"no column for {', '.join(absent)} (the header has {', '.join(names)}): name yours "
+                              f"with --columns, e.g. --columns time_ms={timed} x_px=... y_px=...", file=f, row=1)
         stem = Path(f).stem
         samples = read_gaze_csv(f, separator=separator, missing_value=missing_value, time_column=role["time_ms"],
                                 x_column=role["x_px"], y_column=role["y_px"], pupil_column=role.get("pupil"),
                                 trial_id=stem, eye=eye, screen=screen, sampling_rate_hz=sampling_rate_hz,
-                                decimal_comma=decimal_comma)
+                                decimal_comma=decimal_comma, time_unit=time_unit)
         who = pl.col(role["participant_id"]).cast(pl.String) if "participant_id" in role else pl.lit(stem)
         if "trial" in role:  # a trial of a participant (else of the file): "<participant or file stem>_<trial>"
             trial = pl.col(role["trial"]).cast(pl.String)
@@ -460,12 +471,21 @@ def load_samples(files, layout, text_id: str | None = None, *, screen, columns: 
         else:  # the file is one trial
             samples = samples.with_columns(pl.lit(stem).alias("_trial"))
         samples = samples.with_columns(who.alias("_participant")).collect()
+        _check_time_step(samples, f, role["time_ms"], time_unit)
         found, found_qc = detect_fixations(samples, method=detector, screen=screen, sampling_rate_hz=sampling_rate_hz)
         logs.append((Path(f).name, found_qc))
-        trials.append(samples.group_by("trial_id", maintain_order=True).agg(
+        per_trial = samples.group_by("trial_id", maintain_order=True).agg(
             pl.col("_participant").first().alias("participant_id"), pl.col("_trial").first().alias("trial"),
-            pl.len().cast(pl.Int64).alias("n_samples")).with_columns(pl.lit(str(f)).alias("samples_file")))
+            pl.len().cast(pl.Int64).alias("n_samples"),
+            (pl.col("x_px").is_null() | pl.col("y_px").is_null()).sum().cast(pl.Int64).alias("n_missing_samples"),
+            (pl.col("time_ms").max() - pl.col("time_ms").min()).alias("_span_ms"))
+        warnings += _few_fixations(per_trial, found, f)
+        trials.append(per_trial.drop("_span_ms").with_columns(pl.lit(str(f)).alias("samples_file")))
         fixations.append(found)
+    if not sum(x.height for x in fixations):
+        raise ConfigError(f"no fixation detected in {len(files)} gaze-sample file(s) "
+                          f"({sum(t['n_samples'].sum() for t in trials):,} samples): check --screen-px, --screen-cm, "
+                          "--distance-cm and --time-unit (and that x and y are the gaze columns)", file=files[0])
     trials = pl.concat(trials)
     repeated = trials.filter(pl.col("trial_id").is_duplicated())
     if repeated.height:
@@ -476,7 +496,36 @@ def load_samples(files, layout, text_id: str | None = None, *, screen, columns: 
                           "rename files of the same name)")
     return Loaded(trials=_one_text(trials, tid), words=words, fixations=pl.concat(fixations), qc=_summed(logs),
                   sources={"samples": [str(f) for f in files], "layout": [str(layout)]},
-                  loader=f"readgaze.io.samples + readgaze.events ({detector}, pymovements)")
+                  loader=f"readgaze.io.samples + readgaze.events ({detector}, pymovements)", warnings=warnings)
+
+
+FEW_FIXATIONS_PER_S = 1.0
+"""Fewer detected fixations per second of samples than this draws a warning: reading makes about 3-5 (Rayner 1998,
+*Psychological Bulletin* 124: fixations of 200-250 ms)."""
+
+
+def _few_fixations(per_trial: pl.DataFrame, found: pl.DataFrame, path) -> list[str]:
+    """Warnings for trials whose detected fixation rate is below :data:`FEW_FIXATIONS_PER_S`."""
+    rate = (per_trial.select("trial_id", "_span_ms")
+            .join(found.group_by("trial_id").agg(pl.len().alias("n")), on="trial_id", how="left")
+            .with_columns(pl.col("n").fill_null(0))
+            .filter(pl.col("_span_ms") > 1000.0)
+            .filter(pl.col("n") < FEW_FIXATIONS_PER_S * pl.col("_span_ms") / 1000.0))
+    if not rate.height:
+        return []
+    t = rate.row(0, named=True)
+    return [f"{path}: {rate.height} trial(s) with fewer than {FEW_FIXATIONS_PER_S:g} fixation per second of samples "
+            f"(e.g. {t['trial_id']}: {t['n']} in {t['_span_ms'] / 1000.0:.1f} s; reading makes 3-5): check "
+            "--screen-cm, --distance-cm and --time-unit"]
+
+
+def _check_time_step(samples: pl.DataFrame, path, column: str, unit: str) -> None:
+    """A median step between samples outside 0.1-100 ms means the time column is in another unit."""
+    step = samples.select(pl.col("time_ms").diff().over("trial_id").median()).item()
+    if step is not None and not 0.1 <= step <= 100.0:
+        raise ConfigError(f"the median step between samples is {step:g} ms ({1000.0 / step:g} Hz) with "
+                          f"--time-unit {unit}: a tracker samples at 10 Hz to 10 kHz; is the time column in s or us? "
+                          f"(--time-unit s|ms|us)", file=path, column=column)
 
 
 def _summed(logs: list[tuple[str, QCLog]]) -> QCLog:

@@ -51,6 +51,7 @@ def test_two_recordings_give_the_detectors_fixations_aligned_and_measured(toy, t
     # the detector's counts reach the manifest, summed over the files: trial_1_2's 83 samples at -32768 are missing
     assert _manifest_count(out, "missing") == 83
     assert _manifest_count(out, "in fixation") == 14_549 + 18_759
+    assert trials["n_missing_samples"].to_list() == [0, 83]
     # every fixation on a word box is counted once in the word measures
     measures = pl.read_parquet(out / "word_measures.parquet")
     assert measures["fixation_count"].sum() == fixations["word_index"].is_not_null().sum() > 0
@@ -129,3 +130,34 @@ def test_bad_input_gets_one_message_naming_the_file(toy, shared_data, tmp_path, 
     assert _prep([comma], layout, tmp_path / "e") == 2
     err = capsys.readouterr().err
     assert "comma.csv" in err and "501" in err and "not a number" in err
+
+
+def test_a_time_column_in_microseconds_is_caught_and_converted(toy, tmp_path, capsys):
+    layout = toy / "toy_text_1_1_aoi.csv"
+    us = tmp_path / "tobii.csv"
+    pl.read_csv(toy / "trial_0_1.csv", separator="\t").with_columns(pl.col("timestamp") * 1000).write_csv(us)
+    assert _prep([us], layout, tmp_path / "bad") == 2
+    err = capsys.readouterr().err
+    assert "median step between samples is 1000 ms" in err and "--time-unit" in err
+    assert _prep([us], layout, tmp_path / "us", "--time-unit", "us") == 0
+    assert _prep([toy / "trial_0_1.csv"], layout, tmp_path / "ms") == 0
+    got, want = (pl.read_parquet(tmp_path / d / "fixations.parquet").select(KEEP[1:]) for d in ("us", "ms"))
+    assert got.height == 72
+    assert_frame_equal(got, want)
+
+
+def test_implausible_detections_and_layouts_are_warned_about(toy, shared_data, tmp_path, capsys):
+    layout = toy / "toy_text_1_1_aoi.csv"
+    assert _prep([toy / "trial_0_1.csv"], layout, tmp_path / "a") == 0
+    err = capsys.readouterr().err
+    assert "only 24 of the 72 fixations (33%) lie on a word box" in err  # the toy AOI is not this trial's text
+    assert "fewer than 1 fixation per second" not in err
+    far = ["--screen-px", "1280x1024", "--screen-cm", "38x30.2", "--distance-cm", "680"]  # 68 cm, typed wrong
+    assert main(["prep", "samples", str(toy / "trial_0_1.csv"), "--layout", str(layout), *far, "--out",
+                 str(tmp_path / "b"), "--quiet"]) == 0
+    assert "trial_0_1: 6 in 17.2 s; reading makes 3-5" in capsys.readouterr().err
+    sparse = shared_data / "bad_inputs" / "BR-11.csv"  # 130 samples, the first 100 without coordinates
+    assert _prep([sparse], layout, tmp_path / "c") == 2
+    assert "--columns, e.g. --columns time_ms=timestamp_ms" in capsys.readouterr().err
+    assert _prep([sparse], layout, tmp_path / "d", "--columns", "time_ms=timestamp_ms") == 2
+    assert "no fixation detected in 1 gaze-sample file(s) (130 samples)" in capsys.readouterr().err

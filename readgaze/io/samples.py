@@ -18,6 +18,8 @@ import polars as pl
 
 from readgaze.errors import ConfigError, ParseError
 
+TIME_UNITS = {"ms": 1.0, "s": 1000.0, "us": 0.001}
+"""Milliseconds per unit of a sample file's time column."""
 CHECK_ROWS = 10_000  # rows polars reads to infer the dtypes of the other (non-numeric) columns
 
 
@@ -89,7 +91,8 @@ def read_gaze_csv(path: str | Path, *, separator: str | None = None, missing_val
                   time_column: str = "timestamp", x_column: str = "x", y_column: str = "y",
                   pupil_column: str | None = None, trial_column: str | None = None, trial_id: str | None = None,
                   eye: str | None = None, screen: ScreenGeometry | None = None,
-                  sampling_rate_hz: float | None = None, decimal_comma: bool = False) -> pl.LazyFrame:
+                  sampling_rate_hz: float | None = None, decimal_comma: bool = False,
+                  time_unit: str = "ms") -> pl.LazyFrame:
     """Scan a gaze-sample CSV into canonical samples (lazily).
 
     Parameters
@@ -116,6 +119,8 @@ def read_gaze_csv(path: str | Path, *, separator: str | None = None, missing_val
         spread by the sample interval: 1002.0, 1002.5, ... within each trial.
     decimal_comma : bool
         Parse ``390,6`` as 390.6 (use with ``separator=";"``).
+    time_unit : {"ms", "s", "us"}
+        Unit of ``time_column`` (Tobii Pro exports microseconds, some exports seconds); ``time_ms`` is in ms.
 
     Returns
     -------
@@ -128,8 +133,12 @@ def read_gaze_csv(path: str | Path, *, separator: str | None = None, missing_val
     ParseError
         A named column is absent, or a value in it is not a number (file, row and column named;
         a decimal comma gets a hint).
+    ConfigError
+        An unknown ``eye`` or ``time_unit``.
     """
     path = Path(path)
+    if time_unit not in TIME_UNITS:
+        raise ConfigError(f"time_unit: got {time_unit!r}, expected one of {list(TIME_UNITS)}")
     if eye not in (None, "left", "right"):
         raise ConfigError(f"eye: got {eye!r}, expected 'left', 'right' or None")
     separator = separator or _sniff_separator(path)
@@ -145,7 +154,7 @@ def read_gaze_csv(path: str | Path, *, separator: str | None = None, missing_val
     shift_x = screen.width_px / 2 if screen is not None and screen.origin == "center" else 0.0
     shift_y = screen.height_px / 2 if screen is not None and screen.origin == "center" else 0.0
     out = frame.with_columns(
-        trial_id=trial, time_ms=pl.col(time_column),
+        trial_id=trial, time_ms=pl.col(time_column) * TIME_UNITS[time_unit],
         x_px=coordinate(x_column) + shift_x, y_px=coordinate(y_column) + shift_y,
         pupil=pl.col(pupil_column) if pupil_column else pl.lit(None, pl.Float64),
         eye=pl.lit(eye, pl.String),
