@@ -54,9 +54,9 @@ KINDS = {
     "onestop_fixations": "a OneStop fixation report: use  readgaze prep onestop --fixation-report F --ia-report IA",
     "onestop_ia": "a OneStop interest-area report: use  readgaze prep onestop --fixation-report F --ia-report IA",
     "fixations": "a Data Viewer fixation report: use  readgaze prep dataviewer --fixation-report FILE",
-    "ia": "a Data Viewer interest-area report: give it as --ia-report (or, in asc mode, as --layout)",
-    "aoi": "a word AOI table: give it as --aoi (dataviewer mode) or --layout (asc mode)",
-    "passages": "a passages.json layout: give it as --layout in asc mode",
+    "ia": "a Data Viewer interest-area report: give it as --ia-report (or, in asc and samples modes, as --layout)",
+    "aoi": "a word AOI table: give it as --aoi (dataviewer mode) or --layout (asc and samples modes)",
+    "passages": "a passages.json layout: give it as --layout in asc or samples mode",
     "sbsat_trials": "the SB-SAT trial report: give it as --trials (labels, items and answers per trial)",
     "table": "a table that is none of the above",
 }

@@ -106,6 +106,10 @@ def _kind(path: Path) -> tuple[str, str | None]:
     return "table", source
 
 
+MISSING_GAZE = -32768.0
+"""EyeLink's missing-data value, also pymovements' toy dataset's (:func:`readgaze.io.samples.read_gaze_csv`)."""
+
+
 def _fmt(n) -> str:
     return f"{n:,}" if isinstance(n, int) else str(n)
 
@@ -217,9 +221,18 @@ def _table(path: Path, source: str, _partner) -> str:
     lf = scan_csv(path)
     n = lf.select(pl.len()).collect().item()
     schema = lf.collect_schema()
-    return "\n".join([f"{path}: table (separator {detect_separator(path)!r}), {_fmt(n)} rows",
-                      "  columns: " + ", ".join(f"{k} ({v})" for k, v in schema.items()),
-                      f"  nulls: {_nulls(lf, schema.names())}"])
+    lines = [f"{path}: table (separator {detect_separator(path)!r}), {_fmt(n)} rows",
+             "  columns: " + ", ".join(f"{k} ({v})" for k, v in schema.items()),
+             f"  nulls: {_nulls(lf, schema.names())}"]
+    numeric = [c for c, t in schema.items() if t.is_numeric()]
+    if numeric:  # EyeLink's (and pymovements') "no gaze" value in a sample export
+        counts = lf.select((pl.col(c) == MISSING_GAZE).sum() for c in numeric).collect().row(0, named=True)
+        found = {c: k for c, k in counts.items() if k}
+        if found:
+            lines.append(f"  {MISSING_GAZE:g} (no gaze, EyeLink's missing value): "
+                         + ", ".join(f"{c} {_fmt(k)}" for c, k in found.items())
+                         + "; readgaze prep samples reads these as missing (--missing-value)")
+    return "\n".join(lines)
 
 
 def _asc(path: Path, _source, _partner, **options) -> str:

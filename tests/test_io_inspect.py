@@ -51,3 +51,10 @@ def test_inspect_plain_table_and_dataset_folder(shared_data, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "130 rows" in out and "x (Float64)" in out and "x 120, y 120" in out
     assert "  trials: 2 rows" in out and "  fixations: 3 rows" in out and '"trials": 2' in out
+
+
+def test_inspect_counts_the_no_gaze_value_of_a_sample_export(shared_data, capsys):
+    assert main(["inspect", str(shared_data / "toy_reading_raw" / "trial_1_2.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "nulls: timestamp 0, x 0, y 0" in out  # -32768 is a number to the CSV reader ...
+    assert "-32768 (no gaze, EyeLink's missing value): x 83, y 83;" in out  # ... and missing gaze to readgaze
