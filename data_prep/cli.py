@@ -30,21 +30,14 @@ ON_WORDS_WARN = 0.5
 3,208 of 3,209)."""
 
 
-def _screen(text: str | None):
+def _screen(text: str | None, option: str = "--screen-px", example: str = "1280x1024"):
+    """``WIDTHxHEIGHT`` as two floats (None for no text)."""
     if not text:
         return None
     try:
         w, h = (float(v) for v in text.lower().split("x"))
     except ValueError:
-        raise ConfigError(f"--screen-px {text!r}: expected WIDTHxHEIGHT, e.g. 1280x1024") from None
-    return w, h
-
-
-def _size_cm(text: str) -> tuple[float, float]:
-    try:
-        w, h = (float(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise ConfigError(f"--screen-cm {text!r}: expected WIDTHxHEIGHT in cm, e.g. 38x30.2") from None
+        raise ConfigError(f"{option} {text!r}: expected WIDTHxHEIGHT, e.g. {example}") from None
     return w, h
 
 
@@ -57,8 +50,8 @@ def _screen_geometry(args: argparse.Namespace):
         raise ConfigError("readgaze prep samples needs the screen to convert pixels to degrees of visual angle: "
                           "--screen-px WIDTHxHEIGHT --screen-cm WIDTHxHEIGHT --distance-cm CM (eye to screen), e.g. "
                           "--screen-px 1280x1024 --screen-cm 38x30.2 --distance-cm 68")
-    return ScreenGeometry(int(px[0]), int(px[1]), *_size_cm(args.screen_cm), args.distance_cm,
-                          origin=args.origin.replace("-", " "))
+    cm = _screen(args.screen_cm, "--screen-cm", "38x30.2")
+    return ScreenGeometry(int(px[0]), int(px[1]), *cm, args.distance_cm, origin=args.origin.replace("-", " "))
 
 
 def _missing(text: str) -> float | None:

@@ -433,8 +433,8 @@ def load_samples(files, layout, text_id: str | None = None, *, screen, columns: 
         A named column is absent or holds a value that is not a number (file, row and column).
     ConfigError
         A file that is another mode's input, an unknown detector, a layout that cannot be read, a trial id in two
-        files, no fixation detected in any file, or a median time step outside 0.1-100 ms (10 Hz to 10 kHz: the time column's unit is not
-        ``time_unit``).
+        files, no fixation detected in any file, or a median time step outside 0.1-100 ms (10 Hz to 10 kHz: the
+        time column's unit is not ``time_unit``).
     """
     from readgaze.events import detect_fixations
     from readgaze.io.csv import header

@@ -273,8 +273,9 @@ def main(argv=None) -> int:
                 print(f"  ratio pandas / {tag}: {pd_wall / wall:.2f}x (goal >= {goals[tag]}x); {tag} / parse floor: "
                       f"{wall / parse_floor:.2f}x (goal <= 1.5x); peak {gib:.2f} GiB (goal <= 1.5)")
         io_s = min(io_floor(warm_cache, work / "rg_warm", work / "io_floor") for _ in range(2))
-        print(f"  re-prep I/O floor (a fresh process: start Python, import polars, read the parse cache, write D's four "
-              f"tables with prep's Parquet settings; nothing computed): {io_s:.2f} s; D's 10x goal is {pd_wall / 10:.2f} s")
+        print(f"  re-prep I/O floor (a fresh process: start Python, import polars, read the parse cache, write D's "
+              f"four tables with prep's Parquet settings; nothing computed): {io_s:.2f} s; D's 10x goal is "
+              f"{pd_wall / 10:.2f} s")
         print(in_child("compare_measures", work / "rg_nearest", work / "pd"))
         if not args.no_scaling:
             print("\nscaling (one run each; B = readgaze defaults, A = pandas):")
