@@ -19,7 +19,8 @@ def test_decimal_comma_after_ten_thousand_rows_names_row_and_column(tmp_path):
     with pytest.raises(ParseError) as err:
         read_gaze_csv(path, separator=";").collect()
     assert str(err.value) == ("gaze.csv, row 11002, column x: '390,6' is not a number "
-                              "(decimal comma? try separator=';' and decimal_comma=True)")
+                              "(decimal comma? try separator=';' with decimal_comma=True; in readgaze prep: "
+                              "--separator ';' --decimal-comma)")
     ok = read_gaze_csv(path, separator=";", decimal_comma=True).collect()
     assert ok.height == 12_000 and ok["x_px"][11_000] == 390.6 and ok["x_px"][0] == 100.5
     text, ok = inspect_paths([path])

@@ -46,6 +46,13 @@ _NUMBER_OR_DECIMAL_COMMA = r"^\s*[-+]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][-+]?\d+
 """A number with a decimal point or a decimal comma: a column of these with one comma is a locale fault."""
 
 
+def decimal_comma_hint(separator: str) -> str:
+    """The hint of a "not a number" error on a value like ``390,6``: the Python and the ``readgaze prep`` spelling."""
+    named = {"\t": "tab", ";": "';'", " ": "space"}.get(separator, repr(separator))
+    return (f"decimal comma? try separator={separator!r} with decimal_comma=True; in readgaze prep: --separator "
+            f"{named} --decimal-comma")
+
+
 def detect_separator(path: str | Path) -> str:
     """Return the field separator of a delimited text file: ``','``, ``'\\t'`` or ``';'``.
 
@@ -251,8 +258,8 @@ def read_csv(path: str | Path, *, columns: Iterable[str] | None = None, separato
             dtype = _decide(passed)
             if dtype == pl.String and check_comma and passed["d"] and passed["c"]:
                 row, value = first_row_where(df.lazy(), pl.col(c).str.contains(_DECIMAL_COMMA), c)
-                raise ParseError(f"{value!r} is not a number (decimal comma? try separator {sep!r} "
-                                 f"and decimal_comma=True)", file=path, row=row, column=c)
+                raise ParseError(f"{value!r} is not a number ({decimal_comma_hint(sep)})", file=path, row=row,
+                                 column=c)
             if dtype != pl.String:
                 num = pl.col(c).str.replace(",", ".", literal=True) if decimal_comma else pl.col(c)
                 casts.append((num.str.to_lowercase() == "true" if dtype == pl.Boolean else num.cast(dtype))
@@ -363,8 +370,8 @@ def infer_schema(path: str | Path, *, separator: str, decimal_comma: bool = Fals
         if schema[c] == pl.String and not f["n"]:
             if check_comma and f["d"] and f["c"]:
                 row, value = first_row_where(text, pl.col(c).str.contains(_DECIMAL_COMMA), c)
-                raise ParseError(f"{value!r} is not a number (decimal comma? try separator {separator!r} "
-                                 f"and decimal_comma=True)", file=path, row=row, column=c)
+                raise ParseError(f"{value!r} is not a number ({decimal_comma_hint(separator)})", file=path,
+                                 row=row, column=c)
     return schema
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from readgaze.errors import ConfigError, ParseError
+from readgaze.io.csv import decimal_comma_hint
 
 TIME_UNITS = {"ms": 1.0, "s": 1000.0, "us": 0.001}
 """Milliseconds per unit of a sample file's time column."""
@@ -83,7 +84,7 @@ def _check_numbers(path: Path, separator: str, columns: dict[str, str], decimal_
         hit = text.with_row_index("_r", offset=2).filter(bad(name)).select("_r", name).head(1).collect()
         value = hit[name][0]
         sep = ";" if separator == "," else separator
-        hint = f" (decimal comma? try separator={sep!r} and decimal_comma=True)" if "," in value else ""
+        hint = f" ({decimal_comma_hint(sep)})" if "," in value else ""
         raise ParseError(f"{value!r} is not a number{hint}", file=path, row=int(hit["_r"][0]), column=name)
 
 
