@@ -247,16 +247,40 @@ def _dataset(path: Path, _source, _partner) -> str:
         scan = pl.scan_parquet(f) if f.suffix == ".parquet" else pl.scan_csv(f, infer_schema=False)
         name = f.stem if f.suffix == ".parquet" else f.name
         lines.append(f"  {name}: {_fmt(scan.select(pl.len()).collect().item())} rows")
-    manifest = json.loads((path / "manifest.json").read_text())
-    for key in ("counts", "drops", "sources"):
-        if key in manifest:
-            lines.append(f"  manifest {key}: {json.dumps(manifest[key], sort_keys=True)[:2000]}")
+    lines += _manifest_lines(json.loads((path / "manifest.json").read_text()))
     trials = path / "trials.parquet"
     trials = trials if trials.is_file() else path / "trials.csv"
     if trials.is_file():
         frame = pl.read_parquet(trials) if trials.suffix == ".parquet" else pl.read_csv(trials)
         lines += describe_tasks(frame)
     return "\n".join(lines)
+
+
+def _manifest_lines(manifest: dict) -> list[str]:
+    """How a dataset was prepared (``readgaze prep``'s manifest): mode and line assigner, each source, rows in and
+    out, and every nonzero count of dropped, changed and flagged rows by reason."""
+    lines = []
+    config = manifest.get("config", {})
+    if config:
+        lines.append("  prepared: " + ", ".join(f"{k} {config[k]}" for k in ("mode", "line_assigner", "loader")
+                                                 if config.get(k)))
+    for role, files in sorted(manifest.get("sources", {}).items()):
+        for f in files if isinstance(files, list) else [files]:
+            if isinstance(f, dict):
+                lines.append(f"  source {role}: {f.get('path', f.get('name'))} ({_fmt(f.get('bytes', '?'))} bytes, "
+                             f"sha256 {str(f.get('sha256', '?'))[:12]}...)")
+            else:
+                lines.append(f"  source {role}: {f}")
+    rows_in, rows_out = manifest.get("rows_in", {}), manifest.get("rows_out", {})
+    if rows_out:
+        lines.append("  rows (in -> out): " + ", ".join(
+            f"{t} {_fmt(rows_in[t])} -> {_fmt(n)}" if t in rows_in else f"{t} {_fmt(n)}" for t, n in rows_out.items()))
+    for table, actions in sorted(manifest.get("qc_summary", {}).items()):
+        for action in ("dropped", "changed", "flagged", "warning"):
+            counted = {r: n for r, n in actions.get(action, {}).items() if n}
+            if counted:
+                lines.append(f"  {action} {table}: " + ", ".join(f"{r} {_fmt(n)}" for r, n in counted.items()))
+    return lines
 
 
 N_FOLDS = 10

@@ -46,11 +46,20 @@ def test_inspect_reports_duplicates_and_errors(shared_data, capsys):
 def test_inspect_plain_table_and_dataset_folder(shared_data, tmp_path, capsys):
     pl.DataFrame({"trial_id": ["a", "b"]}).write_parquet(tmp_path / "trials.parquet")
     pl.DataFrame({"trial_id": ["a"] * 3}).write_parquet(tmp_path / "fixations.parquet")
-    (tmp_path / "manifest.json").write_text(json.dumps({"counts": {"trials": 2}}))
+    manifest = {"config": {"mode": "asc", "line_assigner": "slice", "loader": "readgaze.io.asc"},
+                "sources": {"asc": [{"path": "/lab/p01.asc", "bytes": 12345, "sha256": "ab" * 32}]},
+                "rows_in": {"fixations": 5, "trials": 2}, "rows_out": {"fixations": 3, "trials": 2},
+                "qc_summary": {"fixations": {"dropped": {"invalid_duration": 2, "unknown_trial": 0},
+                                             "flagged": {"off_text": 1}}}}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
     assert main(["inspect", str(shared_data / "bad_inputs" / "BR-11.csv"), str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "130 rows" in out and "x (Float64)" in out and "x 120, y 120" in out
-    assert "  trials: 2 rows" in out and "  fixations: 3 rows" in out and '"trials": 2' in out
+    assert "  trials: 2 rows" in out and "  fixations: 3 rows" in out
+    assert "  prepared: mode asc, line_assigner slice, loader readgaze.io.asc\n" in out
+    assert "  source asc: /lab/p01.asc (12,345 bytes, sha256 abababababab...)\n" in out
+    assert "  rows (in -> out): fixations 5 -> 3, trials 2 -> 2\n" in out
+    assert "  dropped fixations: invalid_duration 2\n" in out and "  flagged fixations: off_text 1\n" in out
 
 
 def test_inspect_counts_the_no_gaze_value_of_a_sample_export(shared_data, capsys):
