@@ -63,6 +63,19 @@ def _missing(text: str) -> float | None:
         raise ConfigError(f"--missing-value {text!r}: expected a number (e.g. -32768) or 'none'") from None
 
 
+def _word_box_warnings(fixations) -> list[str]:
+    """A warning when none, or under :data:`ON_WORDS_WARN`, of the fixations lie on a word box."""
+    n = fixations.height
+    on_words = fixations["word_index"].is_not_null().sum() if n else 0
+    if n and on_words == 0:
+        return [f"warning: none of the {n:,} fixations lies on a word box: is the layout the text these recordings "
+                "show (and in the same screen coordinates)?"]
+    if n and on_words < ON_WORDS_WARN * n:
+        return [f"warning: only {on_words:,} of the {n:,} fixations ({on_words / n:.0%}) lie on a word box (off_text "
+                "in manifest.json): is the layout the text these recordings show, in the same screen coordinates?"]
+    return []
+
+
 def _separator(text: str | None) -> str | None:
     if text is None:
         return None
@@ -129,8 +142,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                            help="base of the fixation report's interest-area ids (default: detected from the IA "
                                 "report's labels; Data Viewer itself writes 1)")
         p.add_argument("--columns", nargs="+", metavar="MAP",
-                       help="column map: YAML file(s) {fixations: {role: column}, ia: {...}, aoi: {...}} and/or "
-                            "role=COLUMN pairs (x_px=PosX, ia.word=Label); see readgaze prep --list-roles")
+                       help="column map: YAML file(s) {fixations: {role: column}, ia: ..., aoi: ..., trials: ..., "
+                            "samples: ...} and/or role=COLUMN pairs (x_px=PosX, ia.word=Label), the pairs overriding "
+                            "the files; see readgaze prep --list-roles")
         p.add_argument("--trials", metavar="LABELS", help="CSV/TSV/Parquet table of per-trial labels and items "
                        "(reading_goal, question, is_correct, selected_answer, item_id, text_id, any other column)")
         p.add_argument("--trials-on", nargs="+", metavar="KEY",
@@ -276,31 +290,29 @@ def _run(args: argparse.Namespace) -> int:
     screen = _screen(args.screen_px) or SCREENS.get(args.mode)
     config = {"mode": args.mode, "line_assigner": assigner, "screen_px": screen,
               "surprisal_model": args.surprisal_model, "language": args.language, "loader": loaded.loader,
-              "trials_on": args.trials_on, "format": args.format}
+              "trials_on": args.trials_on, "format": args.format, "columns": spec or None, **dialect}
+    if args.mode == "samples":  # what the detector was given (its thresholds: readgaze.events' defaults)
+        config |= {"screen_cm": args.screen_cm, "distance_cm": args.distance_cm, "origin": args.origin,
+                   "detector": args.detector, "time_unit": args.time_unit, "missing_value": args.missing_value,
+                   "sampling_rate_hz": args.sampling_rate_hz}
     with DatasetWriter(args.out, force=args.force, fmt=args.format) as writer:  # tables written as they are ready
         prepared = prepare(trials, words, loaded.fixations, loaded.qc, line_assigner=assigner, screen_px=screen,
                            surprisal_model=args.surprisal_model, language=args.language, progress=step,
                            sink=writer.put)
+        notes += _word_box_warnings(prepared.fixations)
         with step("write"):
-            out = writer.finish(prepared, sources=loaded.sources, config=config, id_bases=loaded.id_bases)
+            out = writer.finish(prepared, sources=loaded.sources, config=config, id_bases=loaded.id_bases,
+                                notes=notes)
             from data_prep.cache import wait_stored
 
             wait_stored()
     rows = ", ".join(f"{k} {getattr(prepared, k).height:,}" for k in ("trials", "words", "fixations", "word_measures"))
     print(f"wrote {out} ({args.format}): {rows}", file=sys.stderr)
-    for note in notes:
+    for note in notes:  # also in manifest.json ("notes")
         print(f"  {note}", file=sys.stderr)
     counted = [r for r in prepared.qc.records if r["count"] and r["action"] in ("dropped", "changed")]
     for r in counted:  # nothing is lost silently: every drop and change, also in manifest.json
         print(f"  {r['action']} {r['count']:,} {r['table']} ({r['step']}: {r['reason']})", file=sys.stderr)
-    on_words = prepared.fixations["word_index"].is_not_null().sum() if prepared.fixations.height else 0
-    if prepared.fixations.height and on_words == 0:
-        print(f"  warning: none of the {prepared.fixations.height:,} fixations lies on a word box: is the layout the "
-              "text these recordings show (and in the same screen coordinates)?", file=sys.stderr)
-    elif prepared.fixations.height and on_words < ON_WORDS_WARN * prepared.fixations.height:
-        print(f"  warning: only {on_words:,} of the {prepared.fixations.height:,} fixations "
-              f"({on_words / prepared.fixations.height:.0%}) lie on a word box (off_text in manifest.json): is the "
-              "layout the text these recordings show, in the same screen coordinates?", file=sys.stderr)
     for task, needs in (("reading_goal", ("reading_goal",)), ("comprehension", ("is_correct", "question"))):
         if all(c in prepared.trials.columns and prepared.trials[c].null_count() < prepared.trials.height
                for c in needs):

@@ -94,35 +94,60 @@ def list_roles(source: str = "dataviewer") -> str:
 def parse_columns(values: list[str] | None) -> dict[str, dict[str, str]]:
     """``--columns`` values -> ``{table: {role: column}}`` plus ``"any"`` for pairs without a table.
 
+    ``role=COLUMN`` pairs override a YAML file's entries, whatever their order (``from_file`` lists, per table, the
+    roles only a file set, which :func:`for_table` lets a table-less pair override too); a later file overrides an
+    earlier one.
+
     Raises
     ------
     ConfigError
-        An unreadable YAML file, a value that is neither a file nor ``role=COLUMN``, or an unknown role.
+        An unreadable YAML file, a value that is neither a file nor ``role=COLUMN``, or an unknown table or role
+        (with the closest names).
     """
-    spec: dict[str, dict[str, str]] = {}
+    files: dict[str, dict[str, str]] = {}  # YAML entries (a later file overrides an earlier one)
+    pairs: dict[str, dict[str, str]] = {}  # role=COLUMN pairs: they override the files, in either order
+    source = None
     for value in values or []:
         if "=" not in value:
             for table, mapping in _read_yaml(value).items():
                 if table == "source":
-                    spec["source"] = mapping
-                else:
-                    spec.setdefault(table, {}).update(mapping)
+                    source = mapping
+                    continue
+                for role in mapping:
+                    _check_role(table, role, value)
+                files.setdefault(table, {}).update(mapping)
             continue
         for pair in value.split(","):
             role, _, column = pair.partition("=")
             table, _, role = role.strip().rpartition(".")
             table = table or "any"
-            if table != "any" and table not in TABLES:
-                raise ConfigError(f"--columns {pair}: unknown table {table!r}; expected one of {list(TABLES)}")
-            known = [r for t in TABLES for r in roles(t)] if table == "any" else roles(table)
-            if role not in known or not column.strip():
-                import difflib
-
-                close = difflib.get_close_matches(role, sorted(set(known)), n=3)
-                raise ConfigError(f"--columns {pair}: unknown role {role!r}" + (f"; did you mean {', '.join(close)}?"
-                                  if close else "") + " ('readgaze prep --list-roles' lists them)")
-            spec.setdefault(table, {})[role] = column.strip()
+            if not column.strip():
+                raise ConfigError(f"--columns {pair}: no column after '=' ('readgaze prep --list-roles')")
+            _check_role(table, role, f"--columns {pair}")
+            pairs.setdefault(table, {})[role] = column.strip()
+    spec: dict = {t: {**files.get(t, {}), **pairs.get(t, {})} for t in (*files, *pairs)}
+    filed = {t: sorted(set(m) - set(pairs.get(t, {}))) for t, m in files.items()}
+    if any(filed.values()):
+        spec["from_file"] = {t: r for t, r in filed.items() if r}
+    if source is not None:
+        spec["source"] = source
     return spec
+
+
+def _check_role(table: str, role: str, where: str) -> None:
+    """A :class:`ConfigError` for a role no table (or not ``table``) has, with the closest names."""
+    import difflib
+
+    if table not in (*TABLES, "any"):
+        close = difflib.get_close_matches(table, TABLES, n=1)
+        raise ConfigError(f"{where}: unknown table {table!r}" + (f"; did you mean {close[0]}?" if close else "")
+                          + f" (expected one of {list(TABLES)})")
+    known = [r for t in TABLES for r in roles(t)] if table == "any" else roles(table)
+    if role not in known:
+        close = difflib.get_close_matches(role, sorted(set(known)), n=3)
+        raise ConfigError(f"{where}: unknown role {role!r}" + (f" of table {table}" if table != "any" else "")
+                          + (f"; did you mean {', '.join(close)}?" if close else "")
+                          + " ('readgaze prep --list-roles' lists them)")
 
 
 def _read_yaml(path) -> dict[str, dict[str, str]]:
@@ -142,10 +167,14 @@ def _read_yaml(path) -> dict[str, dict[str, str]]:
 
 
 def for_table(spec: dict, table: str, header: list[str]) -> dict[str, str]:
-    """The ``{role: column}`` map of one table: its own pairs, plus table-less pairs whose column the file has."""
-    out = {role: column for role, column in spec.get("any", {}).items()
-           if role in roles(table) and column in header}
-    out.update(spec.get(table, {}))
+    """The ``{role: column}`` map of one table: a YAML file's entries, then table-less pairs whose column the file
+    has, then pairs naming the table (a pair on the command line overrides a file, in either order)."""
+    own = spec.get(table, {})
+    filed = set(spec.get("from_file", {}).get(table, ()))
+    out = {role: column for role, column in own.items() if role in filed}
+    out.update({role: column for role, column in spec.get("any", {}).items()
+                if role in roles(table) and column in header})
+    out.update({role: column for role, column in own.items() if role not in filed})
     return out
 
 

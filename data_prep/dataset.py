@@ -152,8 +152,12 @@ class DatasetWriter:
             os.chmod(self._tmp, 0o777 & ~mask)  # a plain mkdir's mode, not mkdtemp's 0700
         self._jobs[name] = self._pool.submit(write_table, frame, self._tmp, name, self.fmt)
 
-    def finish(self, prepared, *, sources: dict[str, list[str]], config: dict, id_bases: dict | None = None) -> Path:
-        """Write the tables not put yet and the manifest, wait for every table, move the folder to ``out``."""
+    def finish(self, prepared, *, sources: dict[str, list[str]], config: dict, id_bases: dict | None = None,
+               notes: list[str] | None = None) -> Path:
+        """Write the tables not put yet and the manifest, wait for every table, move the folder to ``out``.
+
+        ``notes``: what ``readgaze prep`` printed besides the counts (warnings, the labels join), kept in the
+        manifest."""
         for name in TABLES:
             if name not in self._jobs:
                 self.put(name, getattr(prepared, name))
@@ -161,7 +165,7 @@ class DatasetWriter:
             job.result()  # a writer's error is raised here
         rows_out = {name: getattr(prepared, name).height for name in TABLES}
         (self._tmp / "manifest.json").write_text(
-            json.dumps(_manifest(prepared, sources, config, id_bases, rows_out), indent=2, sort_keys=True,
+            json.dumps(_manifest(prepared, sources, config, id_bases, rows_out, notes), indent=2, sort_keys=True,
                        default=str) + "\n")
         check_target(self.out, self.force)
         if self.out.exists():
@@ -171,8 +175,10 @@ class DatasetWriter:
         return self.out
 
 
-def _manifest(prepared, sources: dict[str, list[str]], config: dict, id_bases: dict | None, rows_out: dict) -> dict:
+def _manifest(prepared, sources: dict[str, list[str]], config: dict, id_bases: dict | None, rows_out: dict,
+              notes: list[str] | None = None) -> dict:
     return {
+        "notes": list(notes or []),
         "format": "readgaze dataset folder, version 1",
         "sources": {role: [{"path": str(Path(p).resolve()), "name": Path(p).name, "sha256": sha256(p),
                             "bytes": Path(p).stat().st_size} for p in paths]

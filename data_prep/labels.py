@@ -50,6 +50,10 @@ def read_table(path, *, separator: str | None = None, decimal_comma: bool = Fals
                columns: dict[str, str] | None = None) -> pl.DataFrame:
     """A labels table: Parquet by suffix, else delimited text through :func:`readgaze.io.csv.scan_csv`.
 
+    ``separator`` (the exports') is used when the header line holds it, else the table's own is detected, and
+    ``decimal_comma`` applies only when the table's separator is not a comma: ``readgaze prep``'s ``--separator`` and
+    ``--decimal-comma`` describe the exports, and a labels table is often written by other software.
+
     ``columns`` (``{role: column}``, the ``trials`` part of a ``--columns`` map) renames the table's columns to the
     roles (``is_correct`` <- ``correct``).
     """
@@ -70,8 +74,13 @@ def _read_table(path: Path, separator, decimal_comma) -> pl.DataFrame:
             return pl.read_parquet(path)
         except Exception as error:  # polars raises several kinds for a broken file
             raise ConfigError(f"cannot read as Parquet: {error}", file=path) from None
-    from readgaze.io.csv import scan_csv
+    from readgaze.io.csv import detect_separator, scan_csv
 
+    with path.open("rb") as f:  # a labels table is often written elsewhere (R, a spreadsheet) than the exports
+        first = f.readline(1 << 20).decode("utf-8", errors="replace")
+    if separator is not None and separator not in first:
+        separator = detect_separator(path)  # the exports' --separator is not this table's
+    decimal_comma = decimal_comma and (separator or detect_separator(path)) != ","
     frame = scan_csv(path, separator=separator, decimal_comma=decimal_comma)
     names = frame.collect_schema().names()
     if {"RECORDING_SESSION_LABEL", "INDEX", "page_name", "correct_answer"} <= set(names):

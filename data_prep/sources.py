@@ -447,8 +447,16 @@ def load_samples(files, layout, text_id: str | None = None, *, screen, columns: 
     headers = {str(f): header(f, separator=separator) for f in files}
     missing = unused({"any": spec.get("any", {})}, {**headers, "layout": _header_or_empty(layout, separator)})
     if missing:
+        import difflib
+
+        names = sorted({c for h in headers.values() for c in h})
+        wanted = missing[0].partition("=")[2]
+        lower = {c.lower(): c for c in names}
+        close = [lower[wanted.lower()]] if wanted.lower() in lower else [
+            lower[c] for c in difflib.get_close_matches(wanted.lower(), list(lower), n=1)]
         raise ConfigError(f"--columns {', '.join(missing)}: no gaze-sample file has such a column "
-                          f"({', '.join(Path(f).name for f in files)})")
+                          f"({', '.join(Path(f).name for f in files)} have {', '.join(names)})"
+                          + (f"; did you mean {close[0]!r}?" if close else ""))
     trials, fixations, logs, warnings = [], [], [], []
     for f in files:
         names = headers[str(f)]

@@ -264,6 +264,11 @@ def _manifest_lines(manifest: dict) -> list[str]:
     if config:
         lines.append("  prepared: " + ", ".join(f"{k} {config[k]}" for k in ("mode", "line_assigner", "loader")
                                                  if config.get(k)))
+        shown = ("screen_px", "screen_cm", "distance_cm", "origin", "detector", "time_unit", "separator",
+                 "decimal_comma", "columns")
+        if any(config.get(k) for k in shown):
+            text = {k: json.dumps(v) if isinstance(v, dict) else v for k, v in config.items()}
+            lines.append("  settings: " + ", ".join(f"{k} {text[k]}" for k in shown if config.get(k)))
     for role, files in sorted(manifest.get("sources", {}).items()):
         for f in files if isinstance(files, list) else [files]:
             if isinstance(f, dict):
@@ -275,6 +280,7 @@ def _manifest_lines(manifest: dict) -> list[str]:
     if rows_out:
         lines.append("  rows (in -> out): " + ", ".join(
             f"{t} {_fmt(rows_in[t])} -> {_fmt(n)}" if t in rows_in else f"{t} {_fmt(n)}" for t, n in rows_out.items()))
+    lines += [f"  prep said: {note}" for note in manifest.get("notes", [])]
     for table, actions in sorted(manifest.get("qc_summary", {}).items()):
         for action in ("dropped", "changed", "flagged", "warning"):
             counted = {r: n for r, n in actions.get(action, {}).items() if n}

@@ -161,3 +161,60 @@ def test_implausible_detections_and_layouts_are_warned_about(toy, shared_data, t
     assert "--columns, e.g. --columns time_ms=timestamp_ms" in capsys.readouterr().err
     assert _prep([sparse], layout, tmp_path / "d", "--columns", "time_ms=timestamp_ms") == 2
     assert "no fixation detected in 1 gaze-sample file(s) (130 samples)" in capsys.readouterr().err
+
+
+def test_column_pairs_override_a_yaml_map_in_either_order(tmp_path):
+    from data_prep.columns import for_table, parse_columns
+    from readgaze.errors import ConfigError
+
+    yaml = tmp_path / "map.yaml"
+    yaml.write_text("samples: {time_ms: t_us, x_px: gx, trial: TrialIndex}\n")
+    header = ["t_us", "gx", "gx_right", "TrialIndex", "Stimulus"]
+    for values in ([str(yaml), "trial=Stimulus"], ["trial=Stimulus", str(yaml)]):
+        assert for_table(parse_columns(values), "samples", header) == {
+            "time_ms": "t_us", "x_px": "gx", "trial": "Stimulus"}
+    spec = parse_columns(["samples.x_px=gx_right", str(yaml)])
+    assert for_table(spec, "samples", header)["x_px"] == "gx_right"  # the right eye, as asked on the command line
+    assert for_table(parse_columns([str(yaml)]), "samples", header)["trial"] == "TrialIndex"
+    yaml.write_text("sample: {time_ms: t_us}\n")  # a misspelled section was ignored, and the defaults then blamed
+    with pytest.raises(ConfigError, match="unknown table 'sample'; did you mean samples"):
+        parse_columns([str(yaml)])
+    yaml.write_text("samples: {time: t_us}\n")
+    with pytest.raises(ConfigError, match="unknown role 'time' of table samples; did you mean time_ms"):
+        parse_columns([str(yaml)])
+
+
+def test_a_tobii_style_study_with_comma_labels_keeps_its_settings_and_warnings(toy, tmp_path, capsys):
+    """Tab-separated decimal-comma exports in microseconds, labels written as a plain CSV."""
+    study = []
+    for name, trials in (("P01", ["trial_0_1", "trial_1_1"]), ("P02", ["trial_2_1"])):
+        parts = [pl.read_csv(toy / f"{t}.csv", separator="\t").with_columns(pl.lit(t).alias("Stimulus"))
+                 for t in trials]
+        frame = pl.concat(parts).select(
+            (pl.col("timestamp") * 1000).cast(pl.Int64).alias("Recording timestamp [us]"),
+            pl.col("x").cast(pl.String).str.replace(".", ",", literal=True).alias("Gaze point X"),
+            pl.col("y").cast(pl.String).str.replace(".", ",", literal=True).alias("Gaze point Y"), "Stimulus",
+            pl.lit(name).alias("Participant"))
+        frame.write_csv(tmp_path / f"{name}.tsv", separator="\t")
+        study.append(tmp_path / f"{name}.tsv")
+    labels = tmp_path / "labels.csv"
+    labels.write_text("participant_id,trial,reading_goal\nP01,trial_0_1,ordinary\nP01,trial_1_1,information_seeking\n"
+                      "P02,trial_2_1,ordinary\n")
+    out = tmp_path / "ds"
+    assert _prep(study, toy / "toy_text_1_1_aoi.csv", out, "--separator", "tab", "--decimal-comma", "--time-unit",
+                 "us", "--columns", "time_ms=Recording timestamp [us]", "x_px=Gaze point X", "y_px=Gaze point Y",
+                 "trial=Stimulus", "participant_id=Participant", "--trials", str(labels)) == 0
+    trials = pl.read_parquet(out / "trials.parquet")
+    assert trials.select("trial_id", "reading_goal").rows() == [
+        ("P01_trial_0_1", "ordinary"), ("P01_trial_1_1", "information_seeking"), ("P02_trial_2_1", "ordinary")]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert {k: manifest["config"][k] for k in ("time_unit", "distance_cm", "screen_cm", "detector", "separator")} == {
+        "time_unit": "us", "distance_cm": 68.0, "screen_cm": "38x30.2", "detector": "ivt", "separator": "\t"}
+    assert any(n.startswith("warning: only ") and "lie on a word box" in n for n in manifest["notes"])
+    capsys.readouterr()
+    assert main(["inspect", str(out)]) == 0
+    shown = capsys.readouterr().out
+    assert "  prep said: warning: only " in shown and "time_unit us" in shown and "detector ivt" in shown
+    assert _prep(study, toy / "toy_text_1_1_aoi.csv", tmp_path / "x", "--separator", "tab", "--columns",
+                 "time_ms=Recording timestamp [us]", "x_px=Gaze point x") == 2
+    assert "did you mean 'Gaze point X'?" in capsys.readouterr().err
