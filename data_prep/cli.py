@@ -103,7 +103,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             p.add_argument("--layout", required=True,
                            help="passages.json, a pymovements/PoTeC AOI file or an IA report (with --text-id when "
                                 "it holds several trials)")
-            p.add_argument("--text-id", help="passage of a passages.json (or trial/text of an IA report) to use")
+            p.add_argument("--text-id", help="passage of a passages.json (or trial/text of an IA report) every trial "
+                                             "shows; without it, a layout of several texts needs a --trials table "
+                                             "whose text_id names each trial's")
             p.add_argument("--screen-cm", help="screen size WIDTHxHEIGHT in cm (required)")
             p.add_argument("--distance-cm", type=float, help="eye-to-screen distance in cm (required)")
             p.add_argument("--origin", default="upper-left", choices=("upper-left", "center"),
@@ -123,7 +125,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             p.add_argument("--layout", required=True,
                            help="passages.json, a pymovements/PoTeC AOI file or an IA report (with --text-id when "
                                 "it holds several trials)")
-            p.add_argument("--text-id", help="passage of a passages.json (or trial/text of an IA report) to use")
+            p.add_argument("--text-id", help="passage of a passages.json (or trial/text of an IA report) every trial "
+                                             "shows; without it, a layout of several texts needs a --trials table "
+                                             "whose text_id names each trial's")
             p.add_argument("--encoding", default="utf-8",
                            help="text encoding of the .asc files (default utf-8; e.g. cp1252, latin-1: bytes that "
                                 "do not decode are replaced and warned about with their file and first line)")
@@ -283,6 +287,8 @@ def _run(args: argparse.Namespace) -> int:
         loaded.sources["trials"] = [str(args.trials)]
     elif args.trials_on:
         raise ConfigError("--trials-on names join keys for a --trials table; give --trials LABELS.csv too")
+    if args.mode in ("asc", "samples") and words["text_id"].n_unique() > 1:  # a layout of several texts
+        trials = sources.require_trial_texts(trials, words, args.layout, args.trials)
     assigner = args.line_assigner or loaded.line_assigner or "slice"
     if loaded.line_assigner == "report" and assigner != "report":
         notes.append(f"warning: the word boxes are estimated from the fixations (no IA report or AOI table); "

@@ -382,17 +382,74 @@ def load_asc(files, layout, text_id: str | None = None, *, columns: dict | None 
                   warnings=warnings)
 
 
-def _layout_words(layout, text_id, columns, separator, decimal_comma) -> tuple[str, pl.DataFrame]:
-    """(text id, words) of the one layout every recording shows."""
+def _layout_words(layout, text_id, columns, separator, decimal_comma) -> tuple[str | None, pl.DataFrame]:
+    """(text id, words) of the one layout every recording shows; or, for a passages.json with several passages or an
+    IA report with several texts and no ``text_id``, (None, the words of every text, keyed by its id): each trial's
+    text then comes from a labels table's ``text_id`` (:func:`require_trial_texts`)."""
+    several = _several_texts(layout, columns or {}, separator, decimal_comma) if text_id is None else {}
+    if len(several) > 1:
+        return None, pl.concat([lay.words.with_columns(pl.lit(t).alias("text_id")) for t, lay in several.items()],
+                               how="vertical_relaxed")
     lay = read_layout(layout, text_id, columns=columns, separator=separator, decimal_comma=decimal_comma)
     tid = lay.text_id or Path(layout).stem
     return tid, lay.words.with_columns(pl.lit(tid).alias("text_id"))
 
 
-def _one_text(trials: pl.DataFrame, text_id: str) -> pl.DataFrame:
-    """Every trial shows ``text_id``; it is also the item unless the trials name one."""
-    trials = trials.with_columns(pl.lit(text_id).alias("text_id"))
-    return trials if "item_id" in trials.columns else trials.with_columns(pl.lit(text_id).alias("item_id"))
+def _several_texts(layout, spec: dict, separator, decimal_comma) -> dict[str, TextLayout]:
+    """Every text of a passages.json or an IA report (one read), by id; {} for any other layout file."""
+    path = Path(layout)
+    if not path.is_file():
+        return {}
+    if path.suffix == ".json":
+        return read_passages(path)
+    names = _header_or_empty(path, separator)
+    ia_map = for_table(spec, "ia", names)
+    if "IA_LEFT" not in names and not ia_map:
+        return {}
+    from readgaze.io import read_ia_report
+
+    ia = read_ia_report(path, columns=ia_map or None, separator=separator, decimal_comma=decimal_comma,
+                        check_keys=False).collect()
+    if "text_id" not in ia.columns or ia["text_id"].n_unique() < 2:
+        return {}
+    box = ("ia_index", "word", "left_px", "right_px", "top_px", "bottom_px")
+    try:
+        return {t: layout_from_ia_rows(rows.select(box), text_id=t)
+                for (t,), rows in sorted(ia.partition_by("text_id", as_dict=True).items(), key=lambda kv: str(kv[0]))}
+    except ReadgazeError as error:
+        raise type(error)(error.message, file=path, row=error.row, column=error.column) from None
+
+
+def _one_text(trials: pl.DataFrame, text_id: str | None) -> pl.DataFrame:
+    """Every trial shows ``text_id`` (None: not known yet, :func:`require_trial_texts`); it is also the item unless
+    the trials name one."""
+    trials = trials.with_columns(pl.lit(text_id, pl.String).alias("text_id"))
+    return trials if "item_id" in trials.columns else trials.with_columns(pl.lit(text_id, pl.String).alias("item_id"))
+
+
+def require_trial_texts(trials: pl.DataFrame, words: pl.DataFrame, layout, labels) -> pl.DataFrame:
+    """For a layout of several texts: check that the labels table named each trial's text (``text_id``), and
+    take the text as the trial's item where the table names none.
+
+    Raises
+    ------
+    ConfigError
+        No trial has a ``text_id`` (no labels table, or one without the column), or a ``text_id`` that the layout
+        lacks (the first few named).
+    """
+    texts = words["text_id"].unique().sort()
+    known = ", ".join(texts.head(6).to_list()) + (", ..." if len(texts) > 6 else "")
+    if trials["text_id"].null_count() == trials.height:
+        hint = "" if Path(layout).suffix == ".json" else "; Data Viewer reports: readgaze prep dataviewer"
+        raise ConfigError(f"the layout holds {len(texts)} texts ({known}): name each trial's text in a --trials "
+                          f"table with a text_id column, or pass --text-id when every trial shows one{hint}",
+                          file=layout)
+    unknown = trials.filter(pl.col("text_id").is_not_null() & ~pl.col("text_id").is_in(texts.implode()))
+    if unknown.height:
+        raise ConfigError(f"{unknown.height} trial(s) name a text_id the layout lacks, e.g. "
+                          f"{unknown['text_id'].unique().head(3).to_list()}; it holds {known}", file=labels,
+                          column="text_id")
+    return trials.with_columns(pl.coalesce("item_id", "text_id").alias("item_id"))
 
 
 # --- samples --------------------------------------------------------------------------------------------------

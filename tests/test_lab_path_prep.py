@@ -208,8 +208,8 @@ def test_asc_with_no_fixation_on_a_word_and_a_multi_trial_ia_layout(shared_data,
     ia = shared_data / "onestop_sample" / "ia.csv"
     assert prep("asc", asc, "--layout", ia, "--out", tmp_path / "b") == 2
     err = capsys.readouterr().err
-    assert err.startswith("readgaze prep: error: ia.csv: this interest-area report holds 36 trials/texts")
-    assert "pass --text-id" in err
+    assert err.startswith("readgaze prep: error: ia.csv: the layout holds 36 texts (l25_1042_17, ")
+    assert "pass --text-id when every trial shows one; Data Viewer reports: readgaze prep dataviewer" in err
 
 
 def test_asc_trials_join_labels_on_the_recording_trial(shared_data, tmp_path, capsys):

@@ -218,3 +218,28 @@ def test_a_tobii_style_study_with_comma_labels_keeps_its_settings_and_warnings(t
     assert _prep(study, toy / "toy_text_1_1_aoi.csv", tmp_path / "x", "--separator", "tab", "--columns",
                  "time_ms=Recording timestamp [us]", "x_px=Gaze point x") == 2
     assert "did you mean 'Gaze point X'?" in capsys.readouterr().err
+
+
+def test_a_layout_of_several_texts_takes_each_trials_text_from_the_labels(toy, shared_data, tmp_path, capsys):
+    passages = shared_data / "line_assignment" / "passages.json"  # 12 passages, 1A ... 6B
+    files = [toy / "trial_0_1.csv", toy / "trial_1_2.csv"]
+    assert _prep(files, passages, tmp_path / "a") == 2
+    assert "the layout holds 12 texts (1A, 1B, 2A, 2B, 3A, 3B, ...): name each trial's text" in capsys.readouterr().err
+    labels = tmp_path / "labels.csv"
+    labels.write_text("trial_id,text_id,reading_goal\ntrial_0_1,2B,ordinary\ntrial_1_2,5A,information_seeking\n")
+    out = tmp_path / "ds"
+    assert _prep(files, passages, out, "--trials", str(labels)) == 0
+    trials = pl.read_parquet(out / "trials.parquet")
+    assert trials.select("trial_id", "text_id", "item_id").rows() == [("trial_0_1", "2B", "2B"),
+                                                                     ("trial_1_2", "5A", "5A")]
+    words = pl.read_parquet(out / "words.parquet")
+    assert sorted(words["text_id"].unique()) == ["2B", "5A"]  # the texts no trial shows are dropped, and counted
+    measures = pl.read_parquet(out / "word_measures.parquet")
+    per_trial = measures.group_by("trial_id").len().sort("trial_id")["len"].to_list()
+    assert per_trial == [words.filter(pl.col("text_id") == t).select(pl.col("word_index").n_unique()).item()
+                         for t in ("2B", "5A")]
+    labels.write_text("trial_id,text_id\ntrial_0_1,2B\ntrial_1_2,9Z\n")
+    assert _prep(files, passages, tmp_path / "b", "--trials", str(labels)) == 2
+    assert "1 trial(s) name a text_id the layout lacks, e.g. ['9Z']" in capsys.readouterr().err
+    assert _prep(files, passages, tmp_path / "c", "--text-id", "3A") == 0  # one text for every trial, as before
+    assert set(pl.read_parquet(tmp_path / "c" / "trials.parquet")["text_id"]) == {"3A"}
