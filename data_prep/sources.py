@@ -536,6 +536,11 @@ def load_samples(files, layout, text_id: str | None = None, *, screen, columns: 
         else:  # the file is one trial
             samples = samples.with_columns(pl.lit(stem).alias("_trial"))
         samples = samples.with_columns(who.alias("_participant")).collect()
+        unnamed = QCLog()  # a sample whose trial or participant cell is empty belongs to no trial
+        unnamed.add("load_samples", "samples", "no trial id (empty trial or participant cell)",
+                    samples["trial_id"].null_count(), detail="dropped before fixation detection")
+        logs.append((Path(f).name, unnamed))
+        samples = samples.filter(pl.col("trial_id").is_not_null())
         _check_time_step(samples, f, role["time_ms"], time_unit)
         found, found_qc = detect_fixations(samples, method=detector, screen=screen, sampling_rate_hz=sampling_rate_hz)
         logs.append((Path(f).name, found_qc))

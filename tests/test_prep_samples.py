@@ -243,3 +243,13 @@ def test_a_layout_of_several_texts_takes_each_trials_text_from_the_labels(toy, s
     assert "1 trial(s) name a text_id the layout lacks, e.g. ['9Z']" in capsys.readouterr().err
     assert _prep(files, passages, tmp_path / "c", "--text-id", "3A") == 0  # one text for every trial, as before
     assert set(pl.read_parquet(tmp_path / "c" / "trials.parquet")["text_id"]) == {"3A"}
+
+
+def test_samples_of_no_trial_are_dropped_and_counted(toy, tmp_path):
+    frame = pl.read_csv(toy / "trial_0_1.csv", separator="\t").with_columns(
+        pl.when(pl.int_range(pl.len()) < 1000).then(None).otherwise(pl.lit("t1")).alias("trial_no"))
+    frame.write_csv(tmp_path / "s.csv")
+    out = tmp_path / "ds"
+    assert _prep([tmp_path / "s.csv"], toy / "toy_text_1_1_aoi.csv", out, "--columns", "trial=trial_no") == 0
+    assert _manifest_count(out, "no trial id (empty trial or participant cell)") == 1000
+    assert pl.read_parquet(out / "trials.parquet")["n_samples"].to_list() == [frame.height - 1000]
