@@ -290,31 +290,46 @@ def _words_from_report(fix: pl.DataFrame, text_column: str | None, path, qc: QCL
 
 def read_layout(path, text_id: str | None = None, *, columns: dict | None = None, separator: str | None = None,
                 decimal_comma: bool = False) -> TextLayout:
-    """A layout from a passages.json (``text_id`` picks the passage), an AOI file or an IA report.
+    """The one layout of :func:`read_layouts`: a file of several texts needs ``text_id``. Every error names the
+    file."""
+    layouts = read_layouts(path, text_id, columns=columns, separator=separator, decimal_comma=decimal_comma)
+    if len(layouts) > 1:
+        raise ConfigError(f"this layout file holds {len(layouts)} trials/texts (e.g. "
+                          f"{', '.join(map(str, list(layouts)[:4]))}); pass --text-id with the one every recording "
+                          "shows, or prep the Data Viewer reports with  readgaze prep dataviewer", file=path)
+    return next(iter(layouts.values()))
 
-    An IA report with several trials needs ``text_id`` (a trial id or text id of the report). Every error names
-    the file.
+
+def read_layouts(path, text_id: str | None = None, *, columns: dict | None = None, separator: str | None = None,
+                 decimal_comma: bool = False) -> dict[str, TextLayout]:
+    """The layouts of a passages.json, an AOI file or an IA report, by text id.
+
+    ``text_id`` picks one passage of a passages.json, or one trial or text of an IA report. Without it, a file of
+    several texts gives every text (an IA report's ``text_id``, in sorted order); a file of one text gives it, keyed by
+    its id (else the file name without its extension). Every error names the file.
     """
     path = Path(path)
     try:
-        return _read_layout(path, text_id, columns or {}, separator, decimal_comma)
+        layouts = _read_layouts(path, text_id, columns or {}, separator, decimal_comma)
     except ReadgazeError as error:
         if error.file is None:
             raise type(error)(error.message, file=path, row=error.row, column=error.column) from None
         raise
+    return {lay.text_id or path.stem: lay for lay in layouts} if len(layouts) == 1 else {
+        lay.text_id: lay for lay in layouts}
 
 
-def _read_layout(path: Path, text_id, spec, separator, decimal_comma) -> TextLayout:
+def _read_layouts(path: Path, text_id, spec, separator, decimal_comma) -> list[TextLayout]:
     if not path.is_file():
         raise ConfigError("no such layout file")
     if path.suffix == ".json":
         layouts = read_passages(path)
-        if text_id is None and len(layouts) == 1:
-            text_id = next(iter(layouts))
+        if text_id is None:
+            return list(layouts.values())
         if text_id not in layouts:
             raise ConfigError(f"--text-id {text_id!r} is not a passage of the file; expected one of "
                               f"{sorted(layouts)}", file=path)
-        return layouts[text_id]
+        return [layouts[text_id]]
     from readgaze.io.csv import header, scan_csv
 
     names = header(path, separator=separator)
@@ -322,25 +337,24 @@ def _read_layout(path: Path, text_id, spec, separator, decimal_comma) -> TextLay
     if aoi_map:
         raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma).collect()
         renamed = raw.select([pl.col(c).alias("ia_index" if r == "ia_id" else r) for r, c in aoi_map.items()])
-        return layout_from_ia_rows(renamed, text_id=text_id or path.stem)
+        return [layout_from_ia_rows(renamed, text_id=text_id or path.stem)]
     if "IA_LEFT" in names or for_table(spec, "ia", names):
         from readgaze.io import read_ia_report
 
         ia = read_ia_report(path, columns=for_table(spec, "ia", names) or None, separator=separator,
                             decimal_comma=decimal_comma, check_keys=False).collect()
+        box = ("ia_index", "word", "left_px", "right_px", "top_px", "bottom_px")
         texts = ia["text_id"].unique().sort().to_list() if "text_id" in ia.columns else []
         if len(texts) > 1:
-            if text_id is None:
-                raise ConfigError(f"this interest-area report holds {len(texts)} trials/texts (e.g. "
-                                  f"{', '.join(map(str, texts[:4]))}); pass --text-id with the one every recording "
-                                  "shows, or prep the Data Viewer reports with  readgaze prep dataviewer", file=path)
+            if text_id is None:  # every text, one read
+                parts = ia.partition_by("text_id", as_dict=True)
+                return [layout_from_ia_rows(parts[(t,)].select(box), text_id=t) for t in texts if t is not None]
             ia = ia.filter((pl.col("text_id") == text_id) | (pl.col("trial_id") == text_id))
             if ia.height == 0:
                 raise ConfigError(f"--text-id {text_id!r} is neither a trial nor a text of the report; it has e.g. "
                                   f"{', '.join(map(str, texts[:4]))}", file=path)
-        return layout_from_ia_rows(ia.select("ia_index", "word", "left_px", "right_px", "top_px", "bottom_px"),
-                                   text_id=text_id or path.stem)
-    return read_aoi_file(path, text_id=text_id or path.stem)
+        return [layout_from_ia_rows(ia.select(box), text_id=text_id or path.stem)]
+    return [read_aoi_file(path, text_id=text_id or path.stem)]
 
 
 # --- asc ------------------------------------------------------------------------------------------------------
@@ -383,41 +397,13 @@ def load_asc(files, layout, text_id: str | None = None, *, columns: dict | None 
 
 
 def _layout_words(layout, text_id, columns, separator, decimal_comma) -> tuple[str | None, pl.DataFrame]:
-    """(text id, words) of the one layout every recording shows; or, for a passages.json with several passages or an
-    IA report with several texts and no ``text_id``, (None, the words of every text, keyed by its id): each trial's
-    text then comes from a labels table's ``text_id`` (:func:`require_trial_texts`)."""
-    several = _several_texts(layout, columns or {}, separator, decimal_comma) if text_id is None else {}
-    if len(several) > 1:
-        return None, pl.concat([lay.words.with_columns(pl.lit(t).alias("text_id")) for t, lay in several.items()],
-                               how="vertical_relaxed")
-    lay = read_layout(layout, text_id, columns=columns, separator=separator, decimal_comma=decimal_comma)
-    tid = lay.text_id or Path(layout).stem
-    return tid, lay.words.with_columns(pl.lit(tid).alias("text_id"))
-
-
-def _several_texts(layout, spec: dict, separator, decimal_comma) -> dict[str, TextLayout]:
-    """Every text of a passages.json or an IA report (one read), by id; {} for any other layout file."""
-    path = Path(layout)
-    if not path.is_file():
-        return {}
-    if path.suffix == ".json":
-        return read_passages(path)
-    names = _header_or_empty(path, separator)
-    ia_map = for_table(spec, "ia", names)
-    if "IA_LEFT" not in names and not ia_map:
-        return {}
-    from readgaze.io import read_ia_report
-
-    ia = read_ia_report(path, columns=ia_map or None, separator=separator, decimal_comma=decimal_comma,
-                        check_keys=False).collect()
-    if "text_id" not in ia.columns or ia["text_id"].n_unique() < 2:
-        return {}
-    box = ("ia_index", "word", "left_px", "right_px", "top_px", "bottom_px")
-    try:
-        return {t: layout_from_ia_rows(rows.select(box), text_id=t)
-                for (t,), rows in sorted(ia.partition_by("text_id", as_dict=True).items(), key=lambda kv: str(kv[0]))}
-    except ReadgazeError as error:
-        raise type(error)(error.message, file=path, row=error.row, column=error.column) from None
+    """(text id, words) of the one layout every recording shows; or, for a file of several texts and no
+    ``text_id`` (:func:`read_layouts`), (None, the words of every text, keyed by its id): each trial's text then comes
+    from a labels table's ``text_id`` (:func:`require_trial_texts`)."""
+    layouts = read_layouts(layout, text_id, columns=columns, separator=separator, decimal_comma=decimal_comma)
+    words = pl.concat([lay.words.with_columns(pl.lit(t).alias("text_id")) for t, lay in layouts.items()],
+                      how="vertical_relaxed")
+    return (next(iter(layouts)) if len(layouts) == 1 else None), words
 
 
 def _one_text(trials: pl.DataFrame, text_id: str | None) -> pl.DataFrame:
