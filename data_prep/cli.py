@@ -86,6 +86,15 @@ def _separator(text: str | None) -> str | None:
     return value
 
 
+def _layout_arguments(p: argparse.ArgumentParser) -> None:
+    """``--layout`` and ``--text-id`` of the modes whose recordings carry no word boxes (asc, samples)."""
+    p.add_argument("--layout", required=True,
+                   help="passages.json, a pymovements/PoTeC AOI file or an IA report: the text(s) the trials show")
+    p.add_argument("--text-id", help="passage of a passages.json (or trial/text of an IA report) every trial shows; "
+                                     "without it, a layout of several texts needs a --trials table whose text_id "
+                                     "names each trial's")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--list-roles", action="store_true",
                         help="print every column role, its default Data Viewer column and whether it is required")
@@ -100,12 +109,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if mode == "samples":
             p.add_argument("files", nargs="+", help="gaze-sample CSVs (one row per sample; columns: --columns "
                                                     "time_ms=... x_px=... y_px=... [trial=...] [pupil=...])")
-            p.add_argument("--layout", required=True,
-                           help="passages.json, a pymovements/PoTeC AOI file or an IA report (with --text-id when "
-                                "it holds several trials)")
-            p.add_argument("--text-id", help="passage of a passages.json (or trial/text of an IA report) every trial "
-                                             "shows; without it, a layout of several texts needs a --trials table "
-                                             "whose text_id names each trial's")
+            _layout_arguments(p)
             p.add_argument("--screen-cm", help="screen size WIDTHxHEIGHT in cm (required)")
             p.add_argument("--distance-cm", type=float, help="eye-to-screen distance in cm (required)")
             p.add_argument("--origin", default="upper-left", choices=("upper-left", "center"),
@@ -122,12 +126,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             p.add_argument("--eye", choices=("left", "right"), default=None, help="written to the samples' eye")
         elif mode == "asc":
             p.add_argument("files", nargs="+", help=".asc recordings")
-            p.add_argument("--layout", required=True,
-                           help="passages.json, a pymovements/PoTeC AOI file or an IA report (with --text-id when "
-                                "it holds several trials)")
-            p.add_argument("--text-id", help="passage of a passages.json (or trial/text of an IA report) every trial "
-                                             "shows; without it, a layout of several texts needs a --trials table "
-                                             "whose text_id names each trial's")
+            _layout_arguments(p)
             p.add_argument("--encoding", default="utf-8",
                            help="text encoding of the .asc files (default utf-8; e.g. cp1252, latin-1: bytes that "
                                 "do not decode are replaced and warned about with their file and first line)")
