@@ -19,7 +19,8 @@ TRIAL_ROLES = ("reading_goal", "question", "is_correct", "selected_answer", "ite
 EXTRA_FIXATION_ROLES = ("text_id",)
 AOI_ROLES = ("ia_id", "word", "left_px", "right_px", "top_px", "bottom_px")
 SAMPLE_ROLES = ("time_ms", "x_px", "y_px", "pupil", "trial", "participant_id")
-_SAMPLE_DEFAULTS = {"time_ms": "timestamp", "x_px": "x", "y_px": "y"}  # read_gaze_csv's (pymovements' toy dataset)
+SAMPLE_DEFAULTS = {"time_ms": "timestamp", "x_px": "x", "y_px": "y"}
+"""The gaze-sample columns ``readgaze prep samples`` reads without a map (read_gaze_csv's; pymovements' toy dataset)."""
 _AOI_DEFAULTS = {"ia_id": "aoi", "word": "character", "left_px": "start_x", "top_px": "start_y",
                  "right_px": "end_x", "bottom_px": "end_y"}
 REQUIRED = {
@@ -61,7 +62,7 @@ def default_column(table: str, role: str, source: str = "dataviewer") -> str:
     if table == "aoi":
         return _AOI_DEFAULTS[role]
     if table == "samples":
-        return _SAMPLE_DEFAULTS.get(role, "-")
+        return SAMPLE_DEFAULTS.get(role, "-")
     if table == "trials":
         return role
     spec = SOURCES[source]

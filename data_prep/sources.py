@@ -21,8 +21,9 @@ from pathlib import Path
 
 import polars as pl
 
-from data_prep.columns import for_table, unused
+from data_prep.columns import SAMPLE_DEFAULTS, for_table, unused
 from readgaze.errors import ConfigError, ReadgazeError
+from readgaze.io.samples import MISSING_GAZE
 from readgaze.qc import QCLog
 from readgaze.text import TextLayout, layout_from_ia_rows, read_aoi_file, read_passages
 
@@ -441,7 +442,8 @@ def require_trial_texts(trials: pl.DataFrame, words: pl.DataFrame, layout, label
 # --- samples --------------------------------------------------------------------------------------------------
 
 def load_samples(files, layout, text_id: str | None = None, *, screen, columns: dict | None = None,
-                 detector: str = "ivt", missing_value: float | None = -32768.0, sampling_rate_hz: float | None = None,
+                 detector: str = "ivt", missing_value: float | None = MISSING_GAZE,
+                 sampling_rate_hz: float | None = None,
                  eye: str | None = None, time_unit: str = "ms", separator: str | None = None,
                  decimal_comma: bool = False) -> Loaded:
     """Gaze-sample CSVs: fixations detected per trial (:func:`readgaze.events.detect_fixations`); every trial
@@ -503,7 +505,7 @@ def load_samples(files, layout, text_id: str | None = None, *, screen, columns: 
     trials, fixations, logs, warnings = [], [], [], []
     for f in files:
         names = headers[str(f)]
-        role = {**{"time_ms": "timestamp", "x_px": "x", "y_px": "y"}, **for_table(spec, "samples", names)}
+        role = {**SAMPLE_DEFAULTS, **for_table(spec, "samples", names)}
         absent = [f"{r}={c}" for r, c in role.items() if c not in names]
         if absent:
             timed = next((n for n in names if "time" in n.lower()), "COLUMN")

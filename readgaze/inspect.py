@@ -20,6 +20,7 @@ import polars as pl
 from readgaze.errors import ReadgazeError
 from readgaze.io.csv import detect_separator, scan_csv
 from readgaze.io.dataviewer import detect_ia_id_base, read_fixation_report, read_ia_report
+from readgaze.io.samples import MISSING_GAZE
 from readgaze.schema import TABLES
 
 _IA_CANONICAL = ("trial_id", "text_id", "ia_index", "word", "left_px", "right_px", "top_px", "bottom_px")
@@ -104,10 +105,6 @@ def _kind(path: Path) -> tuple[str, str | None]:
     if {"INDEX", "FIXATION_COUNT"} <= cols:
         return "trial_report", source
     return "table", source
-
-
-MISSING_GAZE = -32768.0
-"""EyeLink's missing-data value, also pymovements' toy dataset's (:func:`readgaze.io.samples.read_gaze_csv`)."""
 
 
 def _fmt(n) -> str:

@@ -19,6 +19,9 @@ import polars as pl
 from readgaze.errors import ConfigError, ParseError
 from readgaze.io.csv import decimal_comma_hint
 
+MISSING_GAZE = -32768.0
+"""The coordinate EyeLink writes for "no gaze" (also pymovements' toy dataset's): :func:`read_gaze_csv`'s default
+``missing_value``."""
 TIME_UNITS = {"ms": 1.0, "s": 1000.0, "us": 0.001}
 """Milliseconds per unit of a sample file's time column."""
 CHECK_ROWS = 10_000  # rows polars reads to infer the dtypes of the other (non-numeric) columns
@@ -88,7 +91,7 @@ def _check_numbers(path: Path, separator: str, columns: dict[str, str], decimal_
         raise ParseError(f"{value!r} is not a number{hint}", file=path, row=int(hit["_r"][0]), column=name)
 
 
-def read_gaze_csv(path: str | Path, *, separator: str | None = None, missing_value: float | None = -32768.0,
+def read_gaze_csv(path: str | Path, *, separator: str | None = None, missing_value: float | None = MISSING_GAZE,
                   time_column: str = "timestamp", x_column: str = "x", y_column: str = "y",
                   pupil_column: str | None = None, trial_column: str | None = None, trial_id: str | None = None,
                   eye: str | None = None, screen: ScreenGeometry | None = None,
