@@ -160,11 +160,15 @@ def _fixations(path: Path, source: str, ia_partner: Path | None) -> str:
 def _pairing(fix: pl.LazyFrame, ia: pl.LazyFrame, ia_name: str) -> list[str]:
     """What ``readgaze prep`` will drop for want of a partner: participants and trials in one report only."""
     lines = []
+    keys = [k for k in ("participant_id", "trial_id")
+            if k in fix.collect_schema().names() and k in ia.collect_schema().names()]
+    if not keys:
+        return lines
+    ids = [f.select(pl.col(k).unique().implode() for k in keys).collect().row(0, named=True) for f in (fix, ia)]
     for key, what in (("participant_id", "participants"), ("trial_id", "trials")):
-        if key not in fix.collect_schema().names() or key not in ia.collect_schema().names():
+        if key not in keys:
             continue
-        ours = fix.select(pl.col(key).unique()).collect()[key]
-        theirs = ia.select(pl.col(key).unique()).collect()[key]
+        ours, theirs = pl.Series(ids[0][key]), pl.Series(ids[1][key])
         for label, only in ((f"in this report only (no rows in {ia_name})", ours.filter(~ours.is_in(theirs.implode()))),
                             (f"in {ia_name} only (no fixation rows)", theirs.filter(~theirs.is_in(ours.implode())))):
             names = only.drop_nulls().sort().to_list()
