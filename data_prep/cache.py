@@ -31,8 +31,14 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from readgaze.io.scan import take_sha256  # polars, and readgaze.qc, are imported where used: data_prep.cli asks
+# polars, and readgaze.qc, are imported where used: readgaze.data_prep.cli asks
+from readgaze.io.scan import take_sha256
+
+if TYPE_CHECKING:
+    import polars as pl
+
 # stamps_known before its heavy imports
 
 KEEP = 4
@@ -103,16 +109,19 @@ def code_fingerprint(root: Path | None = None) -> str:
     The loading code is what a cached load runs and this module: ``readgaze/io``, ``readgaze/text.py``,
     ``readgaze/qc.py``, ``readgaze/errors.py`` and ``data_prep``'s ``sources.py``, ``columns.py`` and
     ``cache.py``. The steps after the load (``data_prep/pipeline.py``, the measures, ...) are not in it: a change
-    there re-runs them on the cached tables, as any re-preparation does. ``root``: the tree holding ``readgaze``
-    and ``data_prep`` (default: this installation's).
+    there re-runs them on the cached tables, as any re-preparation does. ``root``: a checkout holding ``readgaze/``
+    and ``data_prep/`` (default: this installation's).
     """
-    root = Path(__file__).resolve().parents[1] if root is None else Path(root)
     import polars as pl
 
+    import readgaze
+
+    library = Path(readgaze.__file__).resolve().parent if root is None else Path(root) / "readgaze"
+    prep = Path(__file__).resolve().parent if root is None else Path(root) / "data_prep"
     h = hashlib.sha1(f"{pl.__version__}|{FORMAT}".encode())
-    files = sorted([*root.joinpath("readgaze", "io").glob("*.py"),
-                    *(root / "readgaze" / f for f in ("text.py", "qc.py", "errors.py")),
-                    *(root / "data_prep" / f for f in ("sources.py", "columns.py", "cache.py"))])
+    files = sorted([*library.joinpath("io").glob("*.py"),
+                    *(library / f for f in ("text.py", "qc.py", "errors.py")),
+                    *(prep / f for f in ("sources.py", "columns.py", "cache.py"))])
     for f in files:
         if f.is_file():
             h.update(f.name.encode())
@@ -128,7 +137,7 @@ def _key(loader: str, sums: dict[str, str], options: dict) -> str:
 
 def cached_load(loader: str, load, files: dict[str, str | Path], options: dict | None = None, *,
                 enabled: bool = True, folder: Path | None = None, report=None, background: bool = False):
-    """``load()`` (a loader returning a :class:`data_prep.sources.Loaded`), or its stored result.
+    """``load()`` (a loader returning a :class:`readgaze.data_prep.sources.Loaded`), or its stored result.
 
     Parameters
     ----------

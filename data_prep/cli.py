@@ -172,7 +172,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         p.add_argument("--quiet", action="store_true", help="no progress display")
         if mode == "onestop":
             p.add_argument("--no-cache", action="store_true", help="parse the reports even when this machine "
-                           "parsed the same files before (default: reuse the parse; see data_prep.cache)")
+                           "parsed the same files before (default: reuse the parse; see readgaze.data_prep.cache)")
 
 
 def _progress(quiet: bool):
@@ -192,7 +192,7 @@ def _progress(quiet: bool):
 
 def run(args: argparse.Namespace) -> int:
     if args.list_roles:
-        from data_prep.columns import list_roles
+        from readgaze.data_prep.columns import list_roles
 
         print(list_roles())
         return 0
@@ -219,7 +219,7 @@ def _prefetch(args: argparse.Namespace) -> None:
     """Start the one pass over each OneStop report that the load needs besides its parse (SHA-256 for the cache
     key and the manifest, unless the checksum memo knows the files; the line starts, unless a column map or
     dialect makes the loader read rewritten copies), in a thread, before polars is imported."""
-    from data_prep.cache import stamps_known
+    from readgaze.data_prep.cache import stamps_known
     from readgaze.io.scan import prefetch
 
     files = [args.fixation_report, args.ia_report]
@@ -234,10 +234,10 @@ def _prefetch(args: argparse.Namespace) -> None:
 def _run(args: argparse.Namespace) -> int:
     if args.mode == "onestop":
         _prefetch(args)
-    from data_prep import sources
-    from data_prep.columns import parse_columns
-    from data_prep.dataset import DatasetWriter, check_target
-    from data_prep.pipeline import prepare
+    from readgaze.data_prep import sources
+    from readgaze.data_prep.columns import parse_columns
+    from readgaze.data_prep.dataset import DatasetWriter, check_target
+    from readgaze.data_prep.pipeline import prepare
 
     check_target(args.out, args.force)
     step = _progress(args.quiet)
@@ -247,7 +247,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.mode == "onestop":
             sources.check_kind(args.fixation_report, ("onestop_fixations",) + (("fixations",) if spec else ()),
                                "--fixation-report")
-            from data_prep.cache import cached_load
+            from readgaze.data_prep.cache import cached_load
 
             loaded = cached_load("onestop", lambda: sources.load_onestop(args.fixation_report, args.ia_report, spec,
                                                                          **dialect),
@@ -270,10 +270,10 @@ def _run(args: argparse.Namespace) -> int:
     notes = [f"warning: {w}" for w in loaded.warnings]
     trials, words = loaded.trials, loaded.words
     if args.trials:
-        from data_prep.labels import attach_labels, parse_keys, read_table, rekey_words
+        from readgaze.data_prep.labels import attach_labels, parse_keys, read_table, rekey_words
 
         with step("labels"):
-            from data_prep.columns import for_table
+            from readgaze.data_prep.columns import for_table
 
             names = read_table(args.trials, **dialect).columns
             table = read_table(args.trials, **dialect, columns=for_table(spec, "trials", names))
@@ -308,7 +308,7 @@ def _run(args: argparse.Namespace) -> int:
         with step("write"):
             out = writer.finish(prepared, sources=loaded.sources, config=config, id_bases=loaded.id_bases,
                                 notes=notes)
-            from data_prep.cache import wait_stored
+            from readgaze.data_prep.cache import wait_stored
 
             wait_stored()
     rows = ", ".join(f"{k} {getattr(prepared, k).height:,}" for k in ("trials", "words", "fixations", "word_measures"))

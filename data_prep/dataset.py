@@ -22,9 +22,9 @@ _PACKAGES = ("readgaze", "polars", "numpy", "pyarrow", "wordfreq", "rich")
 
 
 def sha256(path: str | Path) -> str:
-    """Hex SHA-256 of a file, read in 1 MiB blocks (memoised by :func:`data_prep.cache.checksum` when it
+    """Hex SHA-256 of a file, read in 1 MiB blocks (memoised by :func:`readgaze.data_prep.cache.checksum` when it
     can be: an unchanged file is hashed once per machine)."""
-    from data_prep.cache import checksum
+    from readgaze.data_prep.cache import checksum
 
     try:
         return checksum(path)
@@ -197,7 +197,7 @@ def _manifest(prepared, sources: dict[str, list[str]], config: dict, id_bases: d
 
 def write_dataset(out: str | Path, prepared, *, sources: dict[str, list[str]], config: dict,
                   id_bases: dict | None = None, force: bool = False, fmt: str = "parquet") -> Path:
-    """Write the four tables and the manifest of a :class:`data_prep.pipeline.Prepared`.
+    """Write the four tables and the manifest of a :class:`readgaze.data_prep.pipeline.Prepared`.
 
     Parameters
     ----------

@@ -1,8 +1,8 @@
 """The preprocessing pipeline: loaded tables → clean → lines → words → measures → features.
 
 :func:`prepare` takes canonical ``trials``, ``words`` and ``fixations`` (from any loader in
-:mod:`data_prep.sources`) and returns the four dataset tables plus one :class:`QCLog` with every
-dropped, changed or flagged row counted per reason. :func:`data_prep.dataset.write_dataset` writes
+:mod:`readgaze.data_prep.sources`) and returns the four dataset tables plus one :class:`QCLog` with every
+dropped, changed or flagged row counted per reason. :func:`readgaze.data_prep.dataset.write_dataset` writes
 them. Each step is a readgaze function; this module only orders them and counts.
 """
 
@@ -169,7 +169,7 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
         ``progress(step_name)`` returns a context manager shown while a step runs.
     sink : callable, optional
         ``sink(table_name, frame)`` receives each final (sorted) table as soon as it is ready, e.g.
-        :meth:`data_prep.dataset.DatasetWriter.put`, so that writing overlaps the later steps.
+        :meth:`readgaze.data_prep.dataset.DatasetWriter.put`, so that writing overlaps the later steps.
 
     Returns
     -------

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import polars as pl
 
-from data_prep.columns import SAMPLE_DEFAULTS, for_table, unused
+from readgaze.data_prep.columns import SAMPLE_DEFAULTS, for_table, unused
 from readgaze.errors import ConfigError, ReadgazeError
 from readgaze.io.samples import MISSING_GAZE
 from readgaze.qc import QCLog
@@ -149,7 +149,7 @@ def load_dataviewer(fixation_report, ia_report=None, columns: dict | None = None
                     ia_id_base: int | None = None) -> Loaded:
     """A Data Viewer fixation report with word boxes from an IA report, an AOI table or its own IA columns.
 
-    ``columns`` is :func:`data_prep.columns.parse_columns`'s ``{table: {role: column}}``. The fixation report's
+    ``columns`` is :func:`readgaze.data_prep.columns.parse_columns`'s ``{table: {role: column}}``. The fixation report's
     interest-area id base is ``ia_id_base``, else detected from the IA report's labels, else the source's.
 
     Raises

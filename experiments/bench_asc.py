@@ -64,7 +64,8 @@ def _trial_lines(trial: int, t0: int, n: int, rng: np.random.Generator) -> pl.Da
             ev += [(st, 0, f"SFIX R   {st}"),
                    (st + 199, 2, f"EFIX R   {st}\t{st + 199}\t200\t  500.0\t  300.0\t   1000")]
         ev += [(st + 200, 0, f"SSACC R  {st + 200}"),
-               (st + 229, 2, f"ESACC R  {st + 200}\t{st + 229}\t30\t  500.0\t  300.0\t  590.0\t  300.0\t   2.20\t  300")]
+               (st + 229, 2,
+                f"ESACC R  {st + 200}\t{st + 229}\t30\t  500.0\t  300.0\t  590.0\t  300.0\t   2.20\t  300")]
     e = pl.DataFrame(ev, schema={"t": pl.Float64, "o": pl.Int8, "text": pl.String}, orient="row")
     head = pl.DataFrame({"t": [t0 - 2.0, t0 - 1.0], "o": [0, 0],
                          "text": [f"MSG\t{t0 - 2} TRIALID {trial}", BLOCK_HEAD.format(t=t0)]},

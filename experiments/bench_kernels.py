@@ -1,4 +1,4 @@
-"""Benchmark ``kernels.cross_attention``: Triton kernel vs unfused PyTorch attention with a dense mask vs SDPA.
+"""Benchmark ``readgaze.kernels.cross_attention``: Triton kernel vs unfused PyTorch attention with a dense mask vs SDPA.
 
 Forward + backward at OneStop shapes (batch 16, 8 heads, 800 fixations x 512 tokens, d 64), float32 and bfloat16,
 with ragged lengths (texts of 384-512 tokens, trials of 480-800 fixations) and two masks:
@@ -28,8 +28,8 @@ import time
 
 import torch
 
-from kernels import cross_attention
-from kernels.cross_attention import dense_mask
+from readgaze.kernels import cross_attention
+from readgaze.kernels.cross_attention import dense_mask
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 VARIANTS = ("unfused", "sdpa", "triton")

@@ -16,7 +16,7 @@ the default file (the distilled one-member ``dist_small.pt``) with its floating-
 passes; best CPU and wall ms per trial) and whether its pooled / worst-trial accuracy still equals the figures
 pinned in ``tests/test_dist_assigner.py``. Stages show the best wall and CPU ms and the median CPU ms over the
 passes; the dist line gives trials/s at the best, median and slowest pass (on a shared machine the spread is the
-load's, so compare medians of several runs). ``--dist-weights models/weights/dist.pt`` adds a row for the 4-member
+load's, so compare medians of several runs). ``--dist-weights models/dist/weights/dist.pt`` adds a row for the 4-member
 ensemble it was distilled from.
 
 To add a contender (e.g. the learned DIST assigner, batched): append to ``CONTENDERS`` a
@@ -84,7 +84,7 @@ def eyekit_method(name: str) -> Callable[[Sequence[GoldTrial]], list[np.ndarray]
 
 def dist_batched(trials: Sequence[GoldTrial]) -> list[np.ndarray]:
     """The learned DIST-style assigner (default weights), all trials in batches of 16 on CPU (votes included)."""
-    from models.dist import assign_trials
+    from readgaze.models.dist import assign_trials
 
     return assign_trials([(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in trials])
 
@@ -94,15 +94,15 @@ DIST_PINNED = {"pooled": 99.61, "worst_trial": 96.91}
 
 
 def dist_stages(trials: Sequence[GoldTrial], repeat: int) -> list[tuple[str, float, float, float]]:
-    """Best wall, best CPU and median CPU ms per trial of each stage of ``models.dist.assign_trials`` on
+    """Best wall, best CPU and median CPU ms per trial of each stage of ``readgaze.models.dist.assign_trials`` on
     ``trials`` (batched)."""
     import torch
 
-    from models import dist
+    from readgaze.models import dist
 
     arrays = [(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in trials]
     members, voters = dist.load_ensemble(None)
-    decoder = dist._decoder(None)
+    decoder = dist.decoding._decoder(None)
     rows = []
 
     def stage(name, fn):
@@ -129,7 +129,7 @@ def dist_stages(trials: Sequence[GoldTrial], repeat: int) -> list[tuple[str, flo
 
 def forward_gflop(members, prepared) -> float:
     """Multiply-adds x 2 of the members' forward on ``prepared`` trials, windows as ``predict_proba`` reads them."""
-    from models.dist import WINDOW
+    from readgaze.models.dist import WINDOW
 
     m = members[0]
     d, n_layers = m.d_model, len(m.layers)
@@ -185,13 +185,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--only", default=None, help="comma list of the rows to run (e.g. slice,vote,dist)")
     ap.add_argument("--dist-weights", default=None,
-                    help="also time dist with this weights file (e.g. models/weights/dist.pt, the 4-member ensemble)")
+                    help="also time dist with this weights file (e.g. models/dist/weights/dist.pt, the 4-member "
+                         "ensemble)")
     args = ap.parse_args(argv)
     trials = load_gold(args.data)
     rows = {}
     contenders = [(m, readgaze_method(m)) for m in (*CLASSICAL, "nearest")] + CONTENDERS
     if args.dist_weights:
-        from models.dist import assign_trials as dist_trials
+        from readgaze.models.dist import assign_trials as dist_trials
 
         name = f"dist ({Path(args.dist_weights).name})"
         contenders.append((name, lambda ts: dist_trials([(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in ts],
@@ -217,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'method':<9} {'ms/trial':>9} {'cpu ms':>7} {'trials/s':>9} {'eyekit ms':>10} {'eyekit/us':>10} "
           f"{'pooled %':>9} {'worst %':>8} {'eyekit %':>9} {'same %':>7}")
     for name, r in rows.items():
-        ek = lambda k, f: f.format(r[k]) if k in r else "-"  # noqa: E731
+        ek = lambda k, f, r=r: f.format(r[k]) if k in r else "-"  # noqa: E731
         print(f"{name:<9} {r['ms_per_trial']:>9.2f} {r['cpu_ms_per_trial']:>7.2f} {r['trials_per_s']:>9.1f} "
               f"{ek('eyekit_ms_per_trial', '{:10.2f}'):>10} {ek('speedup', '{:9.1f}x'):>10} {r['pooled']:>9.2f} "
               f"{r['worst_trial']:>8.2f} {ek('eyekit_pooled', '{:9.2f}'):>9} {ek('same_line_share', '{:7.2f}'):>7}")
@@ -240,8 +241,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _threads() -> int:
-    from models.dist import torch_threads
     import torch
+
+    from readgaze.models.dist import torch_threads
 
     with torch_threads():
         return torch.get_num_threads()

@@ -133,7 +133,7 @@ def io_floor(cache: Path, prepared: Path, out: Path) -> float:
 
 
 def parquet_settings() -> dict:
-    from data_prep.dataset import PARQUET
+    from readgaze.data_prep.dataset import PARQUET
 
     return PARQUET
 

@@ -1,13 +1,13 @@
 """Distil the shipped DIST-style ensemble (4 members) into one small member, on simulated trials only.
 
-    python experiments/distill_dist.py --out models/weights/dist_small.pt --cache /tmp/dist_cache.pt
+    python experiments/distill_dist.py --out models/dist/weights/dist_small.pt --cache /tmp/dist_cache.pt
 
 Knowledge distillation (Hinton, Vinyals & Dean 2015, arXiv:1503.02531): the student is trained on the teacher's
-per-fixation line probabilities (the ensemble read exactly as ``models.dist.predict_proba`` reads a trial,
+per-fixation line probabilities (the ensemble read exactly as ``readgaze.models.dist.predict_proba`` reads a trial,
 windows included) instead of the gold lines, with a cross-entropy to those soft targets, on random windows of
 the same simulated training trials the members were trained on (``experiments/train_dist.py``'s seed 1). The
 student keeps the teacher's voters and its decoding step (transition table and powers, copied unchanged), so
-the file is a one-member ensemble that ``models.dist.assign_trials(..., weights=FILE)`` reads as it reads the
+the file is a one-member ensemble that ``readgaze.models.dist.assign_trials(..., weights=FILE)`` reads as it reads the
 shipped one. The script prints both models' errors after decoding on the simulated validation trials (seed 2)
 and on a second simulated set (seed 3); nothing is chosen on the gold trials.
 """
@@ -22,8 +22,17 @@ import numpy as np
 import torch
 from torch import nn
 
-from models.dist import (ENSEMBLE_WEIGHTS, DISTAssigner, _decoder, collate, decode, load_ensemble, predict_proba,
-                         prepare_many, torch_threads)
+from readgaze.models.dist import (
+    ENSEMBLE_WEIGHTS,
+    DISTAssigner,
+    collate,
+    decode,
+    load_ensemble,
+    predict_proba,
+    prepare_many,
+    torch_threads,
+)
+from readgaze.models.dist.decoding import _decoder
 from readgaze.simulate import simulate_line_trials
 
 try:
@@ -76,8 +85,8 @@ def decoded_errors(members: list, data: list, decoder: dict) -> tuple[int, int]:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path("models/weights/dist_small.pt"))
-    p.add_argument("--teacher", default=None, help="ensemble file (default: the shipped models/weights/dist.pt)")
+    p.add_argument("--out", type=Path, default=Path("models/dist/weights/dist_small.pt"))
+    p.add_argument("--teacher", default=None, help="ensemble file (default: the shipped models/dist/weights/dist.pt)")
     p.add_argument("--cache", type=Path, default=None, help="prepared simulated trials (train_dist.py --cache)")
     p.add_argument("--n-train", type=int, default=3000)
     p.add_argument("--n-val", type=int, default=300)
@@ -108,7 +117,8 @@ def main(argv=None) -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     torch.save({"config": config, "voters": list(voters), "members": [student.state_dict()],
                 "decode": blob["decode"],
-                "trained_on": f"distilled from {args.teacher or 'models/weights/dist.pt'} ({len(members)} members) on "
+                "trained_on": f"distilled from {args.teacher or 'models/dist/weights/dist.pt'} "
+                              f"({len(members)} members) on "
                               f"simulate_line_trials(n={len(train)}, seed=1, child_probability={CHILD_PROBABILITY}); "
                               f"{args.steps} steps x {args.batch_size} windows of {args.window}, soft targets; "
                               "decode copied from the teacher"}, args.out)

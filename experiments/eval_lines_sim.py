@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import time
 
-
 from readgaze.lines import assign_trial
 from readgaze.simulate import simulate_line_trials
 
@@ -47,7 +46,7 @@ def main(argv=None) -> None:
     p.add_argument("--weights", default=None, help="also score dist with this ensemble file (e.g. an older one)")
     args = p.parse_args(argv)
     if args.weights:
-        from models.dist import assign_trial as dist_trial
+        from readgaze.models.dist import assign_trial as dist_trial
         METHODS[f"dist ({args.weights})"] = lambda t: dist_trial(t.xy, t.line_y_px, word_xy=t.word_xy,
                                                                  word_line=t.word_line, weights=args.weights)
     print("| condition | method | pooled % | worst trial % | ms/trial |\n|---|---|---|---|---|")

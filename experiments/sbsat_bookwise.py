@@ -17,7 +17,8 @@ Per label (``acc_level``, ``subj_acc_level`` and the other binarised labels of t
   ``native``, ``sleephours``) is marked "scorable by recognising the reader": in this split a model can score it by
   identifying the reader from their gaze, without measuring anything about the text. ``acc_level`` (passage
   accuracy quartile, reader × book) is the label that measures comprehension of a text;
-* ``AhnRNN``, ``AhnCNN`` (:mod:`models.ahn_rnn`, :mod:`models.ahn_cnn`, the CNN with the paper's fixed 21-fixation
+* ``AhnRNN``, ``AhnCNN`` (:mod:`readgaze.models.ahn_rnn`, :mod:`readgaze.models.ahn_cnn`, the CNN with the paper's
+fixed 21-fixation
   head): trained on the training windows with class-weighted cross-entropy, AdamW, early stopping on the
   validation loss (the epoch with the lowest validation loss is kept), then scored once on test.
 
@@ -40,9 +41,9 @@ import polars as pl
 import torch
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
-from models.ahn_cnn import AhnCNN
-from models.ahn_rnn import AhnRNN
 from readgaze.io.sbsat import WINDOW_FEATURES, read_sbsat_windows, reader_constant_labels
+from readgaze.models.ahn_cnn import AhnCNN
+from readgaze.models.ahn_rnn import AhnRNN
 
 log = logging.getLogger("sbsat_bookwise")
 AHN_ORDER = [WINDOW_FEATURES.index(c) for c in ("duration", "pupil", "x", "y")]
@@ -119,7 +120,7 @@ def fit(model, x_train, y_train, x_val, y_val, args, seed: int) -> None:
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate)
     generator = torch.Generator().manual_seed(seed)
     best, best_state, stale = float("inf"), None, 0
-    for epoch in range(args.max_epochs):
+    for epoch in range(args.max_epochs):  # noqa: B007 (logged after the loop)
         model.train()
         for index in torch.randperm(len(xt), generator=generator).split(args.batch_size):
             optimizer.zero_grad()

@@ -1,14 +1,14 @@
 """Train the DIST-style line-assigner ensemble on simulated trials only, and ship it.
 
-    python experiments/train_dist.py --out models/weights/dist.pt
-    python experiments/train_dist.py --out models/weights/dist.pt --calibrate   # only re-choose defer_below
-    python experiments/train_dist.py --out models/weights/dist.pt --decode      # only refit the sequence decoding
+    python experiments/train_dist.py --out models/dist/weights/dist.pt
+    python experiments/train_dist.py --out models/dist/weights/dist.pt --calibrate   # only re-choose defer_below
+    python experiments/train_dist.py --out models/dist/weights/dist.pt --decode      # only refit the sequence decoding
 
 Reproducible: every trial comes from ``readgaze.simulate.simulate_line_trials`` with a fixed seed; members differ
 only in their initialisation seed. Model selection uses simulated validation trials (never the gold-labelled
 real trials in ``../shared/data/line_assignment``, which are only scored, once, by ``readgaze eval-lines``).
 ``dist``'s default weights are one member distilled from this ensemble: after retraining it, run
-``experiments/distill_dist.py --out models/weights/dist_small.pt`` too.
+``experiments/distill_dist.py --out models/dist/weights/dist_small.pt`` too.
 """
 
 from __future__ import annotations
@@ -21,10 +21,23 @@ import numpy as np
 import torch
 from torch import nn
 
-from models.dist import (DEFAULT_VOTERS, DX_EDGES, DY_EDGES, MAX_JUMP, DISTAssigner, collate, combine, crop,
-                         decode, fit_transitions, load_ensemble, predict_proba, prepare, torch_threads)
+from readgaze.models.dist import (
+    DEFAULT_VOTERS,
+    DX_EDGES,
+    DY_EDGES,
+    MAX_JUMP,
+    DISTAssigner,
+    collate,
+    combine,
+    crop,
+    decode,
+    fit_transitions,
+    load_ensemble,
+    predict_proba,
+    prepare,
+    torch_threads,
+)
 from readgaze.simulate import simulate_line_trials
-
 
 CHILD_PROBABILITY = 0.3  # share of simulated trials read like beginning readers (more regressions, more noise)
 
@@ -163,7 +176,7 @@ def fit_decode(path: Path, train: list, val: list) -> dict | None:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path("models/weights/dist.pt"))
+    p.add_argument("--out", type=Path, default=Path("models/dist/weights/dist.pt"))
     p.add_argument("--n-train", type=int, default=3000)
     p.add_argument("--n-val", type=int, default=300)
     p.add_argument("--members", type=int, default=4)

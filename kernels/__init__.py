@@ -5,7 +5,7 @@ everywhere else (``backend="reference"`` / ``"triton"`` override). This package 
 lazily, on first GPU call).
 """
 
-from kernels.cross_attention import cross_attention
-from kernels.segment_pool import segment_pool
+from readgaze.kernels.cross_attention import cross_attention
+from readgaze.kernels.segment_pool import segment_pool
 
 __all__ = ["cross_attention", "segment_pool"]

@@ -1,4 +1,5 @@
-"""Triton kernels for :func:`kernels.cross_attention`: band- and padding-masked FlashAttention, forward and backward.
+"""Triton kernels for :func:`readgaze.kernels.cross_attention`: band- and padding-masked FlashAttention, forward and
+backward.
 
 Forward (one program per ``BLOCK_M`` queries of one batch row and head): online softmax over ``BLOCK_N``-token tiles
 of K and V, the mask computed inside each tile from the per-query band ``[start, end)`` and the key padding vector;
@@ -20,7 +21,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kernels._dispatch import interpreter_enabled
+from readgaze.kernels._dispatch import interpreter_enabled
 
 LOG2_E = 1.4426950408889634
 # Fused multiply-add on, stated rather than left to Triton 3.9's default (which warns that it will flip in 3.10)
@@ -59,7 +60,7 @@ def _dropout_scale(x, seed, pid_bh, rows, cols, M, N, dropout_p):
 
 @triton.jit
 def _forward_kernel(
-    Q, K, V, O, LSE, START, END, BLOCK_LO, BLOCK_HI, KPM,
+    Q, K, V, O, LSE, START, END, BLOCK_LO, BLOCK_HI, KPM,  # noqa: E741 (the papers' Q, K, V, O)
     sqb, sqh, sqm, sqd, skb, skh, skn, skd, svb, svh, svn, svd, sob, soh, som, sod,
     H, M, N, D, n_query_blocks, qk_scale, dropout_p, seed,
     HAS_KPM: tl.constexpr, HAS_DROPOUT: tl.constexpr, PRECISION: tl.constexpr,
@@ -311,7 +312,7 @@ class _CrossAttention(torch.autograd.Function):
 
 
 def triton_cross_attention(q, k, v, key_padding_mask, allowed, scale, dropout_p=0.0, seed=None, blocks=None):
-    """Run the Triton kernels; same contract as :func:`kernels.cross_attention` (inputs already checked).
+    """Run the Triton kernels; same contract as :func:`readgaze.kernels.cross_attention` (inputs already checked).
 
     ``seed``: the dropout seed; default drawn from torch's CPU generator (so ``torch.manual_seed`` reproduces a run).
     ``blocks``: optional ``(BLOCK_M, BLOCK_N, BLOCK_D)`` override, for tests.

@@ -1,4 +1,5 @@
-"""Triton kernels for :func:`kernels.segment_pool`: deterministic segment sum, mean and max, forward and backward.
+"""Triton kernels for :func:`readgaze.kernels.segment_pool`: deterministic segment sum, mean and max, forward and
+backward.
 
 Forward: one program per ``(BLOCK_S segments, batch row, BLOCK_D features)`` streams over the rows in tiles and
 folds in the rows whose segment index falls in its block: ``sum``/``mean`` as a one-hot ``tl.dot`` (float32, full
@@ -14,8 +15,8 @@ import torch
 import triton
 import triton.language as tl
 
-from kernels._dispatch import interpreter_enabled
-from kernels._triton_attention import LAUNCH
+from readgaze.kernels._dispatch import interpreter_enabled
+from readgaze.kernels._triton_attention import LAUNCH
 
 _REDUCE_CODE = {"sum": 0, "mean": 1, "max": 2}
 
@@ -145,7 +146,7 @@ class _SegmentPool(torch.autograd.Function):
 
 
 def triton_segment_pool(values, segment_ids, n_segments, reduce):
-    """Run the Triton kernels; same contract as :func:`kernels.segment_pool` (inputs already checked)."""
+    """Run the Triton kernels; same contract as :func:`readgaze.kernels.segment_pool` (inputs already checked)."""
     batch, n, d = values.shape
     if batch == 0 or n == 0 or d == 0 or n_segments == 0:
         return values.new_zeros(batch, n_segments, d) + 0 * values.sum()  # nothing to pool; keeps the graph

@@ -3,7 +3,8 @@
 The multimodal models (PostFusion-Eye, the DIST-style line assigner) let each fixation attend to the text tokens,
 usually only to the tokens of the fixated word and a few neighbours. That band is given compactly, one half-open
 token range ``[start, end)`` per fixation, never as a dense ``n_fix x n_tok`` matrix: the Triton kernel
-(:mod:`kernels._triton_attention`) computes the mask from the indices inside each tile and skips tiles outside the
+(:mod:`readgaze.kernels._triton_attention`) computes the mask from the indices inside each tile and skips tiles outside
+the
 band; the reference below builds the dense mask and calls :func:`torch.nn.functional.scaled_dot_product_attention`.
 """
 
@@ -14,7 +15,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from kernels._dispatch import resolve_backend
+from readgaze.kernels._dispatch import resolve_backend
 
 __all__ = ["cross_attention"]
 
@@ -99,7 +100,7 @@ def cross_attention(
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"cross_attention: dropout_p: got {dropout_p}, expected 0 <= dropout_p < 1")
     if resolve_backend(backend, q, max_feature_size=128) == "triton":
-        from kernels._triton_attention import triton_cross_attention
+        from readgaze.kernels._triton_attention import triton_cross_attention
 
         return triton_cross_attention(q, k, v, key_padding_mask, allowed, scale, dropout_p)
     return reference_cross_attention(q, k, v, key_padding_mask, allowed, dropout_p, scale)

@@ -2,7 +2,7 @@
 
 Each fixation carries the index of the segment it falls on (its word, or its subword token); fixations on no segment
 carry -1 and are ignored. The reference is one scatter over the fixations (``scatter_add`` / ``scatter_reduce``);
-the Triton kernel (:mod:`kernels._triton_segment_pool`) does the same in one pass without the ``(batch, n, d)``
+the Triton kernel (:mod:`readgaze.kernels._triton_segment_pool`) does the same in one pass without the ``(batch, n, d)``
 index tensor.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from kernels._dispatch import resolve_backend
+from readgaze.kernels._dispatch import resolve_backend
 
 __all__ = ["segment_pool"]
 
@@ -43,7 +43,7 @@ def segment_pool(
     reduce : {"mean", "sum", "max"}
         How the rows of one segment are combined.
     backend : {"auto", "reference", "triton"}
-        As in :func:`kernels.cross_attention`: Triton for CUDA tensors, the reference elsewhere.
+        As in :func:`readgaze.kernels.cross_attention`: Triton for CUDA tensors, the reference elsewhere.
 
     Returns
     -------
@@ -69,7 +69,7 @@ def segment_pool(
     """
     _check_inputs(values, segment_ids, n_segments, reduce)
     if resolve_backend(backend, values) == "triton":
-        from kernels._triton_segment_pool import triton_segment_pool
+        from readgaze.kernels._triton_segment_pool import triton_segment_pool
 
         return triton_segment_pool(values, segment_ids, n_segments, reduce)
     return reference_segment_pool(values, segment_ids, n_segments, reduce)

@@ -7,7 +7,7 @@ Idea: local patterns of a few consecutive fixations (a regression, a long fixati
 three stacked convolutions of kernel 3 with 40 channels; their responses are pooled and classified by two dense
 layers. No text, no word measures.
 
-Inputs: as :mod:`models.ahn_rnn` (``fixation_features`` columns ``duration_ms, pupil, x_px, y_px``);
+Inputs: as :mod:`readgaze.models.ahn_rnn` (``fixation_features`` columns ``duration_ms, pupil, x_px, y_px``);
 :meth:`AhnCNN.classify` takes the raw ``(B, F, 4)`` sequence, so the network also trains on SB-SAT's windows.
 
 Departures from the lab code:
@@ -27,10 +27,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from models.ahn_rnn import AHN_COLUMNS, gaze_sequence
-from models.base import ReadingModel
-from models.batch import ReadingBatch
 from readgaze.errors import ConfigError
+from readgaze.models.ahn_rnn import AHN_COLUMNS, gaze_sequence
+from readgaze.models.base import ReadingModel
+from readgaze.models.data.batch import ReadingBatch
 
 
 class AhnCNN(ReadingModel):
@@ -49,7 +49,7 @@ class AhnCNN(ReadingModel):
     sequence_length : int, optional
         Fixed input length for the paper's flatten head; None (default) = any length, pooled.
     num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir
-        See :class:`models.base.ReadingModel` (EyeBench sweep lr ∈ {1e-3, 1e-4, 3e-5, 1e-5}).
+        See :class:`readgaze.models.base.ReadingModel` (EyeBench sweep lr ∈ {1e-3, 1e-4, 3e-5, 1e-5}).
     """
 
     def __init__(self, n_inputs: int = len(AHN_COLUMNS), channels: int = 40, fc1_size: int = 50, fc2_size: int = 20,

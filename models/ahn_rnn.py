@@ -24,9 +24,9 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from models.base import ReadingModel
-from models.batch import ReadingBatch
-from models.features import FIXATION_FEATURES
+from readgaze.models.base import ReadingModel
+from readgaze.models.data.batch import ReadingBatch
+from readgaze.models.data.features import FIXATION_FEATURES
 
 AHN_COLUMNS = ("duration_ms", "pupil", "x_px", "y_px")
 """The four fixation features of Ahn et al. (EyeBench ``CURRENT_FIX_DURATION, PUPIL, X, Y``)."""
@@ -55,7 +55,7 @@ class AhnRNN(ReadingModel):
     fc_dropout : float
         Dropout before the output layer (EyeBench sweeps it).
     num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir
-        See :class:`models.base.ReadingModel` (EyeBench sweep lr ∈ {1e-3, 1e-4, 3e-5, 1e-5}).
+        See :class:`readgaze.models.base.ReadingModel` (EyeBench sweep lr ∈ {1e-3, 1e-4, 3e-5, 1e-5}).
     """
 
     def __init__(self, n_inputs: int = len(AHN_COLUMNS), hidden_size: int = 25, num_layers: int = 1,

@@ -22,10 +22,10 @@ import lightning as L
 import polars as pl
 import torch
 import torch.nn.functional as F
-from torchmetrics.functional.classification import (binary_auroc, multiclass_accuracy, multiclass_auroc)
+from torchmetrics.functional.classification import binary_auroc, multiclass_accuracy, multiclass_auroc
 
-from models.batch import REGIMES, ReadingBatch
 from readgaze.errors import ConfigError
+from readgaze.models.data.batch import REGIMES, ReadingBatch
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,8 @@ class ReadingModel(L.LightningModule):
             raise ConfigError("class_weighted_loss is on but the trainer has no readgaze datamodule with training "
                               "trials to count the classes from; pass datamodule=ReadingDataModule(...) or set "
                               "model.init_args.class_weighted_loss false")
-        if datamodule is not None and hasattr(datamodule, "write_qc") and getattr(datamodule, "trials", None) is not None:
+        if datamodule is not None and hasattr(datamodule, "write_qc") and getattr(datamodule, "trials",
+                                                                                  None) is not None:
             self._write_qc(datamodule)
 
     def set_class_weights(self, counts: torch.Tensor) -> torch.Tensor:
@@ -124,7 +125,7 @@ class ReadingModel(L.LightningModule):
 
     def configure_optimizers(self):
         decay, no_decay = [], []
-        for name, parameter in self.named_parameters():
+        for _name, parameter in self.named_parameters():
             if parameter.requires_grad:
                 (no_decay if parameter.ndim < 2 else decay).append(parameter)
         optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": self.weight_decay},

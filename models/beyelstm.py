@@ -38,10 +38,10 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from models.base import ReadingModel
-from models.batch import ReadingBatch
-from models.features import FIXATION_FEATURES, TRIAL_FEATURE_NAMES
 from readgaze.feature_sets import REDUCED_POS
+from readgaze.models.base import ReadingModel
+from readgaze.models.data.batch import ReadingBatch
+from readgaze.models.data.features import FIXATION_FEATURES, TRIAL_FEATURE_NAMES
 
 GAZE_COLUMNS = ("duration_ms", "pupil", "x_px", "y_px")
 """The fixation-block inputs: EyeBench's ``CURRENT_FIX_DURATION, PUPIL, X, Y``."""
@@ -69,11 +69,11 @@ class BEyeLSTM(ReadingModel):
     after_concat_size : int
         Hidden layer of the head (EyeBench 32).
     num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir
-        See :class:`models.base.ReadingModel` (EyeBench lr swept in {1e-3, 3e-3, 1e-2}).
+        See :class:`readgaze.models.base.ReadingModel` (EyeBench lr swept in {1e-3, 3e-3, 1e-2}).
     """
 
     sequence_blocks = ("gaze", "category", "content")
-    """The LSTM blocks this model reads (a variant drops some, :class:`models.fse.FSE`)."""
+    """The LSTM blocks this model reads (a variant drops some, :class:`readgaze.models.fse.FSE`)."""
 
     def __init__(self, n_trial_features: int = len(TRIAL_FEATURE_NAMES), hidden_size: int = 64,
                  embedding_dim: int = 4, dropout: float = 0.5, fc1_size: int = 50, fc2_size: int = 20,

@@ -3,7 +3,7 @@
 Reference: Shubi et al., *Decoding open-ended information seeking goals from eye movements in reading*,
 arXiv:2505.02872 (ICLR 2026), "DalEye-Llama": Llama-3.1-8B loaded in 4 bits, LoRA (r = 16 on the q, k, v, o, up,
 down and gate projections), 2 epochs at learning rate 1e-4. The scanpath enters the LM **as text**, one line per
-fixation ``word index, word, duration ms, next-saccade direction`` (:mod:`models.goal_data`); the paper found
+fixation ``word index, word, duration ms, next-saccade direction`` (:mod:`readgaze.models.data.goal`); the paper found
 word-level summaries lost most of the signal (question-word accuracy .185 vs .674).
 
 Prompt (``use_scanpath=False``, the text-only twin, drops the scanpath block and nothing else)::
@@ -38,10 +38,10 @@ import polars as pl
 import torch
 import torch.nn.functional as F
 
-from models.base import ReadingModel
-from models.batch import REGIMES
-from models.text_encoder import TINY, load_tokenizer
 from readgaze.errors import ConfigError
+from readgaze.models.base import ReadingModel
+from readgaze.models.data.batch import REGIMES
+from readgaze.models.text_encoder import TINY, load_tokenizer
 
 log = logging.getLogger(__name__)
 SCANPATH_TITLE = "Scanpath (word index, word, duration ms, next saccade):"
@@ -50,7 +50,8 @@ SCANPATH_TITLE = "Scanpath (word index, word, duration ms, next saccade):"
 def build_prompt(paragraph: str, scanpath: str | None) -> str:
     """The prompt of the module docstring; ``scanpath`` None for the text-only twin.
 
-    ``scanpath`` is :func:`models.goal_data.scanpath_lines`' text (its first line is the column header, which the
+    ``scanpath`` is :func:`readgaze.models.data.goal.scanpath_lines`' text (its first line is the column header, which
+    the
     prompt's scanpath title replaces).
     """
     parts = [f"Paragraph: {paragraph}"]
@@ -136,7 +137,8 @@ class DalEye(ReadingModel):
     score_candidates : bool
         Also score the paragraph's candidate questions (goal selection) at test time.
     num_classes, learning_rate, weight_decay, warmup_ratio, predictions_dir
-        See :class:`models.base.ReadingModel` (``num_classes``: most candidates per paragraph, linked from data).
+        See :class:`readgaze.models.base.ReadingModel` (``num_classes``: most candidates per paragraph, linked from
+        data).
     """
 
     def __init__(self, language_model: str = TINY, use_scanpath: bool = True, lora_rank: int = 0,
@@ -279,7 +281,8 @@ class DalEye(ReadingModel):
                  for v in frame["candidate_loglik"].to_list()]
         columns = [c for c in ("trial_id", "label", "regime", "fold_index", "participant_id", "item_id", "split",
                                "model") if c in frame.columns]
-        frame.select(columns).with_columns(pl.Series("prediction_prob", probs, dtype=pl.List(pl.Float64))).write_parquet(
+        frame.select(columns).with_columns(pl.Series("prediction_prob", probs,
+                                                     dtype=pl.List(pl.Float64))).write_parquet(
             directory / "predictions_test.parquet")
 
     def _warn_truncated(self, split: str) -> None:

@@ -14,7 +14,7 @@ its own encoder.
    vocabulary embeddings, averaged over sub-tokens) plus a learned embedding of the word's position in the text,
    LayerNorm and dropout, with the fixation's gaze numbers appended, run through a stacked LSTM; its last state
    summarises the scanpath.
-3. Cross-attention (one head, :func:`kernels.cross_attention`): the scanpath summary queries the word states.
+3. Cross-attention (one head, :func:`readgaze.kernels.cross_attention`): the scanpath summary queries the word states.
 4. ``[context; summary]`` → MLP → classes.
 
 Inputs: the text tokens and word spans, ``fixation_word_index``, and of ``fixation_features`` the fixation's
@@ -32,12 +32,12 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from kernels import cross_attention, segment_pool
-from models.base import ReadingModel
-from models.batch import ReadingBatch
-from models.features import FIXATION_FEATURES, WORD_FEATURES
-from models.plm_as import encode_words, packed
-from models.text_encoder import load_encoder
+from readgaze.kernels import cross_attention, segment_pool
+from readgaze.models.base import ReadingModel
+from readgaze.models.data.batch import ReadingBatch
+from readgaze.models.data.features import FIXATION_FEATURES, WORD_FEATURES
+from readgaze.models.plm_as import encode_words, packed
+from readgaze.models.text_encoder import load_encoder
 
 FIXATION_COLUMNS = ("duration_ms", "total_fixation_duration_ms")
 WORD_COLUMNS = ("word_length",)
@@ -63,7 +63,7 @@ class Eyettention(ReadingModel):
     freeze_text_encoder : bool
         Keep the text encoder fixed (paper: frozen).
     num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir
-        See :class:`models.base.ReadingModel` (GD: lr swept in {1e-3, 1e-5, 3e-5, 1e-4}, batch 64 x 4).
+        See :class:`readgaze.models.base.ReadingModel` (GD: lr swept in {1e-3, 1e-5, 3e-5, 1e-4}, batch 64 x 4).
     """
 
     def __init__(self, text_encoder: str = "tiny", lstm_hidden_size: int = 128, word_lstm_layers: int = 8,

@@ -12,13 +12,14 @@ Inputs (set the datamodule's ``trial_feature_set: fse_global``, as the packaged 
 :data:`readgaze.feature_sets.FEATURE_SETS` ``["fse_global"]``: the stationary and transition gaze entropies (over
 words as areas of interest), the number of fixations and the number of words (4 features, as published).
 
-A subclass of :class:`models.beyelstm.BEyeLSTM` that reads only its ``gaze`` block; see that module for the blocks.
+A subclass of :class:`readgaze.models.beyelstm.BEyeLSTM` that reads only its ``gaze`` block; see that module for the
+blocks.
 """
 
 from __future__ import annotations
 
-from models.beyelstm import BEyeLSTM
-from models.features import TRIAL_FEATURE_NAMES
+from readgaze.models.beyelstm import BEyeLSTM
+from readgaze.models.data.features import TRIAL_FEATURE_NAMES
 
 
 class FSE(BEyeLSTM):
@@ -30,9 +31,9 @@ class FSE(BEyeLSTM):
         Size of the global feature vector; linked from the datamodule (4 with ``trial_feature_set: fse_global``;
         the default is the datamodule's default set).
     hidden_size, dropout, fc1_size, fc2_size, global_out_size, after_concat_size
-        As :class:`models.beyelstm.BEyeLSTM` (the published sweep: BEyeLSTM's minus ``embedding_dim``).
+        As :class:`readgaze.models.beyelstm.BEyeLSTM` (the published sweep: BEyeLSTM's minus ``embedding_dim``).
     num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir
-        See :class:`models.base.ReadingModel`.
+        See :class:`readgaze.models.base.ReadingModel`.
     """
 
     sequence_blocks = ("gaze",)

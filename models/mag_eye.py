@@ -16,13 +16,16 @@ The word's gaze vector is copied to each of its sub-tokens; ``[CLS]``, separator
 no shift. The head reads ``[CLS]``.
 
 Inputs: word level (``ReadingBatch.word_features``, the words' token spans) and the text tokens.
-Feature set: the word-level set, :data:`models.features.WORD_FEATURES` (30 numbers; the published set has 33, see
-:data:`models.features.PUBLISHED_FEATURES`).
+Feature set: the word-level set, :data:`readgaze.models.data.features.WORD_FEATURES` (30 numbers; the published set has
+33, see
+:data:`readgaze.models.data.features.PUBLISHED_FEATURES`).
 
 Departures: "no shift" is decided by whether a token belongs to a paragraph word, not by its gaze vector being all
 zeros (a robust-scaled real vector can be all zeros); the gate is applied through a forward pre-hook on the encoder
-layer, so any Hugging Face BERT/RoBERTa encoder works unchanged. Text as :mod:`models.data` builds it, as EyeBench
-(``"Question: "`` + question for comprehension; an over-long paragraph loses its first words, counted). Optimiser: AdamW betas (0.9, 0.98), eps 1e-6, as EyeBench's RoBERTa models.
+layer, so any Hugging Face BERT/RoBERTa encoder works unchanged. Text as :mod:`readgaze.models.data` builds it, as
+EyeBench
+(``"Question: "`` + question for comprehension; an over-long paragraph loses its first words, counted). Optimiser:
+AdamW betas (0.9, 0.98), eps 1e-6, as EyeBench's RoBERTa models.
 """
 
 from __future__ import annotations
@@ -30,10 +33,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from models.base import ReadingModel
-from models.batch import ReadingBatch
-from models.features import WORD_FEATURES
-from models.text_encoder import ClassificationHead, load_encoder
+from readgaze.models.base import ReadingModel
+from readgaze.models.data.batch import ReadingBatch
+from readgaze.models.data.features import WORD_FEATURES
+from readgaze.models.text_encoder import ClassificationHead, load_encoder
 
 
 class MAGEye(ReadingModel):
@@ -55,7 +58,7 @@ class MAGEye(ReadingModel):
         Train only the gate and the head (EyeBench ``freeze=True``).
     head_dropout : float
     num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir
-        See :class:`models.base.ReadingModel` (EyeBench: lr swept in {1e-5, 3e-5, 1e-4}, wd 0.1, warm-up 10 %).
+        See :class:`readgaze.models.base.ReadingModel` (EyeBench: lr swept in {1e-5, 3e-5, 1e-4}, wd 0.1, warm-up 10 %).
 
     Raises
     ------

@@ -18,7 +18,7 @@ Departures:
   ``freeze`` sweep was a no-op. Frozen (the default, as EyeBench), the encoder runs without a graph.
 - Off-text fixations keep their step with a learned "off text" embedding (EyeBench dropped them); padding steps are
   packed away.
-- Text as :mod:`models.data` builds it, as EyeBench: ``[CLS] P (</s></s> "Question: " Q </s>)``, an over-long
+- Text as :mod:`readgaze.models.data` builds it, as EyeBench: ``[CLS] P (</s></s> "Question: " Q </s>)``, an over-long
   paragraph loses its first words (the fixations on them are dropped and counted).
 """
 
@@ -28,10 +28,10 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from kernels import segment_pool
-from models.base import ReadingModel
-from models.batch import ReadingBatch
-from models.text_encoder import load_encoder
+from readgaze.kernels import segment_pool
+from readgaze.models.base import ReadingModel
+from readgaze.models.data.batch import ReadingBatch
+from readgaze.models.text_encoder import load_encoder
 
 
 class PLMAS(ReadingModel):
@@ -48,7 +48,7 @@ class PLMAS(ReadingModel):
     freeze_text_encoder : bool
         Keep the encoder fixed (EyeBench default True).
     num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir
-        See :class:`models.base.ReadingModel` (EyeBench: lr swept in {1e-5, 3e-5, 1e-4, 2e-4}, batch 16).
+        See :class:`readgaze.models.base.ReadingModel` (EyeBench: lr swept in {1e-5, 3e-5, 1e-4, 2e-4}, batch 16).
     """
 
     def __init__(self, text_encoder: str = "tiny", gru_num_layers: int = 2, dropout: float = 0.1,
@@ -85,7 +85,8 @@ class PLMAS(ReadingModel):
 def encode_words(encoder: nn.Module, batch: ReadingBatch, reduce: str, frozen: bool):
     """The encoder's last hidden states ``(B, T, D)`` and each paragraph word's pooled sub-tokens ``(B, W, D)``.
 
-    ``reduce`` is :func:`kernels.segment_pool`'s (``"sum"``, ``"mean"``); words cut off by truncation and padding
+    ``reduce`` is :func:`readgaze.kernels.segment_pool`'s (``"sum"``, ``"mean"``); words cut off by truncation and
+    padding
     words are zeros. ``frozen``: run the encoder without a graph.
     """
     with torch.set_grad_enabled(torch.is_grad_enabled() and not frozen):

@@ -6,7 +6,8 @@ classification of Mandarin Chinese readers with and without dyslexia using neura
 EMNLP 2022; as PLM-AS-RM in EyeBench (``PLMASfArgs``) and the "Haller RNN" of the goal-decoding papers (Shubi et al.
 2025, ACL, arXiv:2410.20779; goal selection, arXiv:2505.02872).
 
-Idea: as PLM-AS (:mod:`models.plm_as`), the encoder's word embeddings (sub-tokens summed) are gathered in the order
+Idea: as PLM-AS (:mod:`readgaze.models.plm_as`), the encoder's word embeddings (sub-tokens summed) are gathered in the
+order
 the words were fixated; unlike PLM-AS, each step also carries numbers about the fixation and its word. A one-layer
 BiLSTM reads the sequence, its states are averaged over the real time steps, and a linear layer classifies.
 
@@ -31,11 +32,11 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from models.base import ReadingModel
-from models.batch import ReadingBatch
-from models.features import FIXATION_FEATURES
-from models.plm_as import encode_words, packed, scanpath_rows
-from models.text_encoder import load_encoder
+from readgaze.models.base import ReadingModel
+from readgaze.models.data.batch import ReadingBatch
+from readgaze.models.data.features import FIXATION_FEATURES
+from readgaze.models.plm_as import encode_words, packed, scanpath_rows
+from readgaze.models.text_encoder import load_encoder
 
 FIXATION_COLUMNS = ("y_px", "next_saccade_duration_ms", "next_saccade_dx_px", "next_saccade_dy_px",
                     "next_saccade_amplitude_px", "previous_saccade_duration_ms", "previous_saccade_dx_px",
@@ -43,7 +44,7 @@ FIXATION_COLUMNS = ("y_px", "next_saccade_duration_ms", "next_saccade_dx_px", "n
 WORD_COLUMNS = ("total_fixation_duration_ms", "first_fixation_duration_ms")
 GAZE_COLUMNS = (*FIXATION_COLUMNS, *WORD_COLUMNS,
                 *(f"{c}_missing" for c in FIXATION_COLUMNS + WORD_COLUMNS if f"{c}_missing" in FIXATION_FEATURES))
-"""The 18 gaze numbers of one step, by name in :data:`models.features.FIXATION_FEATURES`."""
+"""The 18 gaze numbers of one step, by name in :data:`readgaze.models.data.features.FIXATION_FEATURES`."""
 
 
 class PLMASRM(ReadingModel):
@@ -60,7 +61,7 @@ class PLMASRM(ReadingModel):
     freeze_text_encoder : bool
         Keep the encoder fixed (EyeBench default True).
     num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir
-        See :class:`models.base.ReadingModel` (EyeBench: lr swept in {1e-5, 3e-5, 1e-4, 2e-4}, batch 16).
+        See :class:`readgaze.models.base.ReadingModel` (EyeBench: lr swept in {1e-5, 3e-5, 1e-4, 2e-4}, batch 16).
     """
 
     def __init__(self, text_encoder: str = "tiny", lstm_hidden_size: int = 70, dropout: float = 0.1,

@@ -4,7 +4,8 @@ Reference: Shubi, O., Meiri, Y., Hadar, C. A., & Berzak, Y. (2024). Fine-grained
 from eye movements. EMNLP 2024, arXiv:2410.04484 (PostFusion-Eye); EyeBench ``PostFusion`` (Shubi et al., 2025).
 
 Idea: the text and the scanpath are encoded separately, a transformer for the text and a 1-D CNN for the fixation
-sequence, and fused late. Each encoded fixation attends (one head, :func:`kernels.cross_attention`) to the tokens of
+sequence, and fused late. Each encoded fixation attends (one head, :func:`readgaze.kernels.cross_attention`) to the
+tokens of
 the word it lands on and ``window`` words either side; the result is concatenated to the fixation's encoding. The
 fused fixations are then pooled by a second attention whose query is the mean question embedding (when the text has
 a second segment) or the mean fused fixation (paragraph only), and a two-layer head classifies.
@@ -13,19 +14,22 @@ Inputs: fixation level (``fixation_features``, ``fixation_word_index``) and the 
 
 Departures and fixes:
 - The EyeBench mask turned the 0/1 "allowed" matrix into all-True rows (``+= 1; .bool()``), masking every text
-  token, so the cross-attention output was 0 + bias (EyeBench ``post_fusion_model.shared_step``). Here the band is explicit and tested to
+  token, so the cross-attention output was 0 + bias (EyeBench ``post_fusion_model.shared_step``). Here the band is
+  explicit and tested to
   admit the fixated word's tokens and nothing outside the window.
-- Off-text fixations keep their row (no drop-then-index shift as in EyeBench ``get_text_features``) and attend to ``[CLS]`` only; the intended
+- Off-text fixations keep their row (no drop-then-index shift as in EyeBench ``get_text_features``) and attend to
+``[CLS]`` only; the intended
   EyeBench mask let every fixation also see ``[CLS]`` (a band is contiguous, so on-text fixations do not here).
 - The query of the pooling attention is chosen per trial from the data (question present or not), not per task.
-- Text as EyeBench, built by :mod:`models.data` for every model: ``[CLS] P </s></s> "Question: " + Q </s>`` for
+- Text as EyeBench, built by :mod:`readgaze.models.data` for every model: ``[CLS] P </s></s> "Question: " + Q </s>`` for
   comprehension (question at most 30 tokens), ``[CLS] P </s>`` for the reading goal; an over-long paragraph loses
   its first words (at a word boundary; EyeBench cuts tokens), and the fixations on them are dropped and counted.
 - Optimiser: AdamW with betas (0.9, 0.98), eps 1e-6, as EyeBench's RoBERTa models (taken to hold for its
   RoBERTa-based PostFusion too).
 
-Feature set: the fixation-level set, :data:`models.features.FIXATION_FEATURES` (54 numbers; see
-:mod:`models.roberteye_f` and :data:`models.features.PUBLISHED_FEATURES` for what each stands for).
+Feature set: the fixation-level set, :data:`readgaze.models.data.features.FIXATION_FEATURES` (54 numbers; see
+:mod:`readgaze.models.roberteye_f` and :data:`readgaze.models.data.features.PUBLISHED_FEATURES` for what each stands
+for).
 """
 
 from __future__ import annotations
@@ -33,11 +37,11 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from kernels import cross_attention
-from models.base import ReadingModel
-from models.batch import ReadingBatch
-from models.features import FIXATION_FEATURES
-from models.text_encoder import load_encoder
+from readgaze.kernels import cross_attention
+from readgaze.models.base import ReadingModel
+from readgaze.models.data.batch import ReadingBatch
+from readgaze.models.data.features import FIXATION_FEATURES
+from readgaze.models.text_encoder import load_encoder
 
 
 class PostFusionEye(ReadingModel):
@@ -58,7 +62,7 @@ class PostFusionEye(ReadingModel):
     freeze_text_encoder : bool
         Keep the text transformer fixed.
     num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir
-        See :class:`models.base.ReadingModel`.
+        See :class:`readgaze.models.base.ReadingModel`.
     """
 
     adam_betas, adam_eps = (0.9, 0.98), 1e-6  # EyeBench base_roberta
@@ -125,7 +129,8 @@ class FixationCNN(nn.Module):
 
 
 class BandedAttention(nn.Module):
-    """One-head attention from queries to keys through :func:`kernels.cross_attention`, with an optional band."""
+    """One-head attention from queries to keys through :func:`readgaze.kernels.cross_attention`, with an optional
+    band."""
 
     def __init__(self, query_dim: int, key_dim: int, out_dim: int) -> None:
         super().__init__()

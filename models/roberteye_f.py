@@ -9,7 +9,7 @@ size; the vector gets token type 1 and, as position, the mean position embedding
 A learned ``<eye>`` separator, initialised from the encoder's ``</s>`` (``[SEP]``) embedding, stands between the
 gaze vectors and the text. Full self-attention then runs over text, ``<eye>`` and fixations jointly, and the head
 reads ``[CLS]``. The published sequence is ``[CLS] <gaze_1..gaze_N> <eye> </s> paragraph </s></s> "Question: " +
-question </s>`` (the question for comprehension only; the text as :mod:`models.data` builds it).
+question </s>`` (the question for comprehension only; the text as :mod:`readgaze.models.data` builds it).
 
 Inputs: fixation level (``ReadingBatch.fixation_features``, ``fixation_word_index``) and the text tokens.
 
@@ -26,11 +26,13 @@ Departures from the paper:
 - Truncation as EyeBench (a long paragraph loses its first words; the fixations on them are dropped and counted),
   but at a word boundary, and the question takes its real length (at most 30 tokens) rather than a fixed 30.
 - Optimiser as EyeBench's RoBERTa models: AdamW, betas (0.9, 0.98), eps 1e-6, weight decay except on biases and
-  norms, linear warm-up and decay (:class:`models.base.ReadingModel`).
+  norms, linear warm-up and decay (:class:`readgaze.models.base.ReadingModel`).
 
-Feature set: the fixation-level set, :data:`models.features.FIXATION_FEATURES` (54 numbers: 15 fixation features,
+Feature set: the fixation-level set, :data:`readgaze.models.data.features.FIXATION_FEATURES` (54 numbers: 15 fixation
+features,
 9 missing flags, then the fixated word's 23 word features and 7 missing flags; the published vector has 16 + 33 =
-49). Which published feature each stands for, and which readgaze lacks: :data:`models.features.PUBLISHED_FEATURES`.
+49). Which published feature each stands for, and which readgaze lacks:
+:data:`readgaze.models.data.features.PUBLISHED_FEATURES`.
 """
 
 from __future__ import annotations
@@ -38,10 +40,16 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from models.base import ReadingModel
-from models.batch import ReadingBatch
-from models.features import FIXATION_FEATURES
-from models.text_encoder import ClassificationHead, ensure_token_types, load_encoder, load_tokenizer, position_offset
+from readgaze.models.base import ReadingModel
+from readgaze.models.data.batch import ReadingBatch
+from readgaze.models.data.features import FIXATION_FEATURES
+from readgaze.models.text_encoder import (
+    ClassificationHead,
+    ensure_token_types,
+    load_encoder,
+    load_tokenizer,
+    position_offset,
+)
 
 
 class RoBERTEyeF(ReadingModel):
@@ -60,7 +68,7 @@ class RoBERTEyeF(ReadingModel):
     head_dropout : float
         Dropout in the classification head.
     num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir
-        See :class:`models.base.ReadingModel` (EyeBench: lr swept in {1e-5, 3e-5, 1e-4}, wd 0.1, warm-up 10 %).
+        See :class:`readgaze.models.base.ReadingModel` (EyeBench: lr swept in {1e-5, 3e-5, 1e-4}, wd 0.1, warm-up 10 %).
     """
 
     adam_betas, adam_eps = (0.9, 0.98), 1e-6  # EyeBench base_roberta
@@ -130,7 +138,8 @@ def mean_position_embedding(table: torch.Tensor, start: torch.Tensor, end: torch
 
     Uses a prefix sum, so it costs one gather per fixation whatever the word length. An empty range gives row
     ``start`` (which the callers never produce: off-text fixations get ``(0, 1)``). Not
-    :func:`kernels.segment_pool`: the rows pooled are a token *range* of one shared table per slot (slots of one
+    :func:`readgaze.kernels.segment_pool`: the rows pooled are a token *range* of one shared table per slot (slots of
+    one
     word overlap), not rows that each carry one segment id.
     """
     prefix = torch.cat([table.new_zeros(1, table.shape[1]), table.cumsum(dim=0)])  # (T+1, D)

@@ -4,22 +4,25 @@ Reference: Shubi, O., Meiri, Y., Hadar, C. A., & Berzak, Y. (2024). Fine-grained
 from eye movements. EMNLP 2024, arXiv:2410.04484 (RoBERTa-Eye-W); goal decoding: Shubi et al. (2025), Decoding
 reading goals from eye movements, ACL 2025, arXiv:2410.20779; EyeBench ``RoberteyeWord``.
 
-Idea: RoBERTEye-F (:mod:`models.roberteye_f`) with the word as the gaze unit instead of the fixation. Each word of
+Idea: RoBERTEye-F (:mod:`readgaze.models.roberteye_f`) with the word as the gaze unit instead of the fixation. Each
+word of
 the paragraph gets one input vector: its reading measures in this trial and its lexical features, projected to the
 hidden size by the same MLP (``Linear(n→D/2)–ReLU–Dropout–Linear(D/2→D)``), plus token type 1 and the mean position
 embedding of the word's sub-tokens. Self-attention then runs over ``[text tokens; word gaze vectors]`` jointly, and
 the head reads ``[CLS]``. The reading order is lost; what remains is how long and how often each word was read.
 
 Inputs: word level (``ReadingBatch.word_features``, ``word_token_start``/``word_token_end``) and the text tokens.
-Feature set: the word-level set, :data:`models.features.WORD_FEATURES` (30 numbers: 15 reading measures, 8 lexical
+Feature set: the word-level set, :data:`readgaze.models.data.features.WORD_FEATURES` (30 numbers: 15 reading measures,
+8 lexical
 and layout features, 7 missing flags; the published set has 24 eye + 10 word features, 33 numeric). Which published
 feature each stands for, and the 12 readgaze lacks (last-run measures, dependency counts, ...):
-:data:`models.features.PUBLISHED_FEATURES`.
+:data:`readgaze.models.data.features.PUBLISHED_FEATURES`.
 
 Sequence, ``<eye>`` separator (initialised from ``</s>``), text and truncation as RoBERTEye-F.
 
 Departures: as RoBERTEye-F (gaze after the text and ``<eye>``, ``<eye>`` a model parameter, truncation at a word
-boundary); words cut off by truncation have no row (dropped by :mod:`models.data`, counted); the slots are padded
+boundary); words cut off by truncation have no row (dropped by :mod:`readgaze.models.data`, counted); the slots are
+padded
 to the batch's longest paragraph, not to 512.
 """
 
@@ -27,9 +30,9 @@ from __future__ import annotations
 
 import torch
 
-from models.batch import ReadingBatch
-from models.features import WORD_FEATURES
-from models.roberteye_f import RoBERTEyeF
+from readgaze.models.data.batch import ReadingBatch
+from readgaze.models.data.features import WORD_FEATURES
+from readgaze.models.roberteye_f import RoBERTEyeF
 
 
 class RoBERTEyeW(RoBERTEyeF):
@@ -43,7 +46,8 @@ class RoBERTEyeW(RoBERTEyeF):
         Size of one word vector; linked from the datamodule.
     eye_projection_dropout, freeze_text_encoder, head_dropout, num_classes, learning_rate, weight_decay,
     warmup_ratio, class_weighted_loss, predictions_dir
-        As :class:`models.roberteye_f.RoBERTEyeF` (EyeBench: dropout 0.3, GD 0.1; lr swept in {1e-5, 3e-5, 1e-4}).
+        As :class:`readgaze.models.roberteye_f.RoBERTEyeF` (EyeBench: dropout 0.3, GD 0.1; lr swept in {1e-5, 3e-5,
+        1e-4}).
     """
 
     def __init__(self, text_encoder: str = "tiny", n_word_features: int = len(WORD_FEATURES),

@@ -12,7 +12,8 @@ the text (0.5). Regressions run back over the forward path, so they get a channe
 shade that a forward saccade would paint over. A picture has no sequence length, so the classifier needs no
 recurrence: any image backbone reads it.
 
-Inputs (legend: B trials, F fixations, S = ``image_size``): from :class:`models.batch.ReadingBatch`, the fixation
+Inputs (legend: B trials, F fixations, S = ``image_size``): from :class:`readgaze.models.data.batch.ReadingBatch`, the
+fixation
 features ``x_px``, ``y_px`` and ``duration_ms`` (robust-scaled on the training split by the datamodule, so the
 canvas spans ``[-extent, extent]`` scaled units on both axes, the same for every trial), ``fixation_mask`` and
 ``fixation_word_index`` (saccade type). Text is not read. The picture is drawn on the model's device in
@@ -38,10 +39,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from models.base import ReadingModel
-from models.batch import OFF_TEXT, ReadingBatch
-from models.features import FIXATION_FEATURES
 from readgaze.errors import ConfigError
+from readgaze.models.base import ReadingModel
+from readgaze.models.data.batch import OFF_TEXT, ReadingBatch
+from readgaze.models.data.features import FIXATION_FEATURES
 
 _X, _Y, _DURATION = (FIXATION_FEATURES.index(n) for n in ("x_px", "y_px", "duration_ms"))
 SACCADE_COLOUR = {"forward": (1.0, 0.0), "within": (0.5, 0.0), "regression": (0.0, 1.0), "off_text": (0.0, 0.5)}
@@ -60,7 +61,8 @@ def render_scanpath(x: torch.Tensor, y: torch.Tensor, duration: torch.Tensor, ma
     mask : torch.Tensor
         ``(B, F)`` bool, True = real fixation (padding draws nothing).
     word_index : torch.Tensor
-        ``(B, F)`` int64 fixated word, :data:`models.batch.OFF_TEXT` off the text; sets each saccade's type.
+        ``(B, F)`` int64 fixated word, :data:`readgaze.models.data.batch.OFF_TEXT` off the text; sets each saccade's
+        type.
     image_size : int
         Side ``S`` of the square picture in pixels.
     extent : float
@@ -195,7 +197,8 @@ class ScanpathImage(ReadingModel):
     dropout : float
         Dropout before the tiny backbone's classifier (the paper's sweep: 0.1, 0.3, 0.5).
     num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir
-        See :class:`models.base.ReadingModel`; weight decay and warm-up follow the paper's training (AdamW, 0.1,
+        See :class:`readgaze.models.base.ReadingModel`; weight decay and warm-up follow the paper's training (AdamW,
+        0.1,
         6 %). The learning rate is 1e-3 for the tiny backbone trained from scratch (3e-3 stalls on the planted
         corpus of the tests); the paper's grid {1e-5, 3e-5, 1e-4} is for pretrained backbones.
     """

@@ -56,7 +56,8 @@ def _local(load, path: str, **kwargs):
 
         raise ConfigError(f"text_encoder {path!r} is neither a local folder nor in the local Hugging Face cache "
                           f"(readgaze downloads nothing at run time); use 'tiny' (random, for smoke runs), "
-                          f"'minilm' (offline pretrained MiniLM) or a local model folder", column="text_encoder") from error
+                          f"'minilm' (offline pretrained MiniLM) or a local model folder",
+                          column="text_encoder") from error
 
 
 def load_encoder(text_encoder: str) -> PreTrainedModel:

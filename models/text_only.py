@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import torch
 
-from models.base import ReadingModel
-from models.batch import ReadingBatch
-from models.text_encoder import ClassificationHead, load_encoder
+from readgaze.models.base import ReadingModel
+from readgaze.models.data.batch import ReadingBatch
+from readgaze.models.text_encoder import ClassificationHead, load_encoder
 
 
 class TextOnly(ReadingModel):
@@ -32,7 +32,7 @@ class TextOnly(ReadingModel):
     head_dropout : float
         Dropout in the classification head.
     num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir
-        See :class:`models.base.ReadingModel`. Defaults follow EyeBench's RoBERTa training (lr 1e-5, wd 0.1,
+        See :class:`readgaze.models.base.ReadingModel`. Defaults follow EyeBench's RoBERTa training (lr 1e-5, wd 0.1,
         warm-up 10 %).
     """
 

@@ -5,7 +5,7 @@ use (even the readers, which import polars), so ``import readgaze`` and ``readga
 ``readgaze`` command can start its first file pass before polars is imported.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 import importlib  # noqa: E402
 

@@ -19,7 +19,7 @@ from readgaze.lines._common import pairwise
 from readgaze.lines._jit import njit  # numba, imported on first call
 
 
-@njit(cache=True, nogil=True)  # the trial features of the block before run beside it (data_prep.pipeline)
+@njit(cache=True, nogil=True)  # the trial features of the block before run beside it (readgaze.data_prep.pipeline)
 def word_pass(trial, word, duration, trial_text, table_start, table_low, table, grid_start, n_cells):
     """Per grid cell (trial x word of its text, in grid order), the scanpath aggregates of the measures.
 

@@ -6,7 +6,8 @@ Rules (each checked against Data Viewer's own interest-area ids on a OneStop sam
   fixation goes to the word that **starts** there (Data Viewer: 25/25 left edges, 6/6 top edges).
 * Overlapping boxes on one line: a fixation inside several boxes goes to the one with the lowest
   interest-area id, as Data Viewer assigns it (SR Research, *EyeLink Data Viewer User's Manual*
-  4.2, "Interest Areas") and as pymovements does. Boxes overlapping an earlier box are counted as a QC warning, and fixations inside more than one
+  4.2, "Interest Areas") and as pymovements does. Boxes overlapping an earlier box are counted as a QC warning, and
+  fixations inside more than one
   box as ``in_overlapping_boxes``.
 * A fixation first gets a line (``line_index``) from a line assigner, then the word on that line
   whose box contains ``x``. The default assigner, ``"nearest"``, takes the line whose box holds
@@ -67,7 +68,7 @@ def _search(keys: np.ndarray, start: np.ndarray, q: np.ndarray, group: np.ndarra
     """``np.searchsorted(keys, q, side="right")`` for queries whose answer lies in their group's keys
     ``start[group]:start[group + 1]`` (``group < 0``: 0, the queries below every key)."""
     if _use_compiled(len(q)) and not (len(group) and group.max() >= len(start) - 1):  # the kernel reads
-        from readgaze._align_search import search_right                            # start[g + 1] unchecked
+        from readgaze._align_search import search_right  # start[g + 1] unchecked
 
         return search_right(keys, start, q, group)
     return np.searchsorted(keys, q, side="right")

@@ -239,7 +239,8 @@ def _one_fold(data: pl.DataFrame, spec: Baseline, splits: tuple[str, ...], qc: Q
     column = pl.Series("prediction_prob", prob[:, 1] if classes.size == 2 else prob.tolist())
     return target.select("trial_id", "participant_id", "item_id", pl.col("fold_index").cast(pl.Int32), "split",
                          "regime", "label").with_columns(column, pl.lit(spec.model).alias("model"),
-                                                         pl.lit(json.dumps(chosen, default=str)).alias("hyperparameters"))
+                                                         pl.lit(json.dumps(chosen,
+                                                                           default=str)).alias("hyperparameters"))
 
 
 def _estimator(spec: Baseline, params: dict):

@@ -17,18 +17,18 @@ import sys
 # readgaze library itself never imports them at module level.
 COMMANDS: dict[str, tuple[str, str]] = {
     "inspect": ("readgaze.inspect", "summarise a report, .asc file or dataset folder"),
-    "prep": ("data_prep.cli", "build a model-ready dataset folder from lab data"),
+    "prep": ("readgaze.data_prep.cli", "build a model-ready dataset folder from lab data"),
     "assign-lines": ("readgaze.lines.cli", "assign fixations to text lines in a dataset folder"),
     "eval-lines": ("readgaze.lines.evaluate", "score line-assignment methods against gold labels"),
-    "fit": ("models.cli", "train a model (LightningCLI)"),
-    "validate": ("models.cli", "validate a model (LightningCLI)"),
-    "test": ("models.cli", "test a model (LightningCLI)"),
-    "predict": ("models.cli", "predict with a model (LightningCLI)"),
-    "cv": ("models.cv", "cross-validate a config over every fold and regime"),
-    "configs": ("models.configs", "list the packaged task x model configs (use as -c TASK/MODEL)"),
-    "ensemble": ("models.ensemble", "out-of-sample ensembles (majority vote, logistic) of cv runs"),
-    "demo": ("models.demo", "simulate, prepare, train and evaluate offline in one command"),
-    "models": ("models.registry", "list every model and baseline: tasks, paper, config"),
+    "fit": ("readgaze.models.training.cli", "train a model (LightningCLI)"),
+    "validate": ("readgaze.models.training.cli", "validate a model (LightningCLI)"),
+    "test": ("readgaze.models.training.cli", "test a model (LightningCLI)"),
+    "predict": ("readgaze.models.training.cli", "predict with a model (LightningCLI)"),
+    "cv": ("readgaze.models.training.cv", "cross-validate a config over every fold and regime"),
+    "configs": ("readgaze.models.training.configs", "list the packaged task x model configs (use as -c TASK/MODEL)"),
+    "ensemble": ("readgaze.models.training.ensemble", "out-of-sample ensembles (majority vote, logistic) of cv runs"),
+    "demo": ("readgaze.models.demo", "simulate, prepare, train and evaluate offline in one command"),
+    "models": ("readgaze.models.training.registry", "list every model and baseline: tasks, paper, config"),
 }
 
 

@@ -15,7 +15,8 @@ training split. Definitions, in plain words:
   otherwise the fixation span (first fixation start to last fixation end; then the feature equals
   :mod:`readgaze.trial_features`' ``reading_speed_wpm``); ``mean_total_fixation_duration_ms`` = mean
   over the text's words of the total fixation duration, never-fixated words counting 0 ms.
-* ``meziere`` (Mézière et al. 2023, *Scientific Studies of Reading*; 9 features): ``paragraph_words_per_minute``; the share of words skipped in first pass; the means over
+* ``meziere`` (Mézière et al. 2023, *Scientific Studies of Reading*; 9 features): ``paragraph_words_per_minute``; the
+share of words skipped in first pass; the means over
   fixated words of first fixation duration, gaze duration and go-past (regression path) duration; the
   mean total fixation duration per word (0 for unfixated words); the mean fixation duration; the mean
   amplitude of forward saccades (``next_word_step > 0``: ``mean_forward_word_saccade_amplitude_px``); the
@@ -190,7 +191,8 @@ def compute_feature_sets(fixations, words, word_measures, trials, sets: tuple[st
     for name, frame, needed in (("fixations", fixations, ("trial_id", "fixation_index", "start_ms", "duration_ms",
                                                           "x_px", "y_px", "word_index")),
                                 ("word_measures", word_measures, ("trial_id", "word_index", *SUMMARY_WORD_MEASURES)),
-                                ("trials", trials, ("trial_id", "text_id")), ("words", words, ("text_id", "word_index"))):
+                                ("trials", trials, ("trial_id", "text_id")), ("words", words, ("text_id",
+                                                                                               "word_index"))):
         missing = [c for c in needed if c not in frame.collect_schema().names()]
         if missing:
             raise SchemaError(f"{name} table lacks column(s) {missing} needed for trial feature sets")
@@ -228,7 +230,8 @@ def _basic(steps: pl.LazyFrame, measures: pl.LazyFrame, trials: pl.LazyFrame) ->
         pl.col("duration_ms").mean().alias("mean_fixation_duration_ms"),
         pl.col("next_saccade_amplitude_px").filter(step > 0).mean().alias("mean_forward_word_saccade_amplitude_px"),
         ((step < 0).sum() / step.is_not_null().sum()).alias("fixation_regression_rate"),
-        (pl.col("start_ms") + pl.col("duration_ms")).max().alias("_end_ms"), pl.col("start_ms").min().alias("_start_ms"),
+        (pl.col("start_ms") + pl.col("duration_ms")).max().alias("_end_ms"),
+        pl.col("start_ms").min().alias("_start_ms"),
         *[getattr(pl.col(f"next_saccade_{m}"), s)().alias(f"{s}_next_saccade_{m}")
           for m in ("duration_ms", "velocity_px_per_ms", "amplitude_px") for s in ("mean", "max")])
     per_word = measures.group_by("trial_id").agg(

@@ -151,7 +151,8 @@ def qa_accuracy(paragraphs: list[str], generated: list[str], reference: list[str
 
 
 def score_generations(frame: pl.DataFrame, *, bertscore_model: str | None = None,
-                      bertscore_num_layers: int | None = None, qa_model: str | None = None) -> tuple[pl.DataFrame, dict]:
+                      bertscore_num_layers: int | None = None, qa_model: str | None = None) -> tuple[pl.DataFrame,
+                                                                                                     dict]:
     """Add the per-trial metric columns to a generations frame.
 
     Parameters

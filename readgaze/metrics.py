@@ -1,6 +1,7 @@
 """Per-regime scores of trial-level predictions, aggregated over cross-validation folds.
 
-Protocol (EyeBench (Shubi et al., 2025), its evaluation section): a metric is computed per (model, regime, fold) on that fold's
+Protocol (EyeBench (Shubi et al., 2025), its evaluation section): a metric is computed per (model, regime, fold) on
+that fold's
 test trials; the table reports its mean ± SEM (standard error, ``std(ddof=1) / sqrt(n_folds)``) over
 folds. The "all" row pools a fold's test trials over the three regimes *before* computing the metric,
 then averages over folds; it is not the mean of the regime rows. Balanced accuracy is reported twice:

@@ -27,7 +27,7 @@ class QCLog:
         self.records.append({"step": step, "table": table, "reason": reason, "action": action,
                              "count": int(count), "detail": detail})
 
-    def extend(self, other: "QCLog") -> None:
+    def extend(self, other: QCLog) -> None:
         self.records.extend(other.records)
 
     def total(self, *, table: str | None = None, action: str | None = "dropped",

@@ -54,7 +54,8 @@ TABLES: dict[str, dict[str, Column]] = {
     "words": _cols(
         Column("text_id", pl.String, "", "the text this interest area belongs to"),
         Column("ia_index", pl.Int32, "", "0-based interest-area index within the text (one row per IA box)"),
-        Column("word_index", pl.Int32, "", "0-based word index; a word split over a line break keeps one index with two IAs"),
+        Column("word_index", pl.Int32, "",
+               "0-based word index; a word split over a line break keeps one index with two IAs"),
         Column("word", pl.String, "", "the interest-area label as shown"),
         Column("line_index", pl.Int32, "", "0-based text line"),
         Column("left_px", pl.Float64, "px", "box left edge (inclusive)"),

@@ -79,7 +79,7 @@ class TextLayout:
         return float((self.lines["bottom_px"] - self.lines["top_px"]).median())
 
     @classmethod
-    def from_words(cls, words: pl.DataFrame, text_id: str | None = None, direction: str = "ltr") -> "TextLayout":
+    def from_words(cls, words: pl.DataFrame, text_id: str | None = None, direction: str = "ltr") -> TextLayout:
         """Build a layout from word boxes that already carry ``line_index``."""
         lines = (words.group_by("line_index")
                  .agg(pl.col("top_px").min(), pl.col("bottom_px").max(),

@@ -109,7 +109,8 @@ def add_word_features(words: pl.DataFrame, *, language: str = "en",
     if "frequency_zipf" in words.columns:
         status["frequency_zipf"] = "kept from source"
     else:
-        words, status["frequency_zipf"] = add_frequency_zipf(words, language=language), f"computed (wordfreq, {language})"
+        words, status["frequency_zipf"] = add_frequency_zipf(words,
+                                                             language=language), f"computed (wordfreq, {language})"
     if surprisal_model:
         words, status["surprisal_bits"] = add_surprisal(words, surprisal_model), f"computed ({surprisal_model})"
     elif "surprisal_bits" in words.columns:

@@ -23,7 +23,8 @@ def shared_data() -> Path:
 
 @pytest.fixture(scope="session")
 def line_gold(shared_data):
-    """The gold-labelled line-assignment trials of ``../shared/data/line_assignment`` (``GoldTrial`` list, read once)."""
+    """The gold-labelled line-assignment trials of ``../shared/data/line_assignment`` (``GoldTrial`` list, read
+    once)."""
     from readgaze.lines.gold import load_gold
 
     return load_gold(shared_data / "line_assignment")

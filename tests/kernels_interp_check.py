@@ -17,9 +17,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernels import cross_attention, segment_pool
-from kernels.cross_attention import dense_mask, reference_cross_attention
-from kernels.segment_pool import reference_segment_pool
+from readgaze.kernels import cross_attention, segment_pool
+from readgaze.kernels.cross_attention import dense_mask, reference_cross_attention
+from readgaze.kernels.segment_pool import reference_segment_pool
 
 pytest.importorskip("triton")
 INTERPRET = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
@@ -27,7 +27,7 @@ if not INTERPRET and not torch.cuda.is_available():
     pytest.skip("needs TRITON_INTERPRET=1 or a CUDA device", allow_module_level=True)
 DEVICE = "cpu" if INTERPRET else "cuda"
 
-from kernels._triton_attention import dropout_keep_mask, triton_cross_attention  # noqa: E402  (after the skip)
+from readgaze.kernels._triton_attention import dropout_keep_mask, triton_cross_attention  # noqa: E402  (after the skip)
 
 # float32: the kernel sums in another order (tiles, online softmax rescaling) -> ~1e-6 absolute on O(1) values
 FP32 = dict(atol=1e-5, rtol=1e-5)

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import polars as pl
 import pytest
+from synthetic import write_synthetic_dataset
 
-from models.testing import write_synthetic_dataset
 from readgaze.baselines import BASELINES, CLASSICAL, run_baseline, run_baselines, with_baseline_features
 from readgaze.feature_sets import FEATURE_SETS, compute_feature_sets, word_classes
 from readgaze.metrics import evaluate, evaluate_folds

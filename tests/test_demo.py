@@ -9,8 +9,8 @@ import sys
 import polars as pl
 import pytest
 
-from models.demo import _prepare_out
 from readgaze.errors import ConfigError, DataError, SchemaError
+from readgaze.models.demo import _prepare_out
 from readgaze.plots import plot_scanpath
 
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from models import dist
-from models.dist import DISTAssigner, collate, prepare, trial_features
+from readgaze.models import dist
+from readgaze.models.dist import DISTAssigner, collate, prepare, trial_features
 
 
 def _toy_trial(n_lines: int, n_fix: int, seed: int = 0):
@@ -42,13 +42,13 @@ def test_padded_lines_get_no_probability_and_no_length_limit():
 
 def test_fusion_goes_through_kernels_cross_attention(monkeypatch):
     calls = []
-    real = dist.cross_attention
+    real = dist.network.cross_attention
 
     def spy(*args, **kwargs):
         calls.append(args[0].shape)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(dist, "cross_attention", spy)
+    monkeypatch.setattr(dist.network, "cross_attention", spy)
     model = DISTAssigner(d_model=16, n_heads=2, n_layers=2, n_voters=0)
     model(collate([prepare(*_toy_trial(4, 12)[:2], voters=())]))
     assert calls == [torch.Size([1, 2, 12, 8])] * 4      # per layer: self-attention, then fixations -> lines
@@ -63,7 +63,7 @@ def test_votes_enter_as_one_hot_lines():
     assert torch.equal(batch.votes[0].argmax(dim=1), torch.from_numpy(votes))
 
 
-shipped = pytest.mark.skipif(not dist.WEIGHTS.is_file(), reason="models/weights/dist.pt not trained yet")
+shipped = pytest.mark.skipif(not dist.WEIGHTS.is_file(), reason="models/dist/weights/dist.pt not trained yet")
 
 
 @shipped
@@ -209,7 +209,7 @@ def test_line_trends_follow_each_lines_slope():
     (d2,) = dist.line_trends([np.eye(4)[line]], [np.column_stack([fix[:, :1], fix[:, 1:2] * 2 / 3, fix[:, 2:]])])
     assert d2.shape == (30, 4)
     np.testing.assert_allclose(d2[line == 0, 3], -3.0, atol=0.02)    # line 3 has no fixations
-    med = dist._group_median(np.array([3.0, 1.0, 2.0, 5.0, 4.0]), np.array([0, 0, 0, 2, 2]), 3)
+    med = dist.inputs._group_median(np.array([3.0, 1.0, 2.0, 5.0, 4.0]), np.array([0, 0, 0, 2, 2]), 3)
     assert med[0] == 2.0 and np.isnan(med[1]) and med[2] == 4.5
 
 
@@ -258,7 +258,7 @@ def test_deferring_keeps_the_vote_where_the_ensemble_is_unsure():
 def _dense_padding_attention(q, k, v, key_padding_mask, dropout_p=0.0):
     """kernels' reference as it was before its padding-only fast path: the dense (B, F, T) mask, rows without a key
     zeroed."""
-    from kernels.cross_attention import dense_mask
+    from readgaze.kernels.cross_attention import dense_mask
 
     mask = dense_mask(key_padding_mask, None, q.shape[0], q.shape[2], k.shape[2], q.device)
     row_has_key = mask.any(dim=-1)
@@ -268,7 +268,8 @@ def _dense_padding_attention(q, k, v, key_padding_mask, dropout_p=0.0):
 
 
 def test_padding_only_attention_is_bit_identical_to_the_dense_mask_path():
-    """kernels.cross_attention with padding only sends a broadcast padding mask to scaled_dot_product_attention,
+    """readgaze.kernels.cross_attention with padding only sends a broadcast padding mask to
+    scaled_dot_product_attention,
     not the dense one; dist's inference runs through it."""
     torch.manual_seed(0)
     q, k, v = torch.randn(3, 2, 7, 8), torch.randn(3, 2, 5, 8), torch.randn(3, 2, 5, 8)
@@ -277,10 +278,11 @@ def test_padding_only_attention_is_bit_identical_to_the_dense_mask_path():
     mask[2, 1:] = False
     full = torch.ones(3, 5, dtype=torch.bool)
     with torch.inference_mode():
-        assert torch.equal(dist.cross_attention(q, k, v, key_padding_mask=full), _dense_padding_attention(q, k, v, full))
-        assert torch.equal(dist.cross_attention(q, k, v, key_padding_mask=mask), _dense_padding_attention(q, k, v, mask))
+        attend = dist.network.cross_attention
+        assert torch.equal(attend(q, k, v, key_padding_mask=full), _dense_padding_attention(q, k, v, full))
+        assert torch.equal(attend(q, k, v, key_padding_mask=mask), _dense_padding_attention(q, k, v, mask))
         mask[2] = False                                   # a trial with no real key: the kernel's zero rows
-        got = dist.cross_attention(q, k, v, key_padding_mask=mask)
+        got = dist.network.cross_attention(q, k, v, key_padding_mask=mask)
         assert torch.equal(got, _dense_padding_attention(q, k, v, mask)) and not got[2].any()
 
 
@@ -296,7 +298,7 @@ def test_fast_inference_gives_the_reference_paths_probabilities_bit_for_bit(monk
     prepared = dist.prepare_many([(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in sims], voters)
     with torch.inference_mode():
         fast = dist.predict_proba(members, prepared)
-    monkeypatch.setattr(dist, "cross_attention", lambda q, k, v, key_padding_mask, dropout_p:
+    monkeypatch.setattr(dist.network, "cross_attention", lambda q, k, v, key_padding_mask, dropout_p:
                         _dense_padding_attention(q, k, v, key_padding_mask, dropout_p))
     with torch.inference_mode():
         slow = dist.predict_proba(members, prepared)

@@ -13,9 +13,9 @@ triton = pytest.importorskip("triton")
 compiler = pytest.importorskip("triton.compiler")
 backends = pytest.importorskip("triton.backends.compiler")
 
-from kernels import _triton_attention as attention  # noqa: E402
-from kernels import _triton_segment_pool as pool  # noqa: E402
-from kernels._triton_attention import LAUNCH  # noqa: E402
+from readgaze.kernels import _triton_attention as attention  # noqa: E402
+from readgaze.kernels import _triton_segment_pool as pool  # noqa: E402
+from readgaze.kernels._triton_attention import LAUNCH  # noqa: E402
 
 HOPPER = backends.GPUTarget("cuda", 90, 32)
 SHARED_MEMORY_BYTES = 227 * 1024  # per block on sm_90

@@ -1,4 +1,5 @@
-"""The PyTorch references of ``kernels.cross_attention`` and ``kernels.segment_pool``: hand values and properties.
+"""The PyTorch references of ``readgaze.kernels.cross_attention`` and ``readgaze.kernels.segment_pool``: hand values
+and properties.
 
 These run on CPU in-process (``backend="reference"``); the Triton kernels are compared with these references under
 the interpreter by ``tests/test_kernels_triton.py``.
@@ -13,7 +14,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernels import cross_attention, segment_pool
+from readgaze.kernels import cross_attention, segment_pool
 
 
 def _band(start, end):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kernels import cross_attention, segment_pool
+from readgaze.kernels import cross_attention, segment_pool
 
 CHECK = Path(__file__).with_name("kernels_interp_check.py")
 

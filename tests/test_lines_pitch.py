@@ -66,7 +66,7 @@ def test_scaled_defaults_work_on_a_114_px_layout_where_carrs_px_fail():
     trials = _trials(114.0, seed=4)
     assert _accuracy(trials, "nearest") == pytest.approx(87.0, abs=0.1)
     got = {m: (_accuracy(trials, m), _accuracy(trials, m, **CARR_PX[m])) for m in ("slice", "chain")}
-    for method, (scaled, carr_px) in got.items():
+    for method, (scaled, _carr_px) in got.items():
         assert scaled >= 95.0, (method, got)
     assert got["slice"][1] < 60.0, got              # 32-px runs cut every line into pieces: it falls apart
     assert got["chain"][0] - got["chain"][1] >= 5.0, got     # shorter chains: it degrades towards nearest

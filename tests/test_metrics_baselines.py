@@ -75,7 +75,8 @@ def test_missing_feature_uses_training_median_and_is_counted():
     predictions = run_baseline(trials, _assignment(trials), "reading_goal", qc=qc)
     assert predictions["prediction_prob"].null_count() == 0
     # one imputation per fold in which the trial is a training or test trial (validation is not touched)
-    expected = _assignment(trials).filter(pl.col("trial_id") == "p00-i0", pl.col("split").is_in(["train", "test"])).height
+    expected = _assignment(trials).filter(pl.col("trial_id") == "p00-i0", pl.col("split").is_in(["train",
+                                                                                                 "test"])).height
     assert qc.total(action="changed") == expected > 0
 
 

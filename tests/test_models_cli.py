@@ -6,16 +6,16 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from synthetic import write_synthetic_dataset
 
-from models.base import ReadingModel
-from models.cli import main as cli_main
-from models.cli import make_cli
-from models.cv import main as cv_main
-from models.testing import write_synthetic_dataset
+from readgaze.models.base import ReadingModel
+from readgaze.models.training.cli import main as cli_main
+from readgaze.models.training.cli import make_cli
+from readgaze.models.training.cv import main as cv_main
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = sorted(p for p in (REPO / "experiments" / "configs").glob("*/*.yaml")
-                 if p.parent.name != "goal_reconstruction")  # generators: tests/test_goal_reconstruction.py
+                 if p.parent.name != "goal_reconstruction")  # generators: tests/test_models_daleye.py
 TINY = ["--data.text_encoder", "tiny", "--data.n_folds", "3", "--trainer.enable_progress_bar", "false",
         "--trainer.enable_model_summary", "false"]
 

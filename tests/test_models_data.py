@@ -6,13 +6,12 @@ import numpy as np
 import polars as pl
 import pytest
 import torch
+from synthetic import write_synthetic_dataset
 
-from models.batch import OFF_TEXT
-from models.data import ReadingDataModule
-from models.features import FIXATION_FEATURES, WORD_FEATURES
-from models.testing import write_synthetic_dataset
-from models.text_encoder import load_tokenizer
-
+from readgaze.models.data import ReadingDataModule
+from readgaze.models.data.batch import OFF_TEXT
+from readgaze.models.data.features import FIXATION_FEATURES, WORD_FEATURES
+from readgaze.models.text_encoder import load_tokenizer
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from synthetic import write_synthetic_dataset
 
-from models.cv import cross_validate
-from models.data import ReadingDataModule
-from models.testing import write_synthetic_dataset
-from models.text_encoder import load_encoder, load_tokenizer
 from readgaze.errors import ConfigError
+from readgaze.models.data import ReadingDataModule
+from readgaze.models.text_encoder import load_encoder, load_tokenizer
+from readgaze.models.training.cv import cross_validate
 
 
 def test_a_model_absent_from_the_local_cache_is_a_config_error_not_a_download(tmp_path):
@@ -42,4 +42,4 @@ def test_goal_question_without_question_ids_names_the_column(tmp_path):
     trials = pl.read_parquet(path / "trials.parquet")
     trials.drop([c for c in ("onestopqa_question_id",) if c in trials.columns]).write_parquet(path / "trials.parquet")
     with pytest.raises(ConfigError, match="onestopqa_question_id"):
-        ReadingDataModule(str(path), task="goal_question", text_encoder="tiny").num_classes
+        _ = ReadingDataModule(str(path), task="goal_question", text_encoder="tiny").num_classes

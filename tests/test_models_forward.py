@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 import torch
+from synthetic import write_synthetic_dataset
 from transformers import RobertaConfig, RobertaForSequenceClassification, RobertaModel
 
-from models.batch import OFF_TEXT, ReadingBatch
-from models.beyelstm import BEyeLSTM
-from models.data import ReadingDataModule
-from models.features import FIXATION_FEATURES, TRIAL_FEATURE_NAMES
-from models.postfusion_eye import PostFusionEye
-from models.roberteye_f import RoBERTEyeF
-from models.testing import write_synthetic_dataset
-from models.text_encoder import ensure_token_types, load_tokenizer
-from models.text_only import TextOnly
+from readgaze.models.beyelstm import BEyeLSTM
+from readgaze.models.data import ReadingDataModule
+from readgaze.models.data.batch import OFF_TEXT, ReadingBatch
+from readgaze.models.data.features import FIXATION_FEATURES, TRIAL_FEATURE_NAMES
+from readgaze.models.postfusion_eye import PostFusionEye
+from readgaze.models.roberteye_f import RoBERTEyeF
+from readgaze.models.text_encoder import ensure_token_types, load_tokenizer
+from readgaze.models.text_only import TextOnly
 
 GAZE_PARTS = {RoBERTEyeF: "eye_projection", PostFusionEye: "fixation_cnn", BEyeLSTM: "gaze_block", TextOnly: "head"}
 
@@ -166,7 +166,7 @@ def test_logits_do_not_depend_on_the_batch_padding(model_class, batch):
 
 
 def test_mean_position_embedding_is_the_mean_over_the_word_tokens():
-    from models.roberteye_f import mean_position_embedding
+    from readgaze.models.roberteye_f import mean_position_embedding
 
     table = torch.randn(10, 4)
     start, end = torch.tensor([[0, 2, 5]]), torch.tensor([[1, 5, 6]])

@@ -3,8 +3,9 @@ with a planted reading-goal signal, it must reach validation AUROC >= 0.75 for *
 
 The corpus is built once for the module (80 participants x 10 one-paragraph items, 30-45 words, goal_effect 3, no
 drift; the simulator's own oracle, which knows the critical span, scores AUROC >= 0.85). The model is picked on the
-lowest pooled validation loss, never on AUROC (:func:`models.testing.fit_briefly`). Models come from
-:data:`models.registry.MODELS` (their ``quick`` settings), so a new registry entry gets its ``learns`` test; the
+lowest pooled validation loss, never on AUROC (:func:`synthetic.fit_briefly`). Models come from
+:data:`readgaze.models.training.registry.MODELS` (their ``quick`` settings), so a new registry entry gets its
+``learns`` test; the
 text-only model is exempt: it sees no gaze, and every paragraph is read under both goals.
 """
 
@@ -16,10 +17,10 @@ import time
 
 import pytest
 import torch
+from synthetic import fit_briefly, write_planted_corpus
 
-from models.data import ReadingDataModule
-from models.registry import MODELS
-from models.testing import fit_briefly, write_planted_corpus
+from readgaze.models.data import ReadingDataModule
+from readgaze.models.training.registry import MODELS
 
 pytestmark = [pytest.mark.learns, pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]
 BAR = 0.75

@@ -8,11 +8,11 @@ import dataclasses
 
 import pytest
 import torch
+from synthetic import write_synthetic_dataset
 
-from models.batch import OFF_TEXT
-from models.data import ReadingDataModule
-from models.scanpath_image import SACCADE_COLOUR, ScanpathImage, render_scanpath
-from models.testing import write_synthetic_dataset
+from readgaze.models.data import ReadingDataModule
+from readgaze.models.data.batch import OFF_TEXT
+from readgaze.models.scanpath_image import SACCADE_COLOUR, ScanpathImage, render_scanpath
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -46,7 +46,8 @@ def test_off_text_saccades_and_padding():
     image = render_scanpath(x, y, d, mask, words, image_size=41)
     assert image[0, 1:, 20, 15].tolist() == pytest.approx(list(SACCADE_COLOUR["off_text"]), abs=1e-4)
     padded = render_scanpath(torch.cat([x, torch.tensor([[1.9]])], 1), torch.cat([y, torch.tensor([[1.9]])], 1),
-                             torch.cat([d, torch.zeros(1, 1)], 1), torch.cat([mask, torch.zeros(1, 1, dtype=torch.bool)], 1),
+                             torch.cat([d, torch.zeros(1, 1)], 1), torch.cat([mask, torch.zeros(1, 1,
+                                                                                                dtype=torch.bool)], 1),
                              torch.cat([words, torch.tensor([[OFF_TEXT]])], 1), image_size=41, chunk=2)
     assert torch.equal(image, padded)
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from synthetic import write_synthetic_dataset
 
-from models.data import ReadingDataModule
-from models.testing import write_synthetic_dataset
 from readgaze.errors import ConfigError
+from readgaze.models.data import ReadingDataModule
 
 
 def test_auto_keeps_the_protocol_when_the_data_allow(tmp_path):

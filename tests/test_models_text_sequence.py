@@ -8,14 +8,16 @@ import numpy as np
 import polars as pl
 import pytest
 import torch
+from synthetic import write_synthetic_dataset
 
-from models.batch import OFF_TEXT
-from models.data import MAX_QUESTION_TOKENS, QUESTION_PREFIX, ReadingDataModule, _encode
-from models.roberteye_f import RoBERTEyeF
-from models.roberteye_w import RoBERTEyeW
-from models.testing import write_synthetic_dataset
-from models.text_encoder import load_tokenizer
 from readgaze.errors import ConfigError
+from readgaze.models.data import ReadingDataModule
+from readgaze.models.data.batch import OFF_TEXT
+from readgaze.models.data.tasks import MAX_QUESTION_TOKENS, QUESTION_PREFIX
+from readgaze.models.data.tokenise import _encode
+from readgaze.models.roberteye_f import RoBERTEyeF
+from readgaze.models.roberteye_w import RoBERTEyeW
+from readgaze.models.text_encoder import load_tokenizer
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 WORDS = ["the", "quick", "brownfoxes", "jumped", "over", "lazy", "dogs"]

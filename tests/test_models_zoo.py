@@ -7,11 +7,10 @@ import inspect
 
 import pytest
 import torch
+from synthetic import pad_batch, write_synthetic_dataset
 
-from models import features
-from models.data import ReadingDataModule
-from models.registry import MODELS, find, main, rows
-from models.testing import pad_batch, write_synthetic_dataset
+from readgaze.models.data import ReadingDataModule, features
+from readgaze.models.training.registry import MODELS, find, main, rows
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 NEURAL = [e for e in MODELS if e.kind == "neural"]
@@ -133,7 +132,7 @@ def test_mag_rejects_a_layer_the_encoder_does_not_have():
 
 
 def test_mag_gate_never_shifts_tokens_without_a_word_and_is_bounded_by_beta():
-    from models.mag_eye import MultimodalAdaptationGate
+    from readgaze.models.mag_eye import MultimodalAdaptationGate
 
     torch.manual_seed(0)
     gate = MultimodalAdaptationGate(hidden=8, n_gaze=3, beta_shift=0.1, dropout=0.0).eval()
@@ -147,7 +146,7 @@ def test_mag_gate_never_shifts_tokens_without_a_word_and_is_bounded_by_beta():
 
 
 def test_plm_as_rm_reads_the_8_fixation_and_2_word_features():
-    from models.plm_as_rm import FIXATION_COLUMNS, GAZE_COLUMNS, WORD_COLUMNS
+    from readgaze.models.plm_as_rm import FIXATION_COLUMNS, GAZE_COLUMNS, WORD_COLUMNS
 
     assert len(FIXATION_COLUMNS) == 8 and len(WORD_COLUMNS) == 2 and len(GAZE_COLUMNS) == 18
     assert set(GAZE_COLUMNS) <= set(features.FIXATION_FEATURES)
@@ -180,13 +179,14 @@ def test_the_listing_imports_neither_torch_nor_scikit_learn_and_check_resolves_t
     import subprocess
     import sys
 
-    code = ("import sys; from models.registry import rows; r = rows(); "
+    code = ("import sys; from readgaze.models.training.registry import rows; r = rows(); "
             "print(len(r), 'torch' in sys.modules, 'sklearn' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     n, torch_loaded, sklearn_loaded = done.stdout.split()
     assert int(n) >= 20 and (torch_loaded, sklearn_loaded) == ("False", "False")  # `readgaze models`: 4.7 s -> 0.75
-    from readgaze.baselines import BASELINES
     from sklearn.svm import SVC
+
+    from readgaze.baselines import BASELINES
 
     assert BASELINES["svm"].estimator_class() is SVC
     checked = {r["name"]: r["status"] for r in rows(check=True) if r["kind"] == "baseline"}

@@ -9,9 +9,9 @@ from __future__ import annotations
 import polars as pl
 from polars.testing import assert_frame_equal
 
-import data_prep.pipeline as pipeline
-from data_prep import sources
-from data_prep.pipeline import prepare, release_freed_memory, trial_blocks
+import readgaze.data_prep.pipeline as pipeline
+from readgaze.data_prep import sources
+from readgaze.data_prep.pipeline import prepare, release_freed_memory, trial_blocks
 from readgaze.qc import QCLog
 
 

@@ -7,8 +7,8 @@ import json
 import polars as pl
 import pytest
 
-from data_prep.dataset import TABLES, sha256
 from readgaze.cli import main
+from readgaze.data_prep.dataset import TABLES, sha256
 from readgaze.schema import validate
 
 

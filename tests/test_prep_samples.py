@@ -164,7 +164,7 @@ def test_implausible_detections_and_layouts_are_warned_about(toy, shared_data, t
 
 
 def test_column_pairs_override_a_yaml_map_in_either_order(tmp_path):
-    from data_prep.columns import for_table, parse_columns
+    from readgaze.data_prep.columns import for_table, parse_columns
     from readgaze.errors import ConfigError
 
     yaml = tmp_path / "map.yaml"

@@ -8,10 +8,8 @@ to regressions; ``warp`` is immune to noise but hurt by between-line regressions
 
 from __future__ import annotations
 
-
-from readgaze.simulate import simulate_line_trials
-
 from readgaze import lines  # noqa: E402
+from readgaze.simulate import simulate_line_trials
 
 CLEAN = dict(noise_px=0.0, slope=0.0, shift=0.0, offset_px=0.0, p_within=0.0, p_between=0.0,
              regression_scale=0.0, off_text=False, long_trial_probability=0.0, line_pitch_px=64.0,

@@ -110,8 +110,8 @@ def test_real_onestop_loader_reads_the_reports(reports):
 
 
 def test_ia_report_agrees_with_readgaze_measures(reports):
-    from readgaze.io import onestop
     from readgaze import measures
+    from readgaze.io import onestop
     _, fix_path, ia_path = reports
     data = onestop.load_onestop(fix_path, ia_path)
     ours = measures.compute_word_measures(data.fixations, data.words, data.trials).collect()

@@ -126,7 +126,7 @@ def test_assign_lines_compiled_skips_nan_positions(sims, monkeypatch):
     """Rows without a finite position get no line and do not move the others' lines (compiled in the frame)."""
     monkeypatch.setattr(slice_module, "KERNEL_MIN_FIXATIONS", 0)
     fix, words, tri = [], [], []
-    for k, (xy, ly, wxy, wl) in enumerate(sims[:20]):
+    for k, (xy, ly, _wxy, wl) in enumerate(sims[:20]):
         fix.append(pl.DataFrame({"trial_id": f"t{k:02d}", "fixation_index": np.arange(len(xy)),
                                  "x_px": xy[:, 0], "y_px": xy[:, 1]}))
         words.append(pl.DataFrame({"text_id": f"p{k}", "line_index": wl, "top_px": ly[wl] - 10.0,
@@ -172,7 +172,8 @@ def test_loading_the_kernel_does_not_import_scipy_linalg():
             "import numba.np.linalg as la\n"
             "probe = la.ensure_blas\n"
             "xy = np.column_stack([np.arange(60.0) * 20 % 900, 100 + 50 * (np.arange(60) // 15)])\n"
-            "b = Batch(xy, np.array([0, 30, 60]), np.array([0, 0]), np.array([100.0, 150, 200, 250]), np.array([0, 4]))\n"
+            "b = Batch(xy, np.array([0, 30, 60]), np.array([0, 0]), np.array([100.0, 150, 200, 250]), "
+            "np.array([0, 4]))\n"
             "print(slice_batch(b, compiled=True).tolist() == slice_batch(b, compiled=False).tolist(),\n"
             "      'scipy.linalg' in sys.modules, la.ensure_blas is probe)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
@@ -209,7 +210,7 @@ def test_assign_lines_writes_the_same_back_compiled_or_not(sims, monkeypatch):
     import readgaze.lines.frame as frame
 
     fix, words, tri = [], [], []
-    for k, (xy, ly, wxy, wl) in enumerate(sims[:30]):
+    for k, (xy, ly, _wxy, wl) in enumerate(sims[:30]):
         fix.append(pl.DataFrame({"trial_id": f"t{k:02d}", "fixation_index": np.arange(len(xy)),
                                  "x_px": xy[:, 0], "y_px": xy[:, 1] + 7.5}))
         words.append(pl.DataFrame({"text_id": f"p{k}", "line_index": wl, "top_px": ly[wl] - 10.0,

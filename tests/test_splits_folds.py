@@ -20,7 +20,8 @@ def _trials(n_participants: int = 40, n_items: int = 12) -> pl.DataFrame:
 
 def test_stratified_participant_folds_hold_both_goals_equally():
     splits = make_splits(_trials(), n_folds=4, seed=3, stratify_by="reading_goal")
-    goals = (splits.participant_folds.join(_trials().select("participant_id", "reading_goal").unique(), on="participant_id")
+    goals = (splits.participant_folds.join(_trials().select("participant_id", "reading_goal").unique(),
+                                           on="participant_id")
              .group_by("fold", "reading_goal").len().sort("fold", "reading_goal"))
     assert goals["len"].to_list() == [5] * 8  # 20 + 20 participants over 4 folds: 5 of each goal per fold
     assert splits.n_folds == 4
@@ -50,7 +51,8 @@ def test_fold_sizes_differ_by_at_most_one_group():
 def test_deterministic_from_seed_and_independent_of_row_order():
     trials = _trials()
     first = make_splits(trials, n_folds=5, seed=7, stratify_by="reading_goal")
-    again = make_splits(trials.sample(fraction=1.0, shuffle=True, seed=99), n_folds=5, seed=7, stratify_by="reading_goal")
+    again = make_splits(trials.sample(fraction=1.0, shuffle=True, seed=99), n_folds=5, seed=7,
+                        stratify_by="reading_goal")
     other = make_splits(trials, n_folds=5, seed=8, stratify_by="reading_goal")
     assert first.participant_folds.equals(again.participant_folds)
     assert first.item_folds.equals(again.item_folds)

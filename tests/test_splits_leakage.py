@@ -90,7 +90,8 @@ def test_checker_catches_test_participant_moved_into_training():
 def test_checker_catches_validation_participant_in_strict_test():
     assigned = _assigned(strict=True)
     check_leakage(assigned, strict=True)
-    val_participant = assigned.filter(pl.col("regime") == "new_participant", pl.col("split") == "val")["participant_id"][0]
+    val_participant = assigned.filter(pl.col("regime") == "new_participant",
+                                      pl.col("split") == "val")["participant_id"][0]
     tampered = pl.concat([assigned, assigned.filter(pl.col("regime") == "new_item", pl.col("split") == "test")
                           .head(1).with_columns(pl.lit(val_participant).alias("participant_id"),
                                                 pl.lit("extra").alias("trial_id"))])

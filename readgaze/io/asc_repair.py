@@ -1,7 +1,8 @@
 """Structural scan of an EyeLink ``.asc`` file, and the repaired per-block text handed to mne.
 
 ``mne.io.read_raw_eyelink`` (MNE-Python 1.13, ``mne/io/eyelink/_utils.py``) mishandles real files: it
-stores a recording block only when it reaches ``END`` (a block without ``END`` is lost silently, or the whole file fails), reads indented calibration rows that start with a
+stores a recording block only when it reaches ``END`` (a block without ``END`` is lost silently, or the whole file
+fails), reads indented calibration rows that start with a
 digit as samples, collapses sample gaps inside a block, sorts duplicated 2 kHz timestamps
 unstably, and raises when the sampling rate changes between blocks.
 

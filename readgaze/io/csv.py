@@ -12,7 +12,8 @@ Every report in ``readgaze.io`` is opened through :func:`scan_csv`, which fixes 
   the columns the first :data:`HEAD_ROWS` rows leave open. :func:`read_csv` reads a file into memory
   with the same dtypes in a single parse (head-proposed dtypes, checked by the parser itself);
 * ``inf`` parses as +inf (OneStop ``subtlex_frequency``); quoted labels keep their commas, and doubled
-  quotes inside a quoted field are unescaped (a label written with doubled quotes around ``Yes,`` reads as ``"Yes,"`` with its quotes);
+  quotes inside a quoted field are unescaped (a label written with doubled quotes around ``Yes,`` reads as ``"Yes,"``
+  with its quotes);
 * **decimal commas** (``390,6`` in a ``;``-separated file) raise :class:`ParseError` with a hint,
   or parse with ``decimal_comma=True``.
 

@@ -41,8 +41,7 @@ import polars as pl
 
 from readgaze.errors import ParseError
 from readgaze.io.csv import header
-from readgaze.io.dataviewer import (detect_ia_id_base, read_fixation_report, read_ia_report,
-                                    rebase_fixations)
+from readgaze.io.dataviewer import detect_ia_id_base, read_fixation_report, read_ia_report, rebase_fixations
 from readgaze.io.rows import line_starts, per_run, read_rows
 from readgaze.qc import QCLog
 
@@ -76,7 +75,8 @@ class OneStopData:
     """The four OneStop tables, all ``polars.LazyFrame``.
 
     Each report is parsed once into memory, in the columns needed on every row (:func:`load_onestop`);
-    ``trials``, ``words`` and ``fixations`` are lazy views of frames in memory. ``ia_rows`` (every ``IA_*`` column) is a lazy
+    ``trials``, ``words`` and ``fixations`` are lazy views of frames in memory. ``ia_rows`` (every ``IA_*`` column) is
+    a lazy
     scan of the IA report, built on first access (``ia_rows_factory``), so that loaders that do not use
     it never pay for its dtype pass. ``id_bases`` maps each report path (as given) to its detected
     interest-area id base.

@@ -168,7 +168,8 @@ def read_sbsat_windows(folder: str | Path) -> SbsatWindows:
         arrays[split] = array.astype(np.float32)
         frames.append(labels.select(
             pl.lit(split).alias("split"), pl.int_range(pl.len(), dtype=pl.Int64).alias("window_index"),
-            pl.col(first).cast(pl.Int64).alias("label_row_index"), pl.col("subj").cast(pl.String).alias("participant_id"),
+            pl.col(first).cast(pl.Int64).alias("label_row_index"),
+            pl.col("subj").cast(pl.String).alias("participant_id"),
             pl.col("book").cast(pl.String).alias("item_id"), *[pl.col(c).cast(pl.Int64) for c in present]))
     labels = pl.concat([f.select("split", "window_index", "label_row_index", "participant_id", "item_id", *names)
                         for f in frames])

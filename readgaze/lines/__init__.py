@@ -6,14 +6,15 @@ on many (batched where the method offers ``assign_many``: ``slice``, ``cluster``
 across its trials with array operations);
 :func:`assign_lines` works on canonical ``fixations`` / ``words`` / ``trials`` frames and adds ``line_index``.
 ``method=`` is looked up in :data:`METHODS` at the foot of this module, then among the plugins of the entry
-point group ``readgaze.line_assigners`` (e.g. ``dist`` from ``models.dist``; readgaze never imports models).
+point group ``readgaze.line_assigners`` (e.g. ``dist`` from ``readgaze.models.dist``; readgaze never imports models).
 
 The 11 classical algorithms follow Carr et al. (2022) and the definitions in their papers; readgaze's own
 code, validated against gold labels on Carr et al.'s 24-trial developer set (``readgaze eval-lines``).
 Departure from eyekit: pixel thresholds scale with line pitch. Each px default (slice, chain, merge, regress,
 stretch, compare) is ``None``, meaning Carr et al.'s value times (median midline spacing / 64 px), so it equals
 the published number on their 64-px layout; a number passed explicitly is px. ``merge`` and ``stretch`` scale
-down only (factor ``min(1, pitch / 64)``): their thresholds bound tracker error, not layout (see each method). ``slice`` also drops empty edge
+down only (factor ``min(1, pitch / 64)``): their thresholds bound tracker error, not layout (see each method).
+``slice`` also drops empty edge
 phantom lines (``edge_phantoms=True`` restores eyekit's behaviour).
 
 References
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 from importlib.metadata import entry_points
 
 import numpy as np
@@ -52,7 +53,7 @@ ENTRY_POINT_GROUP = "readgaze.line_assigners"
 LAYOUT_PARAMS = ("word_xy", "word_line")
 
 
-@lru_cache(maxsize=None)
+@cache
 def plugins() -> dict[str, object]:
     """Entry points of the ``readgaze.line_assigners`` group, by name (not yet imported)."""
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}

@@ -82,7 +82,7 @@ def load_numba() -> None:
     """
     if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
         return
-    with _LOCK:  # two threads of the pipeline may both get here (data_prep.pipeline runs two)
+    with _LOCK:  # two threads of the pipeline may both get here (readgaze.data_prep.pipeline runs two)
         if "numba.np.arraymath" in sys.modules:
             return
         import numba.np.linalg as linalg

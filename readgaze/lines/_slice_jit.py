@@ -105,7 +105,6 @@ def _slice_kernel(x, y, trial_start, x_t, y_t, w_t, n_t, pitch, line_y, line_fir
     run_hi = np.empty(m)
     nxt = np.empty(m, np.int64)
     free = np.empty(m, np.int64)
-    off = np.empty(m)
     joins = np.empty(m, np.int64)                     # 0: stays free, 1: joins the edge, 2: the next proto-line
     n_keys = 2 * m + 3                                # keys -(m + 1) .. m + 1; key 0 at index m + 1
     head = np.empty(n_keys, np.int64)

@@ -7,8 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from readgaze.lines._common import (_chains_to_lines_kernel, _pitch_scale_kernel, break_points,
-                                    chains_to_nearest_line, flat_trials, pitch_scale, scaled_px)
+from readgaze.lines._common import (
+    _chains_to_lines_kernel,
+    _pitch_scale_kernel,
+    break_points,
+    chains_to_nearest_line,
+    flat_trials,
+    pitch_scale,
+    scaled_px,
+)
 from readgaze.lines._jit import njit  # numba, imported on first call
 
 

@@ -86,7 +86,8 @@ def assign_folder(folder: str | Path, method: str = "slice", **params) -> dict:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("folder", type=Path, help="dataset folder (fixations/words/trials.parquet)")
-    parser.add_argument("--method", default="slice", help="line-assignment method (default slice), e.g. warp, vote, dist")
+    parser.add_argument("--method", default="slice",
+                        help="line-assignment method (default slice), e.g. warp, vote, dist")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help="method parameter, repeatable (JSON values), e.g. --param y_thresh=55 "
                              "--param 'methods=[\"slice\",\"cluster\",\"warp\"]'")

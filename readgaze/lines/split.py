@@ -8,8 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from readgaze.lines._common import (_chains_to_lines_kernel, break_points, chains_to_nearest_line, flat_trials,
-                                    pairwise, saccades_ranked)
+from readgaze.lines._common import (
+    _chains_to_lines_kernel,
+    break_points,
+    chains_to_nearest_line,
+    flat_trials,
+    pairwise,
+    saccades_ranked,
+)
 from readgaze.lines._jit import njit  # numba, imported on first call
 
 

@@ -91,7 +91,7 @@ def simulate_corpus(n_participants: int = 24, n_items: int = 4, paragraphs_per_i
                     words_per_paragraph: tuple[int, int] = (60, 130), line_pitch_px: float = 114.0,
                     char_width_px: float = 19.0, proportional: bool = False, left_px: float = 358.0,
                     top_px: float = 154.0, width_px: float = 1806.0,
-                    params: ReadingParams = ReadingParams()) -> SimCorpus:
+                    params: ReadingParams = ReadingParams()) -> SimCorpus:  # noqa: B008 (frozen)
     """Simulate a OneStop-shaped corpus: every participant reads every paragraph once.
 
     Parameters

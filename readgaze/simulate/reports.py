@@ -199,7 +199,8 @@ def _ia_report(corpus: SimCorpus, hit: np.ndarray, trial_cols: pl.DataFrame) -> 
                 on=["text_id", "IA_ID"], maintain_order="left"))
     in_a = (pl.col("IA_ID") >= pl.col("aspan_ind_start")) & (pl.col("IA_ID") < pl.col("aspan_ind_end"))
     in_d = (pl.col("IA_ID") >= pl.col("dspan_ind_start")) & (pl.col("IA_ID") < pl.col("dspan_ind_end"))
-    span_type = pl.when(in_a).then(pl.lit("critical")).when(in_d).then(pl.lit("distractor")).otherwise(pl.lit("outside"))
+    span_type = (pl.when(in_a).then(pl.lit("critical")).when(in_d).then(pl.lit("distractor"))
+                 .otherwise(pl.lit("outside")))
     return ia.with_columns(is_in_aspan=in_a, is_in_dspan=in_d, auxiliary_span_type=span_type).select(_IA_ORDER)
 
 

@@ -1,0 +1,461 @@
+"""``ReadingDataModule``: a dataset folder + one cross-validation fold → batches of
+:class:`~readgaze.models.data.batch.ReadingBatch`.
+
+Steps (``setup``): read the trials of the task, give each its split and regime for the fold
+(:func:`readgaze.splits.assign_fold`), build word-, fixation- and trial-level features
+(:mod:`readgaze.models.data.features`),
+fit the scalers on the training split only, and tokenise each text once with the encoder's tokenizer, keeping the
+token ↔ word alignment from the tokenizer's ``word_ids()``.
+
+Text, as EyeBench (Shubi et al., 2025) builds it: ``[CLS] paragraph [SEP]`` for the reading goal,
+``[CLS] paragraph [SEP] "Question: " + question [SEP]`` for comprehension (the question cut to
+:data:`MAX_QUESTION_TOKENS` tokens; RoBERTa's ``<s> P </s></s> Q </s>``), the paragraph plus the candidate
+questions for goal_question. An over-long paragraph is truncated from the *left* at a word boundary (its last
+words are kept); the cut words' rows and the fixations on them are dropped, later word indices shift down, and
+both drops are counted in QC.
+
+Validation and test use one loader each, with every trial's regime in the batch: the base model scores each regime
+(and all pooled) from one pass. Per-regime loaders would multiply Lightning's bookkeeping and log names while the
+"all" number still needs the pooled predictions, and the new-item-&-participant regime is often a handful of trials.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from pathlib import Path
+from typing import Literal
+
+import lightning as L
+import numpy as np
+import polars as pl
+import torch
+from torch.utils.data import DataLoader
+
+from readgaze.errors import ConfigError, DataError, SchemaError
+from readgaze.feature_sets import FEATURE_SETS, compute_feature_sets, feature_matrix
+from readgaze.models.data import features as feat
+from readgaze.models.data.batch import OFF_TEXT
+from readgaze.models.data.dataset import _offsets, _TrialDataset, collate
+from readgaze.models.data.tasks import TASKS
+from readgaze.models.data.tokenise import _encode
+from readgaze.models.text_encoder import load_tokenizer
+from readgaze.qc import QCLog
+from readgaze.splits import assign_fold, make_splits, read_fold_files
+
+log = logging.getLogger(__name__)
+Task = Literal["reading_goal", "comprehension", "goal_question"]
+ReadingRegime = Literal["ordinary", "information_seeking", "all"]
+TABLES = ("trials", "words", "fixations", "word_measures")
+FEATURE_SOURCES = {
+    "surprisal_bits": ("words", "readgaze prep ... --surprisal-model PATH (a local causal LM)"),
+    "frequency_zipf": ("words", "readgaze prep ... --language CODE (wordfreq frequencies)"),
+    "pupil": ("fixations", "a fixation report with a pupil column (CURRENT_FIX_PUPIL)"),
+    "x_px": ("fixations", "a fixation report with fixation positions"),
+    "y_px": ("fixations", "a fixation report with fixation positions"),
+    "gaze_duration_ms": ("word_measures", "readgaze prep (word measures are computed from the fixations)"),
+    "regression_path_duration_ms": ("word_measures", "readgaze prep (word measures are computed from the fixations)"),
+    "total_fixation_duration_ms": ("word_measures", "readgaze prep (word measures are computed from the fixations)"),
+}
+"""Feature columns a dataset may lack, the table they live in and how ``readgaze prep`` makes them."""
+_WARNED: set[tuple[str, str]] = set()
+
+
+class ReadingDataModule(L.LightningDataModule):
+    """Trials of a dataset folder for one task and fold.
+
+    Parameters
+    ----------
+    path : str
+        Dataset folder written by ``readgaze prep`` (``trials.parquet``, ``words.parquet``, ``fixations.parquet``,
+        ``word_measures.parquet``).
+    task : {"reading_goal", "comprehension", "goal_question"}
+        reading_goal: 1 = information seeking, text = paragraph (both reading goals). comprehension: 1 =
+        ``is_correct``, text = paragraph + question, trials of ``reading_regime``. goal_question (goal selection,
+        Shubi et al. 2025, arXiv:2505.02872): which of the paragraph's three questions the reader was given,
+        as the question's *role* (:data:`QUESTION_ROLES`: 0 the lonely question, 1 and 2 the coupled pair that
+        shares a critical span, in ``onestopqa_question_id`` order), so a class means the same thing in every
+        difficulty level and layout version of the paragraph; information-seeking trials only; text = paragraph
+        + the candidate questions in role order. The role comes from ``same_critical_span`` (0 = no other
+        question shares the span; OneStop); a paragraph without exactly one lonely question falls back to the
+        rank of ``onestopqa_question_id`` within the paragraph (QC record ``no lonely/coupled structure``).
+        Paragraphs are ``(item_id, paragraph_id)`` when the trials have ``paragraph_id``, else ``text_id``.
+        With ``questions``, the roles and candidates come from OneStopQA instead.
+    reading_regime : {"ordinary", "information_seeking", "all"}, optional
+        comprehension only: the reading goal of the trials kept. Default ``"ordinary"`` when the trials have a
+        ``reading_goal`` column (EyeBench ``OneStop_RC``: ordinary reading, first reading, 9,718 trials), else
+        ``"all"``. The comprehension paper (Shubi et al. 2024) trains each regime separately.
+    questions : str, optional
+        goal_question only: the OneStopQA file (``onestop_qa.json``; Berzak et al. 2020) giving each paragraph's
+        three questions and their roles (``question_prediction_label``: 0 lonely, 1 and 2 the coupled pair, which
+        is what its span ``references`` define). Trials are matched on ``item_id`` (= the article id
+        ``{batch}_{article}``), ``paragraph_id`` and the question text (typographic apostrophes and whitespace
+        normalised), so ``onestopqa_question_id`` and ``same_critical_span`` are not needed (the OneStop sample
+        has neither); unmatched trials are counted (``no goal_question label``).
+    fold : int
+        Validation fold; test is ``fold + 1`` (mod ``n_folds``).
+    n_folds : int
+        K for :func:`readgaze.splits.make_splits` (ignored with ``fold_files``).
+    split_seed : int
+        Seed of the fold assignment.
+    fold_files : str, optional
+        Folder of published fold files instead of making folds: ``items/fold_k.csv`` (articles as
+        ``{article_batch}_{article_id}``) and ``subjects/fold_k.csv`` (participant ids), headerless, K = the number
+        of files (EyeBench's OneStop folds: 10 x 3 articles, 10 x 18 participants). The fold's regimes are then
+        :func:`readgaze.splits.assign_fold` of those folds, which equals EyeBench's published per-fold trial
+        tables (``trial_ids/fold_k_trial_ids_by_regime.csv``) for comprehension on ordinary reading.
+        ``n_folds``, ``split_seed`` and ``split_within`` are ignored; trials whose participant or item is in no
+        fold file raise :class:`readgaze.errors.DataError`.
+    split_within : str, optional
+        Readgaze's own folds only: a trial column constant per participant and per item (OneStop:
+        ``article_batch``, as the goal-decoding code's per-batch split) within which participants and items are
+        dealt evenly to folds (:func:`readgaze.splits.make_splits` ``within``).
+    trial_feature_set : {"readgaze", "beyelstm_global", "fse_global"}
+        What ``trial_features`` holds: readgaze's trial features (:data:`readgaze.models.data.features.TRIAL_FEATURES`,
+        default),
+        or a published global set of :data:`readgaze.feature_sets.FEATURE_SETS` (BEyeLSTM's 692 grouped
+        means and entropies; FSE's 4 global features), computed per trial and scaled on the training split.
+    strict : bool
+        :func:`readgaze.splits.assign_fold`'s strict regimes.
+    split_unit : {"auto", "participant_item", "trial"}
+        ``participant_item``: the field's protocol (participants and items in folds, three test regimes).
+        ``auto`` (default): ``participant_item``, unless the data are too small for it (fewer participants or items
+        than folds, as in the 2-participant OneStop sample); then ``trial``, with a warning and a QC record, so a
+        smoke ``fit`` runs. ``readgaze cv`` never falls back: it requires ``participant_item``.
+        ``trial``: trials dealt at random (seeded) into ``n_folds`` folds, val = fold k, test = fold k+1, every
+        trial in regime "seen". Participants and items leak across splits: only for smoke runs on data too small
+        for the protocol (the 2-participant OneStop sample), never for reported numbers.
+    text_encoder : str
+        Tokenizer name (see :mod:`readgaze.models.text_encoder`); in the CLI, linked to the model's ``text_encoder``.
+    max_text_tokens : int
+        Token budget of the text, special tokens included. A longer paragraph loses its first words (EyeBench keeps
+        the last tokens); those words and the fixations on them are dropped (QC ``cut off by max_text_tokens``).
+    batch_size : int
+    num_workers : int
+    """
+
+    def __init__(self, path: str, task: Task = "reading_goal", fold: int = 0, n_folds: int = 10,
+                 split_seed: int = 0, fold_files: str | None = None, strict: bool = False,
+                 split_unit: Literal["auto", "participant_item", "trial"] = "auto", text_encoder: str = "tiny",
+                 max_text_tokens: int = 512, batch_size: int = 16, num_workers: int = 0,
+                 reading_regime: ReadingRegime | None = None, split_within: str | None = None,
+                 trial_feature_set: Literal["readgaze", "beyelstm_global", "fse_global"] = "readgaze",
+                 questions: str | None = None) -> None:
+        super().__init__()
+        if task not in TASKS:
+            raise ConfigError(f"data.task: got {task!r}, expected one of {sorted(TASKS)}")
+        if reading_regime not in (None, "ordinary", "information_seeking", "all"):
+            raise ConfigError(f"data.reading_regime: got {reading_regime!r}, expected ordinary, "
+                              f"information_seeking or all")
+        self.path, self.task, self.fold, self.n_folds = Path(path), task, fold, n_folds
+        self.reading_regime, self.split_within = reading_regime, split_within
+        self.questions = questions
+        if trial_feature_set not in ("readgaze", "beyelstm_global", "fse_global"):
+            raise ConfigError(f"data.trial_feature_set: got {trial_feature_set!r}, expected readgaze, "
+                              f"beyelstm_global or fse_global")
+        self.trial_feature_set = trial_feature_set
+        self.split_seed, self.fold_files, self.strict, self.split_unit = split_seed, fold_files, strict, split_unit
+        self.text_encoder, self.max_text_tokens = text_encoder, max_text_tokens
+        self.batch_size, self.num_workers = batch_size, num_workers
+        self.qc = QCLog()
+        self.trials: pl.DataFrame | None = None
+        self.trial_features_raw: pl.DataFrame | None = None  # unscaled TRIAL_FEATURES per trial (baselines)
+        self._datasets: dict[str, _TrialDataset] = {}
+        self._num_classes: int | None = None
+
+    # ---- dimensions the models need (linked in readgaze.models.training.cli) ----
+    @property
+    def n_fixation_features(self) -> int:
+        return len(feat.FIXATION_FEATURES)
+
+    @property
+    def n_word_features(self) -> int:
+        return len(feat.WORD_FEATURES)
+
+    @property
+    def n_trial_features(self) -> int:
+        if self.trial_feature_set == "readgaze":
+            return len(feat.TRIAL_FEATURE_NAMES)
+        return len(feat.with_indicators(FEATURE_SETS[self.trial_feature_set]))
+
+    @property
+    def num_classes(self) -> int:
+        """2 for the binary tasks; 3 for goal_question (the question roles)."""
+        if self._num_classes is None:
+            if (self.task == "goal_question" and not self.questions
+                    and "onestopqa_question_id" not in self._scan("trials").collect_schema()):
+                raise ConfigError("task goal_question needs the column onestopqa_question_id (which of the "
+                                  "paragraph's questions the reader was given); this dataset has none",
+                                  file=self.path / "trials.parquet", column="onestopqa_question_id")
+            self._num_classes = TASKS[self.task].num_classes
+        return self._num_classes
+
+    @property
+    def effective_reading_regime(self) -> str:
+        """The reading goal(s) of the task's trials: ``ordinary``, ``information_seeking`` or ``all``."""
+        if self.task == "reading_goal":
+            return "all"
+        if self.task == "goal_question":
+            return "information_seeking"
+        if self.reading_regime is not None:
+            return self.reading_regime
+        return "ordinary" if "reading_goal" in self._scan("trials").collect_schema().names() else "all"
+
+    def qc_records(self) -> list[dict]:
+        """The datamodule's QC records (drops, fallbacks, cut words, unknown words, missing columns)."""
+        return self.qc.to_json()
+
+    def write_qc(self, directory: str | Path) -> Path:
+        """Write ``qc.json``: the task, reading regime, split unit and every QC record; returns its path."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / "qc.json"
+        fallback = any(r["reason"] == "split_unit_fallback_to_trial" for r in self.qc.records)
+        record = {"task": self.task, "reading_regime": self.effective_reading_regime, "fold": self.fold,
+                  "split_unit": "trial" if self.split_unit == "trial" or fallback else "participant_item",
+                  "fold_files": self.fold_files, "records": self.qc_records()}
+        path.write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
+        return path
+
+    @property
+    def class_counts(self) -> torch.Tensor:
+        """Training trials per class, ``(num_classes,)`` int64 (for the class weights of the loss)."""
+        labels = self.trials.filter(pl.col("split") == "train")["label"].to_numpy()
+        return torch.as_tensor(np.bincount(labels, minlength=self.num_classes), dtype=torch.int64)
+
+    # ---- Lightning hooks ----
+    def setup(self, stage: str | None = None) -> None:
+        if self.trials is not None:
+            return
+        trials = self._task_trials()
+        trials = trials.join(self._assignment(trials), on="trial_id", how="left")
+        unused = trials.filter(pl.col("split").is_null()).height
+        self.qc.add("fold", "trials", "not in this fold's regimes (strict)", unused)
+        self.trials = trials.filter(pl.col("split").is_not_null()).sort("trial_id").with_row_index("trial_row")
+        if self.trials.filter(pl.col("split") == "train").height == 0:
+            raise DataError(f"{self.path}: fold {self.fold} has no training trials")
+        classes = self.trials["label"].n_unique()
+        if classes < 2:
+            message = (f"task {self.task}: every trial of this dataset has the same label "
+                       f"({self.trials['label'][0]}); the model can run but learns and measures nothing")
+            log.warning(message)
+            self.qc.add("task", "trials", "single_class_label", self.trials.height, "warning", message)
+        self._warn_missing_features()
+        arrays = self._feature_arrays()
+        tokens = self._tokenise()
+        self._count_cut_fixations(arrays, tokens)
+        for split in ("train", "val", "test"):
+            rows = self.trials.filter(pl.col("split") == split)["trial_row"].to_numpy()
+            self._datasets[split] = _TrialDataset(rows, self.trials, arrays, tokens)
+        log.info("fold %d: %s", self.fold, {s: len(d) for s, d in self._datasets.items()})
+
+    def train_dataloader(self) -> DataLoader:
+        return self._loader("train", shuffle=True)
+
+    def val_dataloader(self) -> DataLoader:
+        return self._loader("val")
+
+    def test_dataloader(self) -> DataLoader:
+        return self._loader("test")
+
+    def predict_dataloader(self) -> DataLoader:
+        return self._loader("test")
+
+    def _loader(self, split: str, shuffle: bool = False) -> DataLoader:
+        pad_id = load_tokenizer(self.text_encoder).pad_token_id or 0
+        return DataLoader(self._datasets[split], batch_size=self.batch_size, shuffle=shuffle,
+                          num_workers=self.num_workers, collate_fn=functools.partial(collate, pad_token_id=pad_id))
+
+    # ---- steps of setup ----
+    def _scan(self, table: str) -> pl.LazyFrame:
+        file = self.path / f"{table}.parquet"
+        if not file.is_file():
+            raise ConfigError(f"dataset folder {self.path} has no {table}.parquet (expected {', '.join(TABLES)})")
+        return pl.scan_parquet(file)
+
+    def _read_trials(self, needed: list[str]) -> pl.DataFrame:
+        """``trials.parquet`` without practice and repeated-reading trials (counted in QC).
+
+        Raises :class:`SchemaError` naming the file when a column of ``needed`` (those the task uses) is absent.
+        """
+        trials = self._scan("trials").collect()
+        missing = [c for c in needed if c not in trials.columns]
+        if missing:
+            raise SchemaError(f"trials.parquet lacks column(s) {missing} needed for task {self.task}",
+                              file=self.path / "trials.parquet")
+        for flag in ("practice", "repeated_reading"):
+            if flag in trials.columns:
+                self.qc.add("task", "trials", f"{flag} trial", trials[flag].fill_null(False).sum())
+                trials = trials.filter(~pl.col(flag).fill_null(False))
+        return trials
+
+    def _task_trials(self) -> pl.DataFrame:
+        """The task's trials with an Int64 ``label``; excluded trials are counted per reason."""
+        spec = TASKS[self.task]
+        trials = self._read_trials(["trial_id", "participant_id", "item_id", "text_id", *spec.needs])
+        if self.reading_regime not in (None, "all") and self.task == "comprehension":
+            if "reading_goal" not in trials.columns:
+                raise SchemaError(f"data.reading_regime {self.reading_regime}: trials.parquet has no reading_goal "
+                                  f"column (use reading_regime all)", file=self.path / "trials.parquet",
+                                  column="reading_goal")
+        labelled = spec.trials(trials, self)
+        keep = pl.col("label").is_not_null()
+        self.qc.add("task", "trials", f"no {self.task} label", labelled.filter(~keep).height)
+        labelled = labelled.filter(keep)
+        regime = self.effective_reading_regime
+        if self.task == "comprehension" and regime != "all":
+            other = labelled.filter(pl.col("reading_goal") != regime).height
+            self.qc.add("task", "trials", f"reading_regime {regime}: other reading goal", other)
+            if other and other == labelled.height:
+                goals = sorted(labelled["reading_goal"].drop_nulls().unique().to_list())
+                raise ConfigError(f"{self.path / 'trials.parquet'}: comprehension keeps the {regime} trials "
+                                  f"(data.reading_regime, default ordinary, as EyeBench), but all {other:,} labelled "
+                                  f"trials have reading_goal {', '.join(goals) or 'null'}; pass "
+                                  f"--data.reading_regime all (or {goals[0] if goals else 'information_seeking'})")
+            labelled = labelled.filter(pl.col("reading_goal") == regime)
+        return labelled.with_columns(pl.col("label").cast(pl.Int64))
+
+    def _warn_missing_features(self) -> None:
+        """Warn once per feature column the dataset lacks (it becomes all-missing), naming the prep option."""
+        derived = set(getattr(feat, "SHARES", {}))  # computed by readgaze.models.data.features from other measures
+        sources = {c: ("word_measures", "readgaze prep (re-run it: this version computes the word measure)")
+                   for c in feat.WORD_MEASURES if c not in derived}
+        sources.update(FEATURE_SOURCES)
+        have = {table: set(self._scan(table).collect_schema().names()) for table in ("words", "fixations",
+                                                                                    "word_measures")}
+        for column, (table, option) in sources.items():
+            if column in have[table]:
+                continue
+            message = (f"{table}.parquet has no column {column}: the feature {column} is all missing (0 with its "
+                       f"indicator set) for every trial; make it with {option}")
+            if (str(self.path), column) not in _WARNED:  # once per dataset and process (cv builds one per fold)
+                _WARNED.add((str(self.path), column))
+                log.warning(message)
+            self.qc.add("features", table, f"missing feature column {column}", self.trials.height, "warning",
+                        message)
+
+    def _assignment(self, trials: pl.DataFrame) -> pl.DataFrame:
+        if self.split_unit == "trial":
+            return _trial_assignment(trials, self.n_folds, self.fold, self.split_seed)
+        if self.fold_files:
+            splits = read_fold_files(self.fold_files)
+        else:
+            stratify = "reading_goal" if "reading_goal" in trials.columns else None
+            if self.split_within is not None and self.split_within not in trials.columns:
+                raise ConfigError(f"data.split_within: trials.parquet has no column {self.split_within!r}",
+                                  file=self.path / "trials.parquet", column=self.split_within)
+            try:
+                splits = make_splits(trials, n_folds=self.n_folds, seed=self.split_seed, stratify_by=stratify,
+                                     within=self.split_within)
+            except ConfigError as error:
+                if self.split_unit == "auto":
+                    return self._fallback_to_trials(trials, error)
+                raise ConfigError(f"{error.message} (data too small for {self.n_folds} participant and item folds: "
+                                  f"lower data.n_folds, or for a smoke run set data.split_unit trial)") from error
+        return assign_fold(trials, splits, self.fold, strict=self.strict).select(
+            "trial_id", "fold_index", "split", "regime")
+
+    def _fallback_to_trials(self, trials: pl.DataFrame, error: ConfigError) -> pl.DataFrame:
+        """split_unit auto on data too small for participant x item folds: trial folds, said loudly."""
+        n_folds = max(3, min(self.n_folds, trials.height))
+        message = (f"{error.message}: data too small for participant x item folds, so trials are dealt into "
+                   f"{n_folds} random folds (participants and items leak across splits; smoke run only, "
+                   f"regime 'seen'; readgaze cv refuses this)")
+        log.warning(message)
+        self.qc.add("split", "trials", "split_unit_fallback_to_trial", trials.height, "warning", message)
+        return _trial_assignment(trials, n_folds, self.fold % n_folds, self.split_seed)
+
+    def _feature_arrays(self) -> dict[str, np.ndarray]:
+        """Scaled word/fixation/trial matrices, rows ordered by trial, plus per-trial offsets."""
+        trials = self.trials.lazy().select("trial_row", "trial_id", "text_id")
+        words = feat.word_table(self._scan("words"))
+        trial_words = feat.trial_word_table(trials, words, self._scan("word_measures")).collect()
+        no_words = self.trials.height - trial_words["trial_row"].n_unique()
+        if no_words:
+            raise DataError(f"{no_words} trials have a text_id with no rows in words.parquet",
+                            file=self.path / "words.parquet", column="text_id")
+        fixations = feat.fixation_table(trials, self._scan("fixations"), trial_words.lazy()).collect()
+        trial_table = feat.trial_feature_table(trials, fixations.lazy(), trial_words.lazy()).collect()
+        self.trial_features_raw = self.trials.select("trial_row", "trial_id").join(trial_table, on="trial_row")
+        unknown = fixations.filter(pl.col("word_index").is_not_null() & ~pl.col("on_known_word")).height
+        self.qc.add("features", "fixations", "word_index not in the text: treated as off text", unknown, "changed")
+        train = self.trials.filter(pl.col("split") == "train")["trial_row"].to_numpy()
+        word_raw = trial_words.select(*feat.WORD_MEASURES, *feat.WORD_LEXICAL).to_numpy()
+        fix_own = fixations.select(feat.FIXATION_OWN).to_numpy()
+        fix_word = fixations.select(*feat.WORD_MEASURES, *feat.WORD_LEXICAL).to_numpy()
+        trial_raw = trial_table.select(feat.TRIAL_FEATURES).to_numpy()
+        trial_names = feat.TRIAL_FEATURES
+        if self.trial_feature_set != "readgaze":
+            trial_names = FEATURE_SETS[self.trial_feature_set]
+            trial_raw = self._published_trial_features(trial_names)
+        in_train = np.isin(trial_words["trial_row"].to_numpy(), train)
+        word_scaler = feat.RobustScaler(feat.WORD_MEASURES + feat.WORD_LEXICAL).fit(word_raw[in_train])
+        fix_scaler = feat.RobustScaler(feat.FIXATION_OWN).fit(
+            fix_own[np.isin(fixations["trial_row"].to_numpy(), train)])
+        trial_scaler = feat.RobustScaler(trial_names).fit(trial_raw[train])
+        n = self.trials.height
+        return {
+            "word": word_scaler.transform(word_raw),
+            "word_offsets": _offsets(trial_words["trial_row"].to_numpy(), n),
+            "word_index": trial_words["word_index"].to_numpy().astype(np.int64),
+            "fixation": np.concatenate([fix_scaler.transform(fix_own), word_scaler.transform(fix_word)], axis=1),
+            "fixation_offsets": _offsets(fixations["trial_row"].to_numpy(), n),
+            "fixation_word_index": np.where(fixations["on_known_word"].to_numpy(),
+                                            fixations["word_index"].fill_null(OFF_TEXT).to_numpy(), OFF_TEXT)
+            .astype(np.int64),
+            "fixation_word_category": fixations["word_category"].to_numpy().astype(np.int64),
+            "fixation_word_is_content": fixations["word_is_content"].to_numpy().astype(np.int64),
+            "trial": trial_scaler.transform(trial_raw),
+            "text_words": trial_words,
+        }
+
+    def _published_trial_features(self, names: tuple[str, ...]) -> np.ndarray:
+        """``(n_trials, len(names))`` float64 of a :mod:`readgaze.feature_sets` set, rows in ``trial_row`` order."""
+        tables = {t: self._scan(t) for t in ("fixations", "words", "word_measures")}
+        trials = self.trials.lazy().select("trial_id", "text_id")
+        table = compute_feature_sets(tables["fixations"], tables["words"], tables["word_measures"], trials,
+                                     sets=(self.trial_feature_set,))
+        ordered = self.trials.select("trial_row", "trial_id").join(table, on="trial_id", how="left").sort("trial_row")
+        return feature_matrix(ordered, names)
+
+    def _tokenise(self) -> dict[str, np.ndarray]:
+        """Tokenise each distinct (text, second segment) once; ``key`` maps each trial row to its encoding."""
+        tokenizer = load_tokenizer(self.text_encoder)
+        second = TASKS[self.task].second_segment
+        keys = self.trials.select("trial_row", "text_id", second.alias("second"))
+        texts = (feat.word_table(self._scan("words")).select("text_id", "word").collect()
+                 .group_by("text_id", maintain_order=True).agg("word"))
+        unique = keys.select("text_id", "second").unique(maintain_order=True).with_row_index("key")
+        unique = unique.join(texts, on="text_id", how="left")
+        encodings = [_encode(tokenizer, text_words, second_text, self.max_text_tokens,
+                             TASKS[self.task].second_max_tokens)
+                     for text_words, second_text in zip(unique["word"].to_list(), unique["second"].to_list())]
+        key = keys.join(unique, on=["text_id", "second"], how="left", nulls_equal=True).sort("trial_row")["key"]
+        key = key.to_numpy()
+        cut_per_trial = np.array([enc["first_word"] for enc in encodings], np.int64)[key]
+        self.qc.add("tokenise", "words", "cut off by max_text_tokens (the paragraph's first words, left truncation)",
+                    int(cut_per_trial.sum()), "dropped", "word rows of all trials; EyeBench keeps the last tokens")
+        return {"key": key, "encodings": encodings, "cut_per_trial": cut_per_trial}
+
+    def _count_cut_fixations(self, arrays: dict, tokens: dict) -> None:
+        """QC: fixations on words cut off by the left truncation (the dataset drops them, see ``_TrialDataset``)."""
+        per_fixation = np.repeat(tokens["cut_per_trial"], np.diff(arrays["fixation_offsets"]))
+        word = arrays["fixation_word_index"]
+        self.qc.add("tokenise", "fixations", "cut off by max_text_tokens: on a word cut from the paragraph",
+                    int(((word >= 0) & (word < per_fixation)).sum()), "dropped",
+                    "later fixations keep their order; word indices shift down by the number of cut words")
+
+
+def _trial_assignment(trials: pl.DataFrame, n_folds: int, fold: int, seed: int) -> pl.DataFrame:
+    """Trials (not participants or items) in ``n_folds`` random folds; val = fold, test = fold + 1; regime "seen"."""
+    if n_folds < 3 or trials.height < n_folds:
+        raise ConfigError(f"split_unit trial: got n_folds {n_folds} for {trials.height} trials, expected "
+                          f"3 <= n_folds <= trials")
+    order = np.random.default_rng(seed).permutation(trials.height)
+    trial_fold = np.empty(trials.height, np.int64)
+    trial_fold[order] = np.arange(trials.height) % n_folds
+    split = np.where(trial_fold == fold, "val", np.where(trial_fold == (fold + 1) % n_folds, "test", "train"))
+    return pl.DataFrame({"trial_id": trials["trial_id"], "fold_index": pl.Series([fold] * trials.height,
+                                                                                 dtype=pl.Int32),
+                         "split": split, "regime": "seen"})

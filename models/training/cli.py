@@ -1,0 +1,312 @@
+"""``readgaze fit|validate|test|predict``: LightningCLI over :class:`~readgaze.models.data.ReadingDataModule` and any
+model.
+
+The YAML picks the model by ``model.class_path`` (any :class:`~readgaze.models.base.ReadingModel` subclass; no
+registry).
+Values the data determines reach the model through links, so a YAML never sets them:
+
+* ``data.text_encoder`` → ``model.init_args.text_encoder`` (the encoder matches the tokenizer);
+* ``data.n_fixation_features``, ``data.n_trial_features``, ``data.num_classes`` → the model argument of the same
+  name, after the datamodule is built.
+
+A model without such an argument (BEyeLSTM has no text encoder) is left alone;
+:class:`readgaze.models.base.ReadingModel`
+keeps only its own arguments in a checkpoint's hyperparameters, so ``--ckpt_path`` reloads every model.
+
+Loggers default to CSV and TensorBoard under ``trainer.default_root_dir`` (predictions go to the CSV run folder); W&B
+is used (and imported) only when a
+YAML names ``lightning.pytorch.loggers.WandbLogger``.
+
+``-c`` takes a file or the name of a packaged config (``reading_goal/roberteye_f``; ``readgaze configs`` lists them).
+``readgaze fit`` then restores the best checkpoint (lowest validation loss), validates and tests it on the fold's
+test split (``--no-test`` skips the test), writes ``predictions_val.parquet`` and ``predictions_test.parquet`` to the
+run folder and ends with a summary: where it wrote, balanced accuracy and AUROC per regime, and a warning when the
+predictions are constant. With ``--data.text_encoder tiny`` (randomly initialised, 32 wide) a config written for a
+pretrained encoder gets the tiny encoder's recipe (:func:`tiny_recipe`: learning rate, no gradient accumulation),
+and the run says so; values given on the command line win.
+
+A bad key or value is one line: the key, the closest valid ones, and ``readgaze fit --help`` for the full usage.
+
+Example::
+
+    readgaze fit -c reading_goal/roberteye_f --data.path DIR --data.fold 0 --data.text_encoder tiny
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import os
+import re
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Optional
+
+from lightning.pytorch.cli import LightningCLI
+from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
+
+from readgaze.errors import ConfigError, ReadgazeError
+from readgaze.models.base import ReadingModel
+from readgaze.models.data import ReadingDataModule
+
+LINKED = ("n_fixation_features", "n_word_features", "n_trial_features", "num_classes")
+TINY_LEARNING_RATE = 3e-3
+"""Learning rate for the tiny random encoder when a config names a pretrained encoder's (< 1e-4); the demo's."""
+
+
+class ReadgazeCLI(LightningCLI):
+    """LightningCLI with readgaze's links between datamodule and model."""
+
+    def add_arguments_to_parser(self, parser) -> None:
+        if "text_encoder" in inspect.signature(self.datamodule_class).parameters:  # goal_reconstruction has none
+            parser.link_arguments("data.text_encoder", "model.init_args.text_encoder")
+        for name in LINKED:
+            parser.link_arguments(f"data.{name}", f"model.init_args.{name}", apply_on="instantiate")
+        parser.add_argument("--grid", type=Optional[dict], default=None,  # noqa: UP045 (a runtime type)
+                            help="readgaze cv's hyperparameter grid (key -> list of values); fit ignores it")
+
+    def instantiate_trainer(self, **kwargs):
+        """Default loggers: CSV (``<root>/csv/version_N``, the run's log_dir) and TensorBoard
+        (``<root>/tensorboard``)."""
+        config = self._get(self.config_init, "trainer", default={})
+        if config.get("logger") in (None, True):
+            root = config.get("default_root_dir") or os.getcwd()
+            kwargs["logger"] = [CSVLogger(root, name="csv"), TensorBoardLogger(root, name="tensorboard")]
+        return super().instantiate_trainer(**kwargs)
+
+    def parse_arguments(self, parser, args) -> None:
+        """Parse; a parse error becomes one :class:`ConfigError` line instead of 55 lines of usage."""
+        self._explicit = {name for name in ("learning_rate", "batch_size", "accumulate_grad_batches")
+                          if any(a.startswith("--") and name in a for a in args)}
+        buffer = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(buffer):
+                super().parse_arguments(parser, args)
+        except SystemExit as stop:
+            if stop.code in (0, None):
+                sys.stderr.write(buffer.getvalue())
+                raise
+            command = args[0] if args and not args[0].startswith("-") else "fit"
+            raise ConfigError(config_error_line(buffer.getvalue(), command)) from None
+        sys.stderr.write(buffer.getvalue())
+
+    def before_instantiate_classes(self) -> None:
+        """The tiny encoder's recipe where the config carries a pretrained encoder's (see :func:`tiny_recipe`)."""
+        config = self.config.get(self.subcommand) if self.subcommand else self.config
+        if config is None or config.get("data") is None or config.get("model") is None:
+            return
+        if config["data"].get("text_encoder") == "tiny":
+            for note in tiny_recipe(config, getattr(self, "_explicit", set())):
+                print(f"readgaze: --data.text_encoder tiny: {note}", file=sys.stderr)
+
+    def after_fit(self) -> None:
+        """Validate and test the best checkpoint, then print the run's summary (see the module docstring)."""
+        if getattr(self, "_skip_test", False):
+            return
+        fit_summary(self.trainer, self.model, self.datamodule,
+                    time.perf_counter() - getattr(self, "_started", time.perf_counter()))
+
+
+def tiny_recipe(config, explicit: set[str]) -> list[str]:
+    """Settings the tiny random encoder needs where a config is written for a pretrained one (changed in place).
+
+    * learning rate below 1e-4 (a pretrained encoder's) -> :data:`TINY_LEARNING_RATE`;
+    * gradient accumulation -> one real batch of the same effective size (``batch_size x accumulate_grad_batches``,
+      accumulation 1): on the demo's dataset RoBERTEye-F at 2 x 8 stayed constant (val AUROC 63, every probability
+      within 0.002) where 16 x 1 learned.
+
+    Values given on the command line (``explicit``) are kept. Returns what was changed, as sentences.
+    """
+    notes = []
+    init = config["model"].get("init_args")
+    rate = init.get("learning_rate") if init is not None else None
+    if "learning_rate" not in explicit and rate is not None and float(rate) < 1e-4:
+        init["learning_rate"] = TINY_LEARNING_RATE
+        notes.append(f"learning rate {TINY_LEARNING_RATE:g} instead of the config's {float(rate):g} (a pretrained "
+                     "encoder's); pass --model.init_args.learning_rate to choose")
+    trainer, data = config.get("trainer"), config["data"]
+    accumulate = (trainer.get("accumulate_grad_batches") if trainer is not None else None) or 1
+    if accumulate > 1 and not explicit & {"batch_size", "accumulate_grad_batches"}:
+        batch = int(data.get("batch_size") or 1)
+        data["batch_size"], trainer["accumulate_grad_batches"] = batch * accumulate, 1
+        notes.append(f"batch size {batch * accumulate} without accumulation instead of {batch} x {accumulate} (the "
+                     "same effective batch); pass --data.batch_size or --trainer.accumulate_grad_batches to choose")
+    return notes
+
+
+def fit_summary(trainer, model, datamodule, seconds: float) -> None:
+    """Validate and test ``trainer``'s best checkpoint and print where the run wrote and how well it did."""
+    from readgaze.models.training.summary import constant_warning, metric_table, regime_counts, written
+
+    callback = trainer.checkpoint_callback
+    best = callback.best_model_path if callback is not None else ""
+    ckpt = best or None
+    loggers, trainer.loggers = trainer.loggers, []  # metrics.csv keeps one validation row per epoch
+    try:
+        val = trainer.validate(model, datamodule=datamodule, ckpt_path=ckpt, verbose=False, weights_only=False)
+    finally:
+        trainer.loggers = loggers
+    test = trainer.test(model, datamodule=datamodule, ckpt_path=ckpt, verbose=False, weights_only=False)
+    folder = Path(model.predictions_dir or trainer.log_dir or trainer.default_root_dir)
+    lines = [f"readgaze fit: done in {seconds:.0f} s; wrote {folder}", f"  files: {written(folder)}"]
+    if best:
+        lines.append(f"  best checkpoint: {best} (epoch {_epoch(best, trainer)}, {callback.monitor} "
+                     f"{float(callback.best_model_score):.4f})")
+    import polars as pl
+
+    counts, warnings = {}, []
+    for split in ("val", "test"):
+        path = folder / f"predictions_{split}.parquet"
+        if path.is_file():
+            predictions = pl.read_parquet(path)
+            counts.update(regime_counts(predictions, split))
+            warning = constant_warning(predictions, f"{split} predictions", getattr(model, "learning_rate", None))
+            if warning:
+                warnings.append(warning)
+    lines += [metric_table(val[0] if val else {}, test[0] if test else {}, counts), *warnings]
+    print("\n".join(lines), file=sys.stderr)
+
+
+def _epoch(best: str, trainer) -> str:
+    import torch
+
+    try:
+        return str(torch.load(best, map_location="cpu", weights_only=False).get("epoch", "?"))
+    except Exception:  # the summary never fails a finished run
+        return "?"
+
+
+def config_error_line(text: str, command: str) -> str:
+    """One line from jsonargparse's error output: the bad key, the closest valid keys, where the usage is."""
+    import difflib
+
+    usage, _, error = text.partition("error:")
+    error = error.strip() or (text.strip().splitlines() or ["invalid arguments"])[-1]
+    known = sorted(set(re.findall(r"--([A-Za-z_][\w.]*)", usage)))
+    bad = re.search(r"unrecognized arguments: --?([\w.]+)|does not accept option '([\w.]+)'", error)
+    option = re.search(r"Option '([\w.]+)' is not accepted", error)
+    key = re.search(r'Parser key "([\w.]+)"', error)
+    hint = ""
+    if bad:
+        name = bad.group(1) or bad.group(2)
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+        message = f"unknown option --{name}"
+        hint = f"; did you mean {', '.join('--' + c for c in close)}?" if close else ""
+    elif option:
+        name = option.group(1)
+        cls = re.search(r"class_path '([\w.]+)'", error)
+        accepted = _init_arguments(cls.group(1)) if cls else []
+        close = difflib.get_close_matches(name, accepted, n=3, cutoff=0.6)
+        where = f"{cls.group(1).rsplit('.', 1)[-1]} " if cls else ""
+        message = f"{where}has no argument {name!r}"
+        hint = (f"; did you mean {', '.join(close)}?" if close else
+                f"; it accepts {', '.join(accepted)}" if accepted else "")
+    else:
+        lines = [line.strip() for line in error.splitlines() if line.strip()]
+        detail = next((line for line in lines[1:] if not line.startswith(("Subtypes", "Given value"))), "")
+        message = lines[0] + (f" {detail}" if detail else "") if lines else "invalid arguments"
+        if key:
+            close = difflib.get_close_matches(key.group(1), known, n=3, cutoff=0.6)
+            hint = f" (valid keys near it: {', '.join(close)})" if close and key.group(1) not in close else ""
+    return f"{message}{hint} (full usage: readgaze {command} --help)"
+
+
+def _init_arguments(class_path: str) -> list[str]:
+    """The constructor arguments of a model class and its bases."""
+    import importlib
+    import inspect
+
+    module, _, name = class_path.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return []
+    names = []
+    for klass in cls.__mro__:
+        if "__init__" in vars(klass):
+            names += [p for p in inspect.signature(klass.__init__).parameters if p not in ("self", "args", "kwargs")]
+    return sorted(set(names))
+
+
+def resolve_config_args(args: list[str]) -> list[str]:
+    """Replace each ``-c NAME`` / ``--config NAME`` that is not a file by the packaged config of that name."""
+    from readgaze.models.training.configs import find_config
+
+    out, i = [], 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-c", "--config") and i + 1 < len(args):
+            out += [arg, str(find_config(args[i + 1]))]
+            i += 2
+            continue
+        if arg.startswith("--config="):
+            arg = "--config=" + str(find_config(arg.split("=", 1)[1]))
+        out.append(arg)
+        i += 1
+    return out
+
+
+def datamodule_class(args: list[str]) -> type:
+    """:class:`ReadingDataModule`, or for ``data.task: goal_reconstruction`` (in a ``-c`` YAML or ``--data.task``)
+    :class:`readgaze.models.data.goal.GoalReconstructionData` (paragraph + scanpath text -> question)."""
+    import yaml
+
+    task = None
+    for i, arg in enumerate(args):
+        if arg in ("-c", "--config") and i + 1 < len(args):
+            with contextlib.suppress(OSError, yaml.YAMLError, AttributeError):
+                task = ((yaml.safe_load(Path(args[i + 1]).read_text(encoding="utf-8")) or {}).get("data")
+                        or {}).get("task", task)
+        elif arg.startswith("--data.task"):
+            task = arg.partition("=")[2] or (args[i + 1] if i + 1 < len(args) else task)
+    if task == "goal_reconstruction":
+        from readgaze.models.data.goal import GoalReconstructionData
+
+        return GoalReconstructionData
+    return ReadingDataModule
+
+
+def make_cli(args: list[str], run: bool = True) -> ReadgazeCLI:
+    """Build (and with ``run`` execute) the CLI on ``args`` (subcommand first when ``run``)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded at run time
+    warnings.filterwarnings("ignore", message="LightningCLI's args parameter")  # args are always explicit here
+    return ReadgazeCLI(ReadingModel, datamodule_class(args), subclass_mode_model=True, args=args, run=run,
+                       save_config_kwargs={"overwrite": True})
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``readgaze fit|validate|test|predict``; ``argv[0]`` is the subcommand."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = argv[0] if argv else "fit"
+    skip_test = "--no-test" in argv
+    argv = [a for a in argv if a != "--no-test"]
+    try:
+        argv = resolve_config_args(argv)
+        ReadgazeCLI._skip_test = skip_test
+        ReadgazeCLI._started = time.perf_counter()
+        make_cli(argv)
+    except Exception as error:  # jsonargparse wraps errors raised while building the model or data
+        cause = _readgaze_cause(error)
+        if cause is None:
+            raise
+        print(f"readgaze {command}: error: {cause}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _readgaze_cause(error: BaseException | None) -> ReadgazeError | None:
+    """The first :class:`ReadgazeError` in an exception's cause/context chain, if any."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, ReadgazeError):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

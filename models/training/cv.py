@@ -1,0 +1,417 @@
+"""``readgaze cv -c CONFIG [CONFIG ...] --data.path DIR``: train and test configs on every fold, then score them.
+
+For each fold k (``--folds``, default all K of the config's ``data.n_folds`` or of ``data.fold_files``) and each
+grid point (``--grid model.init_args.learning_rate=1e-5,3e-5`` and/or a ``grid:`` block in the YAML mapping a key
+to a list; the cartesian product), fit with the config (validation fold k, test fold k+1), restore the checkpoint
+with the lowest validation loss (the config's ``ModelCheckpoint`` must monitor ``loss/val``), and predict the
+validation and test trials from it. The grid point with the lowest validation loss (mean over ``--seeds``) is the
+fold's choice (EyeBench's selection, Shubi et al., 2025: lowest ``loss/val_all``). The classical baselines
+(:mod:`readgaze.baselines`) are fit on the same training trials. Written under ``OUT/RUN`` (``--out results``,
+``--run`` default ``<task>_<config stem>``):
+
+* ``fold_k/`` (or ``fold_k/grid_i/seed_s/`` with a grid or several seeds): logs, checkpoint, ``qc.json`` and
+  ``predictions_{val,test}.parquet`` of each trial;
+* ``predictions.parquet`` and ``predictions_val.parquet``: every fold's test and validation predictions (the
+  chosen grid point, seed 0) and the baselines'; ``grid.csv``: every grid trial's validation loss and the choice
+  per fold;
+* ``results_per_fold.csv``: every (model, regime, fold) cell with the fold's validation-chosen threshold;
+* ``results.csv`` and ``results.md``: balanced accuracy at 0.5, balanced accuracy at the threshold chosen on
+  validation, and AUROC per regime, mean ± SEM over folds (:func:`readgaze.metrics.evaluate`); for goal_question
+  also All / Different spans / Same span with their chance levels (``goal_selection.{csv,md}``);
+* ``seeds.csv`` (``--seeds N`` > 1): each seed's scores and their spread (standard deviation over seeds);
+* ``qc.json``: the datamodule's QC records per fold (non-zero ones are printed);
+* ``roc.png``: one ROC panel per regime (:func:`readgaze.plots.plot_roc`).
+
+With several configs, each is a run of its own, and the ensembles of :mod:`readgaze.models.training.ensemble` (fit per
+fold on the
+runs' validation predictions, applied to their test predictions) are written to ``OUT/<task>_ensemble`` (or
+``OUT/RUN`` with ``--run``, the configs' runs then in ``OUT/RUN/<stem>``); ``--no-ensemble`` skips them.
+
+Folds run in ``--workers`` parallel processes (each with its share of the CPU threads). Multi-GPU or multi-node
+training of one fold is Lightning's own business: set ``trainer.strategy``/``devices``/``num_nodes`` in the YAML.
+Any other argument (``--trainer.max_epochs 5``) is passed to every fold's LightningCLI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+import yaml
+
+from readgaze.baselines import BASELINES, CLASSICAL, run_baseline, with_baseline_features
+from readgaze.errors import ConfigError, ReadgazeError
+from readgaze.metrics import (
+    choose_thresholds,
+    evaluate,
+    evaluate_folds,
+    evaluate_goal_selection,
+    goal_selection_table,
+    write_results,
+)
+from readgaze.models.training.runner import QUIET_TRAINER, auroc_of, fold_log, run_folds
+from readgaze.models.training.summary import constant_warnings
+from readgaze.plots import plot_roc
+from readgaze.splits import describe
+
+log = logging.getLogger(__name__)
+METRICS_OF_SEEDS = ("balanced_accuracy", "balanced_accuracy_tuned", "auroc")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; ``argv[0]`` is ``"cv"``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(
+        prog="readgaze cv", description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Any other --KEY VALUE is passed to every fold's config, with LightningCLI's names, e.g.\n"
+               "  --data.n_folds 5 --data.text_encoder tiny --data.reading_regime all\n"
+               "  --model.init_args.learning_rate 3e-5 --trainer.max_epochs 10\n"
+               "A key that is in no config stops the run with the closest keys named.")
+    parser.add_argument("-c", "--config", required=True, nargs="+", help="YAML of one task x model (several: "
+                        "each is cross-validated, then their ensembles)")
+    parser.add_argument("--data.path", dest="data_path", required=True, help="dataset folder")
+    parser.add_argument("--folds", type=int, nargs="+", help="folds to run (default: all)")
+    parser.add_argument("--workers", type=int, default=1, help="folds trained in parallel processes")
+    parser.add_argument("--threads", type=int, help="torch CPU threads per fold (default: CPUs / workers)")
+    parser.add_argument("--out", default="results", help="results root folder")
+    parser.add_argument("--run", help="run name (default <task>_<config stem>)")
+    parser.add_argument("--no-baselines", action="store_true", help="skip the classical baseline rows")
+    parser.add_argument("--baselines", nargs="+", metavar="KIND",
+                        help=f"classical baselines fit on each fold's training trials (default: "
+                             f"{' '.join(DEFAULT_BASELINES)}; 'all' = every one of {', '.join(BASELINES)})")
+    parser.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
+                        help="hyperparameter values tried per fold, chosen on validation (repeatable)")
+    parser.add_argument("--seeds", type=int, default=1, help="seeds per configuration (spread in seeds.csv)")
+    parser.add_argument("--no-ensemble", action="store_true", help="with several configs: skip the ensembles")
+    parser.add_argument("--format", default="parquet", choices=("parquet", "csv", "both"),
+                        help="predictions table format (csv/both add predictions.csv; results are CSV anyway)")
+    args, overrides = parser.parse_known_args(argv[1:])
+    try:
+        from readgaze.models.training.configs import find_config
+
+        args.config = [str(find_config(c)) for c in args.config]  # files, or packaged names (reading_goal/beyelstm)
+        grid = parse_grid(args.grid)
+        runs = []
+        for config in args.config:
+            run = args.run if len(args.config) == 1 else (f"{args.run}/{Path(config).stem}" if args.run else None)
+            paths = cross_validate(config, args.data_path, overrides, folds=args.folds, workers=args.workers,
+                                   out=args.out, run=run,
+                                   baselines=False if args.no_baselines else (args.baselines or True),
+                                   threads=args.threads,
+                                   grid=grid, seeds=args.seeds)
+            print(paths["markdown"].read_text(encoding="utf-8"))
+            if args.format != "parquet":  # for R users; the parquet stays (ensembles read it)
+                from readgaze.data_prep.dataset import csv_ready
+
+                csv_ready(pl.read_parquet(paths["predictions"])).write_csv(paths["run"] / "predictions.csv")
+            print(f"written to {paths['run']}")
+            runs.append(paths["run"])
+        if len(runs) > 1 and not args.no_ensemble:
+            from readgaze.models.training.ensemble import run_ensembles
+
+            task = _settings(args.config[0], overrides)["task"]
+            out = Path(args.out) / (args.run or f"{task}_ensemble")
+            written = run_ensembles(runs, out)
+            print(written["markdown"].read_text(encoding="utf-8"))
+            print(f"ensembles written to {out}")
+    except ReadgazeError as error:
+        print(f"readgaze cv: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def parse_grid(items: list[str]) -> dict[str, list[str]]:
+    """``["model.init_args.learning_rate=1e-5,3e-5"]`` -> ``{"model.init_args.learning_rate": ["1e-5", "3e-5"]}``."""
+    grid = {}
+    for item in items:
+        key, sep, values = item.partition("=")
+        if not sep or not key or not values:
+            raise ConfigError(f"--grid: got {item!r}, expected KEY=V1,V2,... (e.g. model.init_args.learning_rate="
+                              f"1e-5,3e-5)")
+        grid[key.removeprefix("--")] = [v for v in values.split(",") if v != ""]
+    return grid
+
+
+def cross_validate(config: str, data_path: str, overrides: list[str] | None = None, *, folds: list[int] | None = None,
+                   workers: int = 1, out: str = "results", run: str | None = None,
+                   baselines: bool | Sequence[str] = True, threads: int | None = None,
+                   grid: dict[str, list] | None = None,
+                   seeds: int = 1) -> dict[str, Path]:
+    """Run every fold of ``config`` on ``data_path`` and write predictions, tables, grid choices and figure.
+
+    ``grid`` (key -> values) is merged over the YAML's ``grid:`` block; ``seeds`` trains each configuration with
+    ``seed_everything`` 0 .. seeds-1. Returns ``{"run", "predictions", "csv", "markdown", "roc", "grid", "qc"}``
+    paths. Raises :class:`ConfigError` on a config that cannot be read, too-small data, or a bad grid.
+    """
+    overrides = list(overrides or [])
+    settings = _settings(config, overrides)
+    _check_design(data_path, settings["n_folds"])
+    if settings["task"] == "goal_reconstruction":  # generated questions, not class probabilities
+        from readgaze.models.training.goal_cv import cross_validate_generation
+
+        return cross_validate_generation(config, data_path, overrides, n_folds=settings["n_folds"], folds=folds,
+                                         out=out, run=run, threads=threads, baselines=baselines)
+    if seeds < 1:
+        raise ConfigError(f"--seeds: got {seeds}, expected at least 1")
+    baselines = baseline_kinds(baselines)
+    run_dir = Path(out) / (run or f"{settings['task']}_{Path(config).stem}")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    grid = {**settings["grid"], **(grid or {})}
+    points = [dict(zip(grid, values)) for values in itertools.product(*grid.values())] or [{}]
+    fit_config = _config_without_grid(config, run_dir) if settings["grid"] else config
+    folds = list(range(settings["n_folds"])) if folds is None else folds
+    threads = threads or max(1, (os.cpu_count() or 1) // workers)
+    jobs = [(fit_config, data_path, fold, overrides, str(run_dir), baselines, threads, points, seeds)
+            for fold in folds]
+    results = run_folds(_run_fold, jobs, workers)  # one progress line per finished fold
+    predictions = pl.concat([pl.read_parquet(p) for r in results for p in r["predictions"]], how="diagonal_relaxed")
+    predictions_path = run_dir / "predictions.parquet"
+    predictions.filter(pl.col("split") == "test").write_parquet(predictions_path)
+    predictions.filter(pl.col("split") == "val").write_parquet(run_dir / "predictions_val.parquet")
+    grid_path = run_dir / "grid.csv"
+    pl.concat([pl.DataFrame(r["grid"]) for r in results], how="diagonal_relaxed").write_csv(grid_path)
+    qc_path = run_dir / "qc.json"
+    qc_path.write_text(json.dumps({str(r["fold"]): r["qc"] for r in results}, indent=2, default=str),
+                       encoding="utf-8")
+    trials = pl.concat([pl.read_parquet(r["trials"]) for r in results], how="diagonal_relaxed")
+    description = describe(trials.unique("trial_id"), trials.select("trial_id", "fold_index", "split", "regime"),
+                           label="label")
+    regime = results[0]["reading_regime"]
+    notes = (f"Trials: task {settings['task']}, reading regime {regime} (data.reading_regime).",
+             f"Model selection per fold on validation loss: {len(points)} grid point(s) x {seeds} seed(s); "
+             f"choices in grid.csv.")
+    evaluation = evaluate(predictions)
+    for warning in constant_warnings(predictions):  # a balanced accuracy of 50 that measures nothing, said aloud
+        print(f"readgaze cv: {warning}", file=sys.stderr)
+    _per_fold(predictions).write_csv(run_dir / "results_per_fold.csv")
+    (run_dir / "run.json").write_text(json.dumps({
+        "config": str(config), "task": settings["task"], "reading_regime": regime,
+        "model": results[0]["model"], "folds": folds, "grid": grid, "seeds": seeds}, indent=2), encoding="utf-8")
+    paths = write_results(evaluation, run_dir, description=description, notes=notes)
+    if settings["task"] == "goal_question":
+        _write_goal_selection(predictions, run_dir, paths["markdown"])
+    if seeds > 1:
+        _write_seed_spread([r["seed_predictions"] for r in results], run_dir, paths["markdown"])
+    roc = plot_roc(predictions.filter(pl.col("split") == "test"), run_dir / "roc.png", task=settings["task"],
+                   headline=tuple(description.headline_regimes))
+    return {"run": run_dir, "predictions": predictions_path, "csv": paths["csv"], "markdown": paths["markdown"],
+            "roc": roc, "grid": grid_path, "qc": qc_path}
+
+
+def _per_fold(predictions: pl.DataFrame) -> pl.DataFrame:
+    """Every (model, regime, fold) cell with its validation-chosen threshold (binary tasks)."""
+    val = predictions.filter(pl.col("split") == "val")
+    binary = not isinstance(predictions.schema["prediction_prob"], pl.List)
+    thresholds = choose_thresholds(val) if binary and val.height else None
+    return evaluate_folds(predictions, thresholds=thresholds)
+
+
+def _write_goal_selection(predictions: pl.DataFrame, run_dir: Path, markdown: Path) -> None:
+    """``goal_selection.{csv,md}`` (All / Different spans / Same span), appended to ``results.md``."""
+    scored = predictions.filter(pl.col("prediction_prob").list.len() == 3) if isinstance(
+        predictions.schema["prediction_prob"], pl.List) else predictions.head(0)
+    if scored.height == 0:
+        return
+    evaluation = evaluate_goal_selection(scored)
+    evaluation.write_csv(run_dir / "goal_selection.csv")
+    table = goal_selection_table(evaluation)
+    (run_dir / "goal_selection.md").write_text(table, encoding="utf-8")
+    markdown.write_text(markdown.read_text(encoding="utf-8") + "\n## Goal selection\n\n" + table, encoding="utf-8")
+
+
+def _write_seed_spread(seed_files: list[list[Path]], run_dir: Path, markdown: Path) -> None:
+    """``seeds.csv``: each seed's per-regime scores, and their mean and standard deviation over seeds."""
+    frames = [pl.read_parquet(p) for files in seed_files for p in files]
+    predictions = pl.concat(frames, how="diagonal_relaxed")
+    rows = []
+    for (seed,), part in predictions.group_by(["seed"], maintain_order=True):
+        scored = evaluate(part)
+        rows.append(scored.select("model", "regime", *[f"{m}_mean" for m in METRICS_OF_SEEDS])
+                    .with_columns(pl.lit(seed, pl.Int64).alias("seed")))
+    per_seed = pl.concat(rows)
+    spread = per_seed.group_by("model", "regime", maintain_order=True).agg(
+        pl.len().alias("n_seeds"),
+        *[pl.col(f"{m}_mean").mean().alias(f"{m}_seed_mean") for m in METRICS_OF_SEEDS],
+        *[pl.col(f"{m}_mean").std(ddof=1).alias(f"{m}_seed_std") for m in METRICS_OF_SEEDS])
+    per_seed.write_csv(run_dir / "seeds.csv")
+    spread.write_csv(run_dir / "seeds_spread.csv")
+    lines = ["", "## Spread over seeds", "", "| Model | Regime | seeds | " + " | ".join(
+        f"{m} mean ± std" for m in METRICS_OF_SEEDS) + " |", "|---|---|---|" + "---|" * len(METRICS_OF_SEEDS)]
+    for row in spread.iter_rows(named=True):
+        cells = []
+        for m in METRICS_OF_SEEDS:
+            mean, std = row[f"{m}_seed_mean"], row[f"{m}_seed_std"]
+            cells.append("–" if mean is None else f"{100 * mean:.1f}" + ("" if std is None else f" ± {100 * std:.1f}"))
+        lines.append(f"| {row['model']} | {row['regime']} | {row['n_seeds']} | " + " | ".join(cells) + " |")
+    markdown.write_text(markdown.read_text(encoding="utf-8") + "\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _check_design(data_path: str, n_folds: int) -> None:
+    """Refuse, before any fold starts, a dataset with fewer participants or items than folds."""
+    path = Path(data_path) / "trials.parquet"
+    if not path.is_file():
+        raise ConfigError("not a dataset folder (no trials.parquet); make one with readgaze prep", file=path)
+    counts = pl.scan_parquet(path).select(pl.col("participant_id").n_unique(), pl.col("item_id").n_unique()).collect()
+    participants, items = counts.row(0)
+    if min(participants, items) < n_folds:
+        fix = (f"use --data.n_folds {min(participants, items)} or fewer (at least 3)" if min(participants, items) >= 3
+               else "cv needs at least 3 participants and 3 items (readgaze fit can smoke-run smaller data)")
+        raise ConfigError(f"readgaze cv holds out participants and items in {n_folds} folds, but this dataset has "
+                          f"{participants} participants and {items} items; {fix}", file=path)
+
+
+def _settings(config: str, overrides: list[str]) -> dict:
+    """``task``, ``n_folds`` and ``grid`` of a config after overrides (``--data.X v`` or ``--data.X=v``)."""
+    try:
+        loaded = yaml.safe_load(Path(config).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as error:
+        raise ConfigError(f"cannot read config: {error}", file=config) from error
+    data = dict(loaded.get("data") or {})
+    grid = loaded.get("grid") or {}
+    if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
+        raise ConfigError("grid: expected a mapping from a key (e.g. model.init_args.learning_rate) to a non-empty "
+                          "list of values", file=config)
+    pairs = {}
+    for i, arg in enumerate(overrides):
+        if arg.startswith("--data."):
+            key, _, value = arg[len("--data."):].partition("=")
+            pairs[key] = value if value else (overrides[i + 1] if i + 1 < len(overrides) else "")
+    data.update(pairs)
+    if data.get("fold_files"):
+        n_folds = len(list((Path(data["fold_files"]) / "items").glob("fold_*.csv")))
+    else:
+        n_folds = int(data.get("n_folds", 10))
+    if data.get("split_unit", "auto") not in ("auto", "participant_item"):
+        raise ConfigError("cv scores the participant x item regimes; data.split_unit must be participant_item",
+                          file=config)
+    if n_folds < 3:
+        raise ConfigError(f"data.n_folds: got {n_folds}, expected at least 3", file=config)
+    return {"task": data.get("task", "reading_goal"), "n_folds": n_folds,
+            "grid": {str(k): [str(v) for v in values] for k, values in grid.items()}}
+
+
+def _config_without_grid(config: str, run_dir: Path) -> str:
+    """A copy of the YAML without its ``grid:`` block (LightningCLI does not know the key), in the run folder."""
+    loaded = yaml.safe_load(Path(config).read_text(encoding="utf-8"))
+    loaded.pop("grid", None)
+    path = run_dir / f"{Path(config).stem}.fit.yaml"
+    path.write_text(yaml.safe_dump(loaded, sort_keys=False), encoding="utf-8")
+    return str(path)
+
+
+DEFAULT_BASELINES = ("majority", "reading_speed", "words_per_paragraph_time", "mean_total_fixation_duration",
+                     "meziere_logistic_regression")
+"""The baseline rows ``readgaze cv`` adds by default: majority class, the reading-time baselines and Mézière's
+logistic regression (the grid-searched SVM, random forest, kNN and gradient boosting with ``--baselines all``)."""
+
+
+def baseline_kinds(baselines: bool | Sequence[str]) -> tuple[str, ...]:
+    """``True`` -> :data:`DEFAULT_BASELINES`, ``False`` -> none, ``["all"]`` -> every kind; names are checked.
+
+    Raises :class:`ConfigError` naming an unknown kind and the valid ones.
+    """
+    if baselines is True:
+        return DEFAULT_BASELINES
+    if not baselines:
+        return ()
+    kinds = tuple(BASELINES) if list(baselines) == ["all"] else tuple(baselines)
+    unknown = [k for k in kinds if k not in BASELINES]
+    if unknown:
+        raise ConfigError(f"--baselines: unknown {', '.join(unknown)}; choose from {', '.join(BASELINES)} or 'all'")
+    return kinds
+
+
+def _run_fold(config: str, data_path: str, fold: int, overrides: list[str], run_dir: str, baselines: tuple[str, ...],
+              threads: int, points: list[dict] | None = None, seeds: int = 1) -> dict:
+    """Fit every grid point and seed of one fold, choose on validation loss, add the baselines.
+
+    Returns the fold's prediction files (chosen point, seed 0, val and test; baselines), its trials, the grid
+    rows, the other seeds' test predictions, and the datamodule's QC records.
+    """
+    import torch
+
+    torch.set_num_threads(threads)
+    points = points or [{}]
+    fold_dir = Path(run_dir) / f"fold_{fold}"
+    rows, fitted = [], {}
+    started = time.perf_counter()
+    with fold_log(fold_dir / "train.log"):  # Lightning's banners, tips and warnings: not the terminal
+        for index, point in enumerate(points):
+            for seed in range(seeds):
+                directory = fold_dir
+                if len(points) > 1:
+                    directory = directory / f"grid_{index}"
+                if seeds > 1:
+                    directory = directory / f"seed_{seed}"
+                extra = [f"--{key}={value}" for key, value in point.items()]
+                extra += ["--seed_everything", str(seed)] if seeds > 1 else []
+                trial = _fit_and_predict(config, data_path, fold, [*overrides, *extra], directory)
+                fitted[(index, seed)] = trial
+                rows.append({"fold_index": fold, "grid_trial": index, "seed": seed, "params": json.dumps(point),
+                             "val_loss": trial["val_loss"], "checkpoint": trial["checkpoint"]})
+    losses = {i: sum(r["val_loss"] for r in rows if r["grid_trial"] == i) / seeds for i in range(len(points))}
+    chosen = min(losses, key=losses.get)
+    for row in rows:
+        row["chosen"] = row["grid_trial"] == chosen
+    best = fitted[(chosen, 0)]
+    predictions = [best["val"], best["test"]]
+    seed_predictions = []
+    for seed in range(seeds):
+        path = fold_dir / f"predictions_seed{seed}.parquet"
+        both = [pl.read_parquet(fitted[(chosen, seed)][split]) for split in ("val", "test")]
+        pl.concat(both, how="diagonal_relaxed").with_columns(pl.lit(seed, pl.Int64).alias("seed")).write_parquet(path)
+        seed_predictions.append(path)
+    datamodule = best["datamodule"]
+    trials = datamodule.trials
+    if "reading_speed_wpm" not in trials.columns:
+        trials = trials.join(datamodule.trial_features_raw.select("trial_id", "reading_speed_wpm"), on="trial_id")
+    if baselines:
+        assignment = trials.select("trial_id", "fold_index", "split", "regime")
+        table = with_baseline_features(trials, datamodule.path) if set(baselines) & set(CLASSICAL) else trials
+        for kind in baselines:  # val and test in one call: each grid is searched once
+            path = fold_dir / f"predictions_{kind}.parquet"
+            run_baseline(table, assignment, datamodule.task, kind, split=("val", "test")).write_parquet(path)
+            predictions.append(path)
+    trial_path = fold_dir / "trials.parquet"
+    trials.select("trial_id", "participant_id", "item_id", "label", "fold_index", "split", "regime").write_parquet(
+        trial_path)
+    qc = datamodule.qc_records()
+    for record in qc:
+        if record["count"]:
+            print(f"fold {fold} qc: {record['step']}/{record['table']}: {record['action']} {record['count']:,} "
+                  f"({record['reason']})", file=sys.stderr)
+    return {"fold": fold, "predictions": predictions, "trials": trial_path, "grid": rows, "qc": qc,
+            "seed_predictions": seed_predictions, "reading_regime": datamodule.effective_reading_regime,
+            "model": best["model"], "seconds": time.perf_counter() - started,
+            "val_auroc": auroc_of(best["val"]), "test_auroc": auroc_of(best["test"])}
+
+
+def _fit_and_predict(config: str, data_path: str, fold: int, overrides: list[str], directory: Path) -> dict:
+    """Fit one configuration, then predict validation and test from its best-on-validation checkpoint."""
+    from readgaze.models.training.cli import make_cli
+
+    cli = make_cli(["-c", config, "--data.path", data_path, "--data.fold", str(fold),
+                    "--data.split_unit", "participant_item",  # cv never falls back to trial folds
+                    "--trainer.default_root_dir", str(directory), "--model.init_args.predictions_dir",
+                    str(directory), *QUIET_TRAINER, *overrides], run=False)
+    callback = cli.trainer.checkpoint_callback
+    if callback is None or getattr(callback, "monitor", None) != "loss/val":
+        raise ConfigError("readgaze cv tests the best-on-validation checkpoint: the config's trainer.callbacks need "
+                          "a lightning.pytorch.callbacks.ModelCheckpoint with monitor: loss/val, mode: min")
+    cli.trainer.fit(cli.model, datamodule=cli.datamodule)
+    best = callback.best_model_path
+    if not best:
+        raise ConfigError(f"fold {fold}: no best-on-validation checkpoint was saved (did validation run?)")
+    validated = cli.trainer.validate(cli.model, datamodule=cli.datamodule, ckpt_path=best, weights_only=False)
+    cli.trainer.test(cli.model, datamodule=cli.datamodule, ckpt_path=best, weights_only=False)
+    return {"val": directory / "predictions_val.parquet", "test": directory / "predictions_test.parquet",
+            "val_loss": float(validated[0]["loss/val"]), "checkpoint": best, "datamodule": cli.datamodule,
+            "model": type(cli.model).__name__}

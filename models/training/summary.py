@@ -1,0 +1,137 @@
+"""What a training run tells its user at the end: where it wrote, how well it did, and whether it learned at all.
+
+:func:`constant_predictions` is the check behind the warning that ``readgaze fit`` and ``readgaze cv`` print when a
+model's test predictions carry no information (one predicted class, or every probability within
+:data:`CONSTANT_SPREAD` of the others): a balanced accuracy of 50 then means "learned nothing", not "chance task".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+CONSTANT_SPREAD = 0.02
+"""Probabilities whose range (max - min) is below this are called constant."""
+
+REGIMES = ("all", "new_item", "new_participant", "new_item_participant")
+
+ADVICE = ("try another learning rate (--model.init_args.learning_rate; 1e-5 suits a pretrained encoder, 1e-3 to "
+          "3e-3 the tiny one), more epochs (--trainer.max_epochs), a pretrained encoder (--data.text_encoder minilm), "
+          "and check with 'readgaze inspect DATASET' that both classes are in the training and the test trials")
+
+
+def constant_predictions(predictions: pl.DataFrame) -> str | None:
+    """Why a prediction table is constant, or None when it is not.
+
+    Parameters
+    ----------
+    predictions : polars.DataFrame
+        ``prediction_prob`` (Float64 P(class 1), or List(Float64) per class) for one model.
+
+    Returns
+    -------
+    str or None
+        E.g. ``"every probability lies in 0.480-0.490"`` or ``"every trial is predicted class 0"``.
+    """
+    if predictions.height == 0 or "prediction_prob" not in predictions.columns:
+        return None
+    prob = predictions["prediction_prob"]
+    if isinstance(prob.dtype, pl.List):
+        classes = prob.list.arg_max().unique().to_list()
+        spread = max(float(p.max() - p.min()) for p in (prob.list.get(k) for k in range(prob.list.len().max())))
+        lo, hi = None, None
+    else:
+        classes = (prob > 0.5).unique().to_list()
+        lo, hi = float(prob.min()), float(prob.max())
+        spread = hi - lo
+    if spread < CONSTANT_SPREAD:
+        return (f"every probability lies in {lo:.3f}-{hi:.3f}" if lo is not None
+                else f"every class probability varies by less than {CONSTANT_SPREAD}")
+    if len(classes) == 1:
+        return f"every trial is predicted class {int(classes[0])}"
+    return None
+
+
+def constant_warning(predictions: pl.DataFrame, what: str, learning_rate: float | None = None) -> str | None:
+    """The one-paragraph warning for :func:`constant_predictions`, or None."""
+    reason = constant_predictions(predictions)
+    if reason is None:
+        return None
+    labels = predictions["label"].drop_nulls().unique() if "label" in predictions.columns else None
+    if labels is not None and labels.len() == 1:  # no learning-rate advice: the data, not the model, is the cause
+        return (f"warning: the {what} are constant ({reason} of {predictions.height:,}) and every label is "
+                f"{labels[0]}: with one class there is nothing to learn, and no balanced accuracy or AUROC measures "
+                f"anything. Use data with both classes (readgaze inspect DATASET shows the label counts per task).")
+    now = "" if learning_rate is None else f" (learning rate now {learning_rate:g})"
+    return (f"warning: the {what} are constant ({reason} of {predictions.height:,}): the model learned nothing "
+            f"usable, so its balanced accuracy of ~50 measures nothing. To fix{now}: {ADVICE}.")
+
+
+def metric_table(val: dict, test: dict | None, counts: dict | None = None) -> str:
+    """Balanced accuracy and AUROC (%) per regime, validation and test, from Lightning's logged metrics.
+
+    ``val``/``test`` map ``"<metric>_<regime>/<split>"`` (as :class:`readgaze.models.base.ReadingModel` logs them) to
+    numbers.
+    ``counts`` maps ``(split, regime)`` to the trials behind a cell and ``(split, regime, "classes")`` to their
+    label classes (:func:`regime_counts`); without it the ``n`` columns show ``-``. A cell whose trials hold one
+    class shows ``1 cls``: no balanced accuracy or AUROC measures anything there.
+    """
+    def cell(metrics: dict | None, name: str, regime: str, split: str) -> str:
+        value = (metrics or {}).get(f"{name}_{regime}/{split}")
+        if value is not None and (counts or {}).get((split, regime, "classes")) == 1:
+            return "1 cls"
+        return "    -" if value is None else f"{100 * float(value):5.1f}"
+
+    def n(split: str, regime: str) -> str:
+        value = (counts or {}).get((split, regime))
+        return "-" if value is None else f"{value:,}"
+
+    rows = ["  regime                  val n  val bal.acc  val AUROC  test n  test bal.acc  test AUROC"]
+    for regime in REGIMES:
+        if not any(f"balanced_accuracy_{regime}/{s}" in (m or {}) for m, s in ((val, "val"), (test, "test"))):
+            continue
+        rows.append(f"  {regime:<22}  {n('val', regime):>5}  {cell(val, 'balanced_accuracy', regime, 'val'):>11}  "
+                    f"{cell(val, 'auroc', regime, 'val'):>9}  {n('test', regime):>6}  "
+                    f"{cell(test, 'balanced_accuracy', regime, 'test'):>12}  {cell(test, 'auroc', regime, 'test'):>10}")
+    return "\n".join(rows)
+
+
+def regime_counts(predictions: pl.DataFrame, split: str) -> dict[tuple, int]:
+    """``{(split, regime): trials, (split, regime, "classes"): label classes}`` of one split's prediction table
+    (``"all"``: every row), for :func:`metric_table`."""
+    label = pl.col("label").drop_nulls().n_unique() if "label" in predictions.columns else pl.lit(None)
+    counts = {}
+    parts = [("all", predictions)]
+    if "regime" in predictions.columns:
+        parts += [(r, part) for (r,), part in predictions.group_by(["regime"], maintain_order=True)]
+    for regime, part in parts:
+        n, classes = part.select(pl.len(), label.alias("classes")).row(0)
+        counts[(split, regime)] = n
+        if classes is not None:
+            counts[(split, regime, "classes")] = classes
+    return counts
+
+
+def written(folder: Path) -> str:
+    """The files of a run folder, by name (checkpoints under ``checkpoints/``)."""
+    names = sorted(p.name for p in folder.glob("*") if p.is_file())
+    names += [f"checkpoints/{p.name}" for p in sorted((folder / "checkpoints").glob("*.ckpt"))]
+    return ", ".join(names)
+
+
+BASELINES_CONSTANT_BY_DESIGN = ("majority",)
+
+
+def constant_warnings(predictions: pl.DataFrame, split: str = "test") -> list[str]:
+    """:func:`constant_warning` for every model of a cv prediction table (the majority baseline is constant by
+    design and skipped)."""
+    frame = predictions.filter(pl.col("split") == split) if "split" in predictions.columns else predictions
+    out = []
+    for (model,), part in frame.group_by(["model"], maintain_order=True):
+        if model in BASELINES_CONSTANT_BY_DESIGN:
+            continue
+        warning = constant_warning(part, f"{model} {split} predictions")
+        if warning:
+            out.append(warning)
+    return out
