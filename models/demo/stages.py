@@ -212,7 +212,7 @@ class Stages:
     # ---- output ----
     def print_table(self, paths: dict[str, Path]) -> None:
         """One row per (model, metric), one column per regime (headline regimes first), ``mean ± SEM`` in %."""
-        from readgaze.metrics import REGIME_ORDER
+        from readgaze.splits.regimes import REGIME_ORDER, regime_title
 
         headline = tuple(self.description.headline_regimes)
         regimes = [*headline, *[r for r in REGIME_ORDER if r not in headline]]
@@ -220,7 +220,7 @@ class Stages:
         table.add_column("model")
         table.add_column("metric")
         for regime in regimes:
-            title = "new item & participant" if regime == "new_item_participant" else regime.replace("_", " ")
+            title = regime_title(regime, all_title="all").lower()
             table.add_column(title + (" *" if regime in headline else ""), justify="right")
         cells = {(r["model"], r["regime"]): r for r in self.evaluation.iter_rows(named=True)}
         names = self.evaluation["model"].unique(maintain_order=True).to_list()
