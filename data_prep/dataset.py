@@ -1,8 +1,10 @@
 """Write a dataset folder: ``{trials,words,fixations,word_measures}.parquet`` + ``manifest.json``.
 
-The folder is the one contract between preprocessing and the models; keep these names. Tables are
-sorted and written without timestamps, so identical inputs give byte-identical parquet files; the
-manifest holds no creation time either (it is byte-identical too).
+The folder is the one contract between preprocessing and the models: its tables and their columns are defined
+once, in :mod:`readgaze.schema` (:data:`~readgaze.schema.DATASET_TABLES`), and every table is validated against
+that definition before it is written (the models' datamodule validates them again on read). Tables are sorted and
+written without timestamps, so identical inputs give byte-identical parquet files; the manifest holds no creation
+time either (it is byte-identical too).
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from importlib import metadata
 from pathlib import Path
 
 from readgaze.errors import ConfigError
+from readgaze.schema import DATASET_TABLES as TABLES
+from readgaze.schema import validate
 
-TABLES = ("trials", "words", "fixations", "word_measures")
 _PACKAGES = ("readgaze", "polars", "numpy", "pyarrow", "wordfreq", "rich")
 
 
@@ -143,7 +146,14 @@ class DatasetWriter:
             shutil.rmtree(self._tmp, ignore_errors=True)
 
     def put(self, name: str, frame) -> None:
-        """Start writing table ``name`` (one of :data:`TABLES`); the frame must not change afterwards."""
+        """Start writing table ``name`` (one of :data:`TABLES`); the frame must not change afterwards.
+
+        Raises
+        ------
+        SchemaError
+            The frame does not hold the table's canonical columns and dtypes (:func:`readgaze.schema.validate`).
+        """
+        validate(frame, name, source=f"{name}.parquet")
         if self._tmp is None:
             self.out.parent.mkdir(parents=True, exist_ok=True)
             self._tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.partial-", dir=self.out.parent))

@@ -35,6 +35,7 @@ import polars as pl
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
 from readgaze.errors import DataError, SchemaError
+from readgaze.schema import PREDICTION_COLUMNS
 from readgaze.splits.regimes import ALL, REGIME_ORDER, REGIMES, TITLES
 
 METRICS = ("accuracy", "balanced_accuracy", "balanced_accuracy_tuned", "auroc")
@@ -45,7 +46,8 @@ GOAL_SELECTION_CHANCE = {"all_accuracy": 1 / 3, "different_spans_accuracy": 5 / 
 GOAL_SELECTION_NAMES = {"all_accuracy": "All (3-way)", "different_spans_accuracy": "Different spans",
                         "same_span_accuracy": "Same span"}
 AGGREGATION = "per-fold metric, mean ± SEM over folds; 'all' pools each fold's test trials over regimes"
-NEEDED = ("label", "prediction_prob", "regime", "fold_index", "trial_id")
+NEEDED = PREDICTION_COLUMNS
+"""The columns a prediction table must have (:data:`readgaze.schema.PREDICTION_COLUMNS`)."""
 
 
 

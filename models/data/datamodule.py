@@ -42,12 +42,13 @@ from readgaze.models.data.tasks import TASKS
 from readgaze.models.data.tokenise import _encode
 from readgaze.models.text_encoder import load_tokenizer
 from readgaze.qc import QCLog
+from readgaze.schema import DATASET_TABLES as TABLES
+from readgaze.schema import validate
 from readgaze.splits import assign_fold, make_splits, read_fold_files
 
 log = logging.getLogger(__name__)
 Task = Literal["reading_goal", "comprehension", "goal_question"]
 ReadingRegime = Literal["ordinary", "information_seeking", "all"]
-TABLES = ("trials", "words", "fixations", "word_measures")
 FEATURE_SOURCES = {
     "surprisal_bits": ("words", "readgaze prep ... --surprisal-model PATH (a local causal LM)"),
     "frequency_zipf": ("words", "readgaze prep ... --language CODE (wordfreq frequencies)"),
@@ -163,6 +164,7 @@ class ReadingDataModule(L.LightningDataModule):
         self.trial_features_raw: pl.DataFrame | None = None  # unscaled TRIAL_FEATURES per trial (baselines)
         self._datasets: dict[str, _TrialDataset] = {}
         self._num_classes: int | None = None
+        self._checked: set[str] = set()  # tables validated against readgaze.schema
 
     # ---- dimensions the models need (linked in readgaze.models.training.cli) ----
     @property
@@ -269,9 +271,15 @@ class ReadingDataModule(L.LightningDataModule):
 
     # ---- steps of setup ----
     def _scan(self, table: str) -> pl.LazyFrame:
+        """``<table>.parquet`` of the dataset folder, its columns checked against :mod:`readgaze.schema` (required
+        columns present, each canonical column of its dtype's kind); raises :class:`SchemaError` naming the file
+        and column, or :class:`ConfigError` when the file is absent."""
         file = self.path / f"{table}.parquet"
         if not file.is_file():
             raise ConfigError(f"dataset folder {self.path} has no {table}.parquet (expected {', '.join(TABLES)})")
+        if table not in self._checked:
+            validate(pl.scan_parquet(file), table, source=file, exact=False)
+            self._checked.add(table)
         return pl.scan_parquet(file)
 
     def _read_trials(self, needed: list[str]) -> pl.DataFrame:
