@@ -17,7 +17,7 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
-from readgaze.errors import ConfigError
+from readgaze.errors import ConfigError, Option
 from readgaze.schema import DATASET_TABLES as TABLES
 from readgaze.schema import validate
 
@@ -62,7 +62,8 @@ def check_target(out: str | Path, force: bool) -> Path:
     if out.is_file():
         raise ConfigError("the output path is a file; expected a folder", file=out)
     if out.exists() and any(out.iterdir()) and not force:
-        raise ConfigError("output folder exists and is not empty; pass --force to overwrite it", file=out)
+        raise ConfigError("output folder exists and is not empty", file=out,
+                          options=(Option("force=True", "--force", "to overwrite it"),))
     return out
 
 
