@@ -87,31 +87,30 @@ class Stages:
         return write_onestop_reports(corpus, self.out / "reports")
 
     def prep(self, reports: tuple[Path, Path]) -> Path:
-        from readgaze.data_prep import sources
-        from readgaze.data_prep.dataset import write_dataset
-        from readgaze.data_prep.pipeline import prepare
+        """``readgaze prep onestop`` on the simulated reports (:func:`readgaze.prepare`), with the settings' line
+        assigner, or the fallback when it is not installed or fails."""
+        from readgaze.data_prep.api import prepare
 
-        loaded = sources.load_onestop(*reports)
         assigner = _line_assigner(self.settings.line_assigner)
         if assigner != self.settings.line_assigner:
             self.notes["assigner_fallback"] = (f"`{self.settings.line_assigner}` was asked for but its weights "
                                                f"(`models/dist/weights/dist_small.pt`) are not installed; "
                                                f"used `{assigner}`.")
+
+        def run(assigner: str) -> Path:
+            return prepare("onestop", fixation_report=reports[0], ia_report=reports[1], out=self.out / "dataset",
+                           force=True, line_assigner=assigner, screen_px=SCREEN_PX, cache=False).out
+
         try:
-            prepared = prepare(loaded.trials, loaded.words, loaded.fixations, loaded.qc, line_assigner=assigner,
-                               screen_px=SCREEN_PX)
+            dataset = run(assigner)
         except (ReadgazeError, RuntimeError, OSError) as error:
             if assigner == FALLBACK_ASSIGNER:
                 raise
             self.notes["assigner_fallback"] = f"`{assigner}` failed ({error}); used `{FALLBACK_ASSIGNER}`."
             assigner = FALLBACK_ASSIGNER
-            prepared = prepare(loaded.trials, loaded.words, loaded.fixations, loaded.qc, line_assigner=assigner,
-                               screen_px=SCREEN_PX)
+            dataset = run(assigner)
         self.notes["line_assigner"] = assigner
-        config = {"mode": "onestop", "line_assigner": assigner, "screen_px": SCREEN_PX, "surprisal_model": None,
-                  "language": "en", "loader": loaded.loader}
-        return write_dataset(self.out / "dataset", prepared, sources=loaded.sources, config=config,
-                             id_bases=loaded.id_bases, force=True)
+        return dataset
 
     def line_accuracy(self, corpus) -> None:
         """Share of fixations on the gold line / word: after line assignment vs the reports' raw box hits."""
