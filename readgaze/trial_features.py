@@ -138,7 +138,8 @@ def compute_trial_features(fixations, words, trials, word_measures=None) -> pl.L
         row per trial in ``trials`` sorted by ``trial_id``; a trial without fixations has
         ``fixation_count`` 0 and null rates and entropies.
     """
-    from readgaze.measures import compute_word_measures, ordered, trial_codes
+    from readgaze._grid import ordered, trial_codes
+    from readgaze.measures import compute_word_measures
 
     fixations, words, trials = (f.lazy() for f in (fixations, words, trials))
     if word_measures is None:

@@ -132,7 +132,7 @@ def test_fixation_sort_by_runs_equals_the_stable_sort():
 
 
 def test_trial_codes_per_run_equal_a_lookup_per_row():
-    from readgaze.measures import trial_codes
+    from readgaze._grid import trial_codes
 
     ids = pl.Series(["b", "b", None, None, "a", "zz", "a", "a"])
     assert trial_codes(ids, pl.Series(["a", "b"])).tolist() == [1, 1, -1, -1, 0, -1, 0, 0]
