@@ -1,6 +1,11 @@
 """``ReadingDataModule``: a dataset folder + one cross-validation fold → batches of
 :class:`~readgaze.models.data.batch.ReadingBatch`.
 
+Over 400 lines, one class on purpose: its steps (the task's trials, the fold's regimes, the feature matrices, the
+scalers, the tokenisation, the QC) each read and write the datamodule's state and QC log, so they are its methods;
+what stands alone lives beside it (``tasks``, ``features``, ``tokenise``, ``dataset``, ``batch``) and the class
+docstring is the reference of its ~20 options.
+
 Steps (``setup``): read the trials of the task, give each its split and regime for the fold
 (:func:`readgaze.splits.assign_fold`), build word-, fixation- and trial-level features
 (:mod:`readgaze.models.data.features`),
