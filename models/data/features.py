@@ -2,12 +2,11 @@
 
 Every feature is computed from one trial's own rows (never filled from another trial: the lab code's
 ``ffill().bfill()`` over the concatenated split copied values between trials, EyeBench ``prepare_data``). A missing
-value
-(a never-fixated word's first fixation duration, the saccade after the last fixation, a frequency the corpus lacks,
-a column the dataset does not have) stays NaN here; :class:`RobustScaler` turns it into 0 plus a 1 in the feature's
-``*_missing`` indicator column. Off-text fixations keep their row (``word_index`` null →
-:data:`readgaze.models.data.batch.OFF_TEXT`)
-and get NaN word features, so no later fixation is shifted (the lab's drop-then-index bug, §7.2).
+value (a never-fixated word's first fixation duration, the saccade after the last fixation, a frequency the corpus
+lacks, a column the dataset does not have) stays NaN here; :class:`RobustScaler` turns it into 0 plus a 1 in the
+feature's ``*_missing`` indicator column. Off-text fixations keep their row (``word_index`` null →
+:data:`readgaze.models.data.batch.OFF_TEXT`) and get NaN word features, so no later fixation is shifted (EyeBench's
+``get_text_features`` dropped off-word fixations before indexing the word positions, shifting every later one).
 
 The published feature sets (the 24 word-level eye and 10 linguistic features and the 16 fixation features of
 EyeBench and Shubi et al. 2024) and the readgaze column standing for each, or its absence, are one table:
