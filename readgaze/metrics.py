@@ -1,5 +1,9 @@
 """Per-regime scores of trial-level predictions, aggregated over cross-validation folds.
 
+Over 400 lines: the protocol's one scorer, its input check, its validation thresholds and the two tables that print
+its numbers (and goal selection's three accuracies, scored the same way) share the regime order and the mean ± SEM
+rule below; each part is a function of its own.
+
 Protocol (EyeBench (Shubi et al., 2025), its evaluation section): a metric is computed per (model, regime, fold) on
 that fold's
 test trials; the table reports its mean ± SEM (standard error, ``std(ddof=1) / sqrt(n_folds)``) over

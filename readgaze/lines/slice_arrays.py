@@ -4,7 +4,9 @@ trial of a :class:`~readgaze.lines.batch.Batch` in the same whole-array steps (o
 noise and the gold trials). :func:`slice_many` takes the list of trials :func:`readgaze.lines.assign_trials` holds.
 
 The algorithm and its source (Glandorf & Schroeder 2021) are described in :mod:`readgaze.lines.slice`; this module
-only reorganises the same arithmetic so that no Python loop runs over trials or fixations.
+only reorganises the same arithmetic so that no Python loop runs over trials or fixations. About 400 lines, one
+idea: the array form of slice's steps 1-7, in their order (growth, leftovers, folding and placing share the run
+arrays), kept whole so each step reads beside the definition it must equal.
 """
 
 from __future__ import annotations
