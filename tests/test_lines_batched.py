@@ -74,12 +74,15 @@ def test_eval_lines_warms_up_before_timing(monkeypatch):
     from readgaze.lines.evaluate import score_method
     from readgaze.lines.gold import GoldTrial
 
+    from readgaze.lines.protocol import Method
+
     calls = []
 
-    def fake(xy, line_y_px, **_):
+    def one(xy, line_y_px):
         return np.zeros(len(xy), dtype=np.int64)
 
-    fake.assign_many = lambda trials, **_: calls.append(len(trials)) or [np.zeros(len(t[0]), np.int64) for t in trials]
+    fake = Method("fake", one, many=lambda trials: calls.append(len(trials)) or [np.zeros(len(t[0]), np.int64)
+                                                                                 for t in trials])
     trial = GoldTrial("t", "adult", np.array([[0.0, 50.0], [1.0, 99.0]]), np.array([50.0, 100.0]),
                       np.array([[0.0, 50.0]]), np.array([0]), np.array([0, 1]), np.array([True, True]))
     result = score_method([trial, trial, trial], fake)

@@ -51,7 +51,9 @@ table. It gives exactly the ensemble's lines on Carr et al.'s 24 gold trials and
 end to end).
 """
 
-from readgaze.models.dist.assign import THREADS_ENV, assign_trial, assign_trials, combine, torch_threads
+from readgaze.models.dist.assign import (ASSIGNER, THREADS_ENV, assign_trial, assign_trials, combine, guard_lines, posteriors,
+                                         torch_threads)
+from readgaze.models.dist.guard import GUARD, MAX_SHARE, GuardReport, guard
 from readgaze.models.dist.decoding import (DX_EDGES, DY_EDGES, MAX_JUMP, decode, fit_transitions, forward_backward,
                                          line_trends, saccade_bins, transition_matrices, trend_likelihood)
 from readgaze.models.dist.inputs import (CROWD, DEFAULT_VOTERS, N_FIXATION_FEATURES, N_LINE_FEATURES, LineBatch,
@@ -60,7 +62,7 @@ from readgaze.models.dist.inputs import (CROWD, DEFAULT_VOTERS, N_FIXATION_FEATU
 from readgaze.models.dist.network import (ENSEMBLE_WEIGHTS, SMALL_WEIGHTS, WEIGHTS, WINDOW, DISTAssigner, FusionLayer,
                                           load_ensemble, predict_lines, predict_proba)
 
-__all__ = ["CROWD", "DEFAULT_VOTERS", "DX_EDGES", "DY_EDGES", "ENSEMBLE_WEIGHTS", "MAX_JUMP", "N_FIXATION_FEATURES",
+__all__ = ["ASSIGNER", "GUARD", "MAX_SHARE", "GuardReport", "guard", "guard_lines", "posteriors", "CROWD", "DEFAULT_VOTERS", "DX_EDGES", "DY_EDGES", "ENSEMBLE_WEIGHTS", "MAX_JUMP", "N_FIXATION_FEATURES",
            "N_LINE_FEATURES", "SMALL_WEIGHTS", "THREADS_ENV", "WEIGHTS", "WINDOW", "DISTAssigner", "FusionLayer",
            "LineBatch", "assign_trial", "assign_trials", "classical_votes", "classical_votes_many", "collate", "combine",
            "crop", "decode", "fit_transitions", "forward_backward", "line_trends", "load_ensemble", "predict_lines",

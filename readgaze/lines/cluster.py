@@ -358,4 +358,3 @@ def _cluster_kernel(y_sorted, start, n_lines, first, u, u_start, n_init):
     return out
 
 
-cluster.assign_many = cluster_many  # readgaze.lines.assign_trials / assign_lines batch the trials through this

@@ -556,5 +556,3 @@ def _fold_and_place(y, batch, run_first, run_len, run_trial, run_key, run_rank, 
     return np.repeat(group + start_line[run_trial], run_len).astype(np.int64)
 
 
-slice.assign_many = slice_many    # readgaze.lines.assign_trials batches a list of trials through this
-slice.assign_batch = slice_batch  # readgaze.lines.assign_lines batches a frame's trials through this

@@ -187,4 +187,3 @@ def _warp_kernel(fix, fix_start, words, word_start, word_line, n_lines):
     return out
 
 
-warp.assign_many = warp_many  # readgaze.lines.assign_trials / assign_lines batch the trials through this
