@@ -318,6 +318,10 @@ def _run(args: argparse.Namespace) -> int:
     counted = [r for r in prepared.qc.records if r["count"] and r["action"] in ("dropped", "changed")]
     for r in counted:  # nothing is lost silently: every drop and change, also in manifest.json
         print(f"  {r['action']} {r['count']:,} {r['table']} ({r['step']}: {r['reason']})", file=sys.stderr)
+    from readgaze.lines.agreement import describe as describe_agreement
+
+    for line in describe_agreement(prepared.trials):  # trials whose lines are in doubt (trials.parquet)
+        print(f"  warning: {line}", file=sys.stderr)
     for task, needs in (("reading_goal", ("reading_goal",)), ("comprehension", ("is_correct", "question"))):
         if all(c in prepared.trials.columns and prepared.trials[c].null_count() < prepared.trials.height
                for c in needs):

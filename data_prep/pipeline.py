@@ -194,6 +194,8 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
         release_freed_memory()
         qc.extend(align_qc)
         _compare_with_report(fixations, qc)
+    with step("line-assignment agreement with the vote and slice"):
+        agreement = _line_agreement(fixations, words, trials, line_assigner, qc)
     sink("fixations", fixations)  # written while the measures are computed
     compiled = use_compiled(fixations.height)  # the compiled measures or NumPy's: decided once for all blocks
     # Per block of trials (a block's NumPy working arrays, not the whole table's): a block's trial features are
@@ -210,7 +212,8 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
         feats = pl.concat([f.result() for f in feats])
         release_freed_memory()
         trials = trials.drop([c for c in feats.columns if c != "trial_id"], strict=False)
-        trials = sort_rows(trials.join(feats, on="trial_id", how="left"), "trial_id")
+        trials = sort_rows(trials.join(feats, on="trial_id", how="left")
+                           .join(agreement, on="trial_id", how="left"), "trial_id")
     sink("trials", trials)
     with step("word features"):
         words, features = add_word_features(words, language=language, surprisal_model=surprisal_model)
@@ -218,6 +221,21 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
     sink("words", words)
     return Prepared(trials=trials, words=words, fixations=fixations, word_measures=measures, qc=qc,
                     rows_in=rows_in, features=features)
+
+
+def _line_agreement(fixations: pl.DataFrame, words: pl.DataFrame, trials: pl.DataFrame, line_assigner: str,
+                    qc: QCLog) -> pl.DataFrame:
+    """Per trial, the share of fixations whose line agrees with the vote and with slice
+    (:func:`readgaze.lines.agreement.line_agreement`); the trials below 95 % are flagged in ``qc``."""
+    from readgaze.lines.agreement import THRESHOLD, line_agreement, low_agreement
+
+    agreement = line_agreement(fixations, words, trials, chosen=line_assigner)
+    agreement = agreement.with_columns(pl.col("trial_id").cast(trials.schema["trial_id"]))
+    low = low_agreement(agreement)
+    shown = ", ".join(map(str, low["trial_id"].head(10).to_list())) + (", ..." if low.height > 10 else "")
+    qc.add("assign_lines", "trials", f"lines agree with the vote or slice on under {THRESHOLD:.0%} of fixations",
+           low.height, action="flagged", detail=shown or None)
+    return agreement
 
 
 def _trial_features(fixations: pl.DataFrame, words: pl.DataFrame, trials: pl.DataFrame,

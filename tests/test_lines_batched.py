@@ -73,7 +73,6 @@ def test_eval_lines_warms_up_before_timing(monkeypatch):
     """The timed call sees all trials at once, after one untimed call on the first trial (weights, imports)."""
     from readgaze.lines.evaluate import score_method
     from readgaze.lines.gold import GoldTrial
-
     from readgaze.lines.protocol import Method
 
     calls = []
