@@ -5,6 +5,7 @@ simulation, and print the cross-validated table.
 
 Candidates (every one keeps the guard's budget at most 1 % of a trial's fixations, the bound):
 
+* weights: the shipped default file, or any file given with ``--weights`` (e.g. a retrained one);
 * decode: the weights file's (HMM, emission power 0.5, then the trend pass) or the HMM without the trend pass;
 * guard: ``max_run`` (longest run of consecutive departures from the vote that may be kept), ``min_margin``
   (smallest log posterior ratio of dist's line over the vote's), ``max_share`` (0.5 % or 1 %).
@@ -37,29 +38,34 @@ DECODES = ("file", "no trend")
 MAX_SHARE = (0.005, 0.01)
 MAX_RUN = (1, 2, 3, 4, 6)
 MIN_MARGIN = (8.0, 4.0, 2.0, 1.0, 0.0)
-# conservative first: a smaller budget, shorter runs, a higher margin (the first best wins ties)
-GRID = [dict(decode=d, max_share=s, max_run=r, min_margin=m)
-        for d, s, r, m in itertools.product(DECODES, MAX_SHARE, MAX_RUN, MIN_MARGIN)]
 
 
-def candidates(arrays: list[tuple]) -> tuple[list[list[np.ndarray]], dict]:
-    """Every grid candidate's lines on ``arrays`` (one list of per-trial lines per candidate), and the unguarded
-    lines of each decode."""
+def grid(weights: list[str | None]) -> list[dict]:
+    """The candidates, conservative first: the shipped weights, a smaller budget, shorter runs, a higher margin
+    (the first best wins ties)."""
+    return [dict(weights=f, decode=d, max_share=s, max_run=r, min_margin=m)
+            for f, d, s, r, m in itertools.product(weights, DECODES, MAX_SHARE, MAX_RUN, MIN_MARGIN)]
+
+
+def candidates(arrays: list[tuple], weights: list[str | None]) -> tuple[list[list[np.ndarray]], dict]:
+    """Every grid candidate's lines on ``arrays`` (one list of per-trial lines per candidate, in :func:`grid`'s
+    order), and the unguarded lines of each weights file and decode."""
     from readgaze.models.dist import guard_lines, load_ensemble, posteriors
     from readgaze.models.dist.decoding import _decoder
 
-    _, voters = load_ensemble(None)
-    decoders = {"file": _decoder(None), "no trend": {**_decoder(None), "trend_power": 0.0}}
     post, lines, vote = {}, {}, None
-    for name, decoder in decoders.items():
-        prepared, post[name] = posteriors(arrays, decoder=decoder)
-        lines[name] = [p.argmax(axis=1) for p in post[name]]
-        vote = [t[2][:, voters.index("vote")] for t in prepared]
+    for f in weights:
+        _, voters = load_ensemble(f)
+        for name, decoder in {"file": _decoder(f), "no trend": {**_decoder(f), "trend_power": 0.0}}.items():
+            prepared, post[f, name] = posteriors(arrays, weights=f, decoder=decoder)
+            lines[f, name] = [p.argmax(axis=1) for p in post[f, name]]
+            vote = [t[2][:, voters.index("vote")] for t in prepared]
     out = []
-    for c in GRID:
-        params = {k: v for k, v in c.items() if k != "decode"}
-        out.append(guard_lines(lines[c["decode"]], post[c["decode"]], vote, **params)[0])
-    return out, {f"dist {k} unguarded": v for k, v in lines.items()}
+    for c in grid(weights):
+        params = {k: v for k, v in c.items() if k not in ("weights", "decode")}
+        key = c["weights"], c["decode"]
+        out.append(guard_lines(lines[key], post[key], vote, **params)[0])
+    return out, {f"dist {Path(f).name if f else 'shipped'} {d} unguarded": v for (f, d), v in lines.items()}
 
 
 def hits(lines: list[np.ndarray], gold: list[np.ndarray], keep: list[np.ndarray]) -> np.ndarray:
@@ -71,15 +77,19 @@ def main(argv=None) -> None:
     p.add_argument("--data", type=Path, default=DATA)
     p.add_argument("--sim-trials", type=int, default=20, help="simulated trials per stress condition")
     p.add_argument("--seed", type=int, default=500)
+    p.add_argument("--weights", action="append", default=[],
+                   help="another weights file to choose from (repeatable); the shipped default is always a candidate")
     p.add_argument("--json", type=Path, default=None)
     args = p.parse_args(argv)
+    files = [None, *args.weights]
+    choices = grid(files)
     gold = load_gold(args.data)
     arrays = [(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in gold]
-    cand, unguarded = candidates(arrays)
+    cand, unguarded = candidates(arrays, files)
     g_hit = np.stack([hits(c, [t.gold_line for t in gold], [t.scored for t in gold]) for c in cand])   # C x 24
     g_n = np.array([int(t.scored.sum()) for t in gold])
     sim = [t for i, c in enumerate(STRESS_CONDITIONS) for t in stress_trials(c, args.sim_trials, args.seed + i)]
-    s_cand, _ = candidates([(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in sim])
+    s_cand, _ = candidates([(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in sim], files)
     s_n = sum(int((t.true_line >= 0).sum()) for t in sim)
     s_acc = np.array([hits(c, [t.true_line for t in sim], [t.true_line >= 0 for t in sim]).sum() / s_n
                       for c in s_cand]) * 100
@@ -100,18 +110,18 @@ def main(argv=None) -> None:
         below = sum(r["per_trial"][t] < vote[t] - 1 - 1e-9 for t in vote)
         print(f"{m:<40} {r['pooled']:>9.2f} {r['worst_trial']:>8.2f} {r['agreed_pooled']:>9.2f} "
               f"{r['agreed_worst_trial']:>7.2f} {below:>14}")
-    print("\nchoice per held-out trial (decode, max_share, max_run, min_margin):")
+    print("\nchoice per held-out trial (weights, decode, max_share, max_run, min_margin):")
     for c, t in zip(chosen, gold):
-        print(f"  {t.trial_id:<9} {GRID[c]}")
-    print(f"shipped choice (all 24 gold trials + simulation): {GRID[full]}; simulated pooled {s_acc[full]:.2f} %")
+        print(f"  {t.trial_id:<9} {choices[c]}")
+    print(f"shipped choice (all 24 gold trials + simulation): {choices[full]}; simulated pooled {s_acc[full]:.2f} %")
     print("grid's simulated pooled % range: "
           f"{s_acc.min():.2f}-{s_acc.max():.2f}; gold pooled % range: "
           f"{100 * g_hit.sum(1).min() / g_n.sum():.2f}-{100 * g_hit.sum(1).max() / g_n.sum():.2f}")
     if args.json is not None:
-        args.json.write_text(json.dumps({"rows": {m: {k: r[k] for k in ("pooled", "worst_trial", "agreed_pooled",
-                                                                       "agreed_worst_trial")}
-                                                  for m, r in rows.items()},
-                                         "folds": [GRID[c] for c in chosen], "shipped": GRID[full]}, indent=1) + "\n")
+        keys = ("pooled", "worst_trial", "agreed_pooled", "agreed_worst_trial")
+        table = {m: {k: r[k] for k in keys} for m, r in rows.items()}
+        out = {"rows": table, "folds": [choices[c] for c in chosen], "shipped": choices[full]}
+        args.json.write_text(json.dumps(out, indent=1) + "\n")
 
 
 if __name__ == "__main__":

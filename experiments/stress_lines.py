@@ -10,10 +10,11 @@ seed ``--seed + i`` (default 100: never used to train dist (seeds 1-3) or to cho
 
 Rows: the classical methods slice, cluster, warp, chain, their vote (slice + cluster + warp), the per-trial
 oracle (on each trial the best of attach, chain, cluster, segment, slice, split and warp), and every dist
-choice: the decode with and without the trend pass, unguarded and guarded (the shipped default is ``dist``:
-the distilled member, its file's decode, the vote guard of :data:`readgaze.models.dist.GUARD`), and with
-``--ensemble`` the same for the 4-member ensemble. ``<vote-1`` counts trials on which the row is more than 1
-point below the vote (the guard's bound makes it 0 for every guarded row).
+choice: for the shipped default (``dist``: ``dist_stress.pt``, its decode without the trend pass, the vote guard),
+the landed one (``dist_small.pt``, with the trend pass) and, with ``--ensemble`` / ``--weights``, the 4-member
+ensemble or any other file: the file's decode and the alternative (trend pass on or off), unguarded and guarded.
+``trials < vote - 1`` counts trials on which the row is more than 1 point below the vote (the guard's bound
+makes it 0 for every guarded row).
 """
 
 from __future__ import annotations
@@ -31,22 +32,28 @@ CLASSICAL_ROWS = ("slice", "cluster", "warp", "chain", "vote")
 ORACLE_OF = ("attach", "chain", "cluster", "segment", "slice", "split", "warp")
 
 
-def dist_rows(arrays: list[tuple], ensemble: bool) -> dict[str, list[np.ndarray]]:
-    """Every dist choice's lines on ``arrays`` (posteriors computed once per weights file and decode)."""
-    from readgaze.models.dist import ENSEMBLE_WEIGHTS, load_ensemble, posteriors
-    from readgaze.models.dist.assign import guard_lines
+def dist_rows(arrays: list[tuple], ensemble: bool, extra: list[str]) -> dict[str, list[np.ndarray]]:
+    """Every dist choice's lines on ``arrays``: per weights file, its own decode and the alternative (the trend
+    pass off when the file has it, on at power 1 when not), each unguarded and guarded (the file's guard)."""
+    from readgaze.models.dist import ENSEMBLE_WEIGHTS, SMALL_WEIGHTS, guard_lines, guard_params, load_ensemble
+    from readgaze.models.dist import posteriors as dist_posteriors
     from readgaze.models.dist.decoding import _decoder
 
     out = {}
-    for label, weights in (("dist", None), ("dist ensemble", str(ENSEMBLE_WEIGHTS)))[:2 if ensemble else 1]:
+    files = [("dist", None), ("dist landed (dist_small.pt)", str(SMALL_WEIGHTS)),
+             *([("dist ensemble (dist.pt)", str(ENSEMBLE_WEIGHTS))] if ensemble else []),
+             *((f"dist {Path(f).name}", f) for f in extra)]
+    for label, weights in files:
         _, voters = load_ensemble(weights)
-        file_decoder = _decoder(weights)
-        for decode_label, decoder in (("", file_decoder), (" no trend", {**file_decoder, "trend_power": 0.0})):
-            prepared, post = posteriors(arrays, weights=weights, decoder=decoder)
+        own = _decoder(weights)
+        other = ((" no trend", {**own, "trend_power": 0.0}) if own["trend_power"] > 0 else
+                 (" + trend pass", {**own, "trend_power": 1.0}))
+        for decode_label, decoder in (("", own), other):
+            prepared, post = dist_posteriors(arrays, weights=weights, decoder=decoder)
             lines = [p.argmax(axis=1) for p in post]
             vote = [t[2][:, voters.index("vote")] for t in prepared]
             out[f"{label}{decode_label} unguarded"] = lines
-            out[f"{label}{decode_label}"] = guard_lines(lines, post, vote)[0]
+            out[f"{label}{decode_label}"] = guard_lines(lines, post, vote, **guard_params(weights))[0]
     return out
 
 
@@ -62,6 +69,7 @@ def main(argv=None) -> None:
     p.add_argument("--trials", type=int, default=40, help="trials per condition")
     p.add_argument("--seed", type=int, default=100)
     p.add_argument("--ensemble", action="store_true", help="also the 4-member ensemble's rows (4x slower)")
+    p.add_argument("--weights", action="append", default=[], help="rows for another weights file (repeatable)")
     p.add_argument("--json", type=Path, default=None)
     args = p.parse_args(argv)
     table = {}
@@ -74,7 +82,7 @@ def main(argv=None) -> None:
         n = np.array([int((t.true_line >= 0).sum()) for t in trials])
         rows = {m: per[m] for m in CLASSICAL_ROWS}
         rows["oracle"] = (float((best * n).sum() / n.sum()), best)
-        rows |= {m: score(trials, v) for m, v in dist_rows(arrays, args.ensemble).items()}
+        rows |= {m: score(trials, v) for m, v in dist_rows(arrays, args.ensemble, args.weights).items()}
         vote = per["vote"][1]
         table[condition] = {m: {"pooled": pooled, "worst": float(acc.min()),
                                 "below_vote": int((acc < vote - 1.0 - 1e-9).sum())}

@@ -8,13 +8,14 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import torch
 
 from readgaze.lines.protocol import Method, TrialFlags
 from readgaze.models.dist.decoding import _decoder, decode
-from readgaze.models.dist.guard import GUARD, GuardReport, guard
+from readgaze.models.dist.guard import GUARD, MAX_SHARE, GuardReport, guard
 from readgaze.models.dist.inputs import prepare_many
 from readgaze.models.dist.network import WEIGHTS, load_ensemble, predict_proba
 
@@ -64,8 +65,8 @@ def assign_trial(xy: np.ndarray, line_y_px: np.ndarray, *, word_xy: np.ndarray |
     word_xy, word_line : ndarray, optional
         Word centres (n_words, 2) px in reading order and their 0-based lines, for the ``warp`` vote.
     weights : str, optional
-        Path of an ensemble file (default :data:`WEIGHTS`, the distilled one-member file;
-        :data:`ENSEMBLE_WEIGHTS` is the 4-member ensemble it was distilled from).
+        Path of a weights file (default :data:`WEIGHTS`; :data:`SMALL_WEIGHTS` and :data:`ENSEMBLE_WEIGHTS` are
+        the earlier distilled member and 4-member ensemble, trained on the default simulation only).
     guarded : bool
         Keep the vote guard (:mod:`readgaze.models.dist.guard`; default): dist differs from the vote of slice,
         cluster and warp on at most 1 % of the trial's fixations, in short confident runs. ``False`` gives the
@@ -85,15 +86,16 @@ def assign_trials(trials: list[tuple], *, weights: str | None = None, batch_size
 
     ``threads``: torch threads for the ensemble (default: see :func:`torch_threads`). Each fixation first gets
     the line of highest posterior under :func:`decode` (the file's decoding step; a file without one: the
-    ensemble's argmax), then, when ``guarded``, the vote guard (:func:`readgaze.models.dist.guard.guard`,
-    parameters :data:`GUARD`). With ``report``, returns ``(lines, GuardReport)`` (None unguarded).
+    ensemble's argmax), then, when ``guarded``, the vote guard (:func:`readgaze.models.dist.guard.guard`, with the
+    weights file's parameters, :func:`guard_params`). With ``report``, returns ``(lines, GuardReport)`` (None
+    unguarded).
     """
     prepared, post = posteriors(trials, weights=weights, batch_size=batch_size, threads=threads)
     lines = [p.argmax(axis=1).astype(np.int64) if len(p) else np.zeros(0, np.int64) for p in post]
     if not guarded:
         return (lines, None) if report else lines
     _, voters = load_ensemble(weights)
-    out, rep = guard_lines(lines, post, [t[2][:, voters.index("vote")] for t in prepared])
+    out, rep = guard_lines(lines, post, [t[2][:, voters.index("vote")] for t in prepared], **guard_params(weights))
     return (out, rep) if report else out
 
 
@@ -118,7 +120,8 @@ def guard_lines(lines: list[np.ndarray], post: list[np.ndarray], vote: list[np.n
                 ) -> tuple[list[np.ndarray], GuardReport]:
     """:func:`readgaze.models.dist.guard.guard` over per-trial lists: dist's lines, its posteriors, the vote's lines.
 
-    The margin of a departure is ``log post[dist line] - log post[vote line]``. ``params`` override :data:`GUARD`.
+    The margin of a departure is ``log post[dist line] - log post[vote line]``. ``params`` override :data:`GUARD`
+    (a weights file's own guard parameters come through ``params``).
     """
     sizes = np.array([len(x) for x in lines], dtype=np.int64)
     if sizes.sum() == 0:
@@ -166,3 +169,13 @@ class DistLineAssigner(Method):
 
 ASSIGNER = DistLineAssigner("dist", assign_trial, many=assign_trials)
 """The ``readgaze.line_assigners`` entry point ``dist``."""
+
+
+@lru_cache(maxsize=4)
+def guard_params(path: str | None = None) -> dict:
+    """The weights file's vote-guard parameters (``max_share``, ``max_run``, ``min_margin``); {} when it has none
+    (then :data:`GUARD`). A file may not loosen the budget past :data:`MAX_SHARE` (the 1-point bound)."""
+    blob = torch.load(path or WEIGHTS, map_location="cpu", weights_only=False)
+    params = {k: v for k, v in (blob.get("guard") or {}).items() if k in GUARD}
+    params["max_share"] = min(float(params.get("max_share", MAX_SHARE)), MAX_SHARE)
+    return params

@@ -10,8 +10,11 @@ measures. ``readgaze prep`` writes the two columns into ``trials.parquet``; ``re
 the trials below :data:`THRESHOLD`.
 
 Cost. The references run batched (:func:`readgaze.lines.assign_lines`): slice with array operations across all
-trials, the vote's cluster and warp in one compiled pass each; a reference that is the chosen method itself is
-not run again (its agreement is 1).
+trials, the vote's cluster and warp in one compiled pass each, and the vote is their majority (two of three,
+else slice, as :func:`readgaze.lines.vote.majority` breaks ties); a reference that is the chosen method itself
+is not run again (its agreement is 1), and the chosen slice lines are the vote's slice column. Cluster's 100
+k-means++ starts per trial dominate: at OneStop's scale (2.4 M fixations, 23,860 trials) about 13 CPU s
+(``experiments/bench_agreement.py``).
 """
 
 from __future__ import annotations
@@ -53,6 +56,15 @@ def line_agreement(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame |
 
     fixations = fixations.collect() if isinstance(fixations, pl.LazyFrame) else fixations
     base = fixations.select("trial_id", "fixation_index", "x_px", "y_px", "line_index")
+    positions = base.drop("line_index")
+    lines: dict[str, pl.Series] = {}
+
+    def lines_of(method: str) -> pl.Series:
+        if method not in lines:
+            lines[method] = (base["line_index"] if method == chosen else assign_lines(
+                positions, words, trials, method=method, direction=direction)[0]["line_index"])
+        return lines[method]
+
     assigned = pl.col("line_index").is_not_null()
     columns = {}
     for ref in references:
@@ -60,9 +72,12 @@ def line_agreement(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame |
         if ref == chosen:
             columns[name] = pl.when(assigned).then(1.0)
             continue
-        got, _ = assign_lines(base.drop("line_index"), words, trials, method=ref, direction=direction)
-        columns[name] = pl.when(assigned & got["line_index"].is_not_null()).then(
-            (pl.col("line_index") == got["line_index"]).cast(pl.Float64))
+        if ref == "vote":   # the vote of slice, cluster and warp: two of three, else slice (the first; vote.majority)
+            s, c, w = (lines_of(m) for m in ("slice", "cluster", "warp"))
+            got = pl.select(pl.when(c == w).then(c).otherwise(s)).to_series()
+        else:
+            got = lines_of(ref)
+        columns[name] = pl.when(assigned & got.is_not_null()).then((pl.col("line_index") == got).cast(pl.Float64))
     return (base.with_columns(**columns).group_by("trial_id", maintain_order=True)
             .agg(pl.col(list(columns)).mean()))
 
