@@ -99,7 +99,7 @@ def _probabilities(trials):
 
 
 def test_flat_decode_equals_the_per_trial_second_pass(gold, simulated):
-    decoder = dist.decoding._decoder(None)
+    decoder = dist.decoding._decoder(str(dist.SMALL_WEIGHTS))        # a file with the trend pass (the default: off)
     assert decoder["trend_power"] > 0
     for trials in (gold, simulated):
         prob, features = _probabilities(trials)

@@ -41,9 +41,13 @@ def _shifted_lines(trial, lines, min_fixations: int = 5) -> list[int]:
 
 @pytest.fixture(scope="module")
 def failure_kind():
+    """The simulated trials, and the vote's, shipped dist's and the landed decode's lines (the distilled file with
+    the trend pass, unguarded: dist as it shifted the kept-back trial) and the landed file under the guard."""
     trials = stress_trials("failure kind (up 0.3 -> 1.05 -> 0.5 pitch)", 20, seed=101)
     arrays = _arrays(trials)
-    return trials, assign_trials(arrays, "vote"), dist.assign_trials(arrays), dist.assign_trials(arrays, guarded=False)
+    landed = str(dist.SMALL_WEIGHTS)
+    return (trials, assign_trials(arrays, "vote"), dist.assign_trials(arrays),
+            dist.assign_trials(arrays, weights=landed, guarded=False), dist.assign_trials(arrays, weights=landed))
 
 
 def test_failure_kind_is_simulated_as_reported():
@@ -56,23 +60,28 @@ def test_failure_kind_is_simulated_as_reported():
 
 
 def test_failure_kind_gets_no_whole_line_shift_where_the_vote_has_none(failure_kind):
-    trials, vote, guarded, unguarded = failure_kind
+    trials, vote, shipped, landed, landed_guarded = failure_kind
     clean = [k for k, t in enumerate(trials) if not _shifted_lines(t, vote[k])]
     assert len(clean) >= 10
-    # the decode alone (the bug): whole lines shifted on trials the vote gets right
-    assert sum(bool(_shifted_lines(trials[k], unguarded[k])) for k in clean) >= 1
-    for k in clean:
-        assert _shifted_lines(trials[k], guarded[k]) == [], f"trial {k}: dist shifted whole lines"
+    # the landed decode alone (the bug): whole lines shifted on trials the vote gets right
+    assert sum(bool(_shifted_lines(trials[k], landed[k])) for k in clean) >= 1
+    for k in clean:          # the guard keeps them, with the landed weights too
+        assert _shifted_lines(trials[k], shipped[k]) == [], f"trial {k}: dist shifted whole lines"
+        assert _shifted_lines(trials[k], landed_guarded[k]) == [], f"trial {k}: the guard let a shift through"
 
 
 def test_guard_flags_the_trials_where_dist_parted_from_the_vote(failure_kind):
     from readgaze.lines import assign_trials_reported
 
-    trials, vote, _, unguarded = failure_kind
-    lines, flags = assign_trials_reported(_arrays(trials), "dist")
+    trials, vote, _, landed, _ = failure_kind
+    lines, flags = assign_trials_reported(_arrays(trials), "dist", weights=str(dist.SMALL_WEIGHTS))
     parted = np.array([bool(_shifted_lines(t, u)) and not _shifted_lines(t, v)
-                       for t, u, v in zip(trials, unguarded, vote)])
-    assert flags is not None and flags.flagged[parted].all() and "vote" in flags.reason
+                       for t, u, v in zip(trials, landed, vote)])
+    assert parted.any() and flags is not None and flags.flagged[parted].all() and "vote" in flags.reason
+    # the shipped file parts from the vote where the vote shifts lines (it follows the drift): flagged too
+    _, shipped_flags = assign_trials_reported(_arrays(trials), "dist")
+    vote_shifted = np.array([bool(_shifted_lines(t, v)) for t, v in zip(trials, vote)])
+    assert shipped_flags.flagged[vote_shifted].mean() > 0.5
 
 
 @pytest.mark.parametrize("condition", list(STRESS_CONDITIONS))
