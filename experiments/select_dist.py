@@ -5,8 +5,10 @@ simulation, and print the cross-validated table.
 
 Candidates (every one keeps the guard's budget at most 1 % of a trial's fixations, the bound):
 
-* weights: the shipped default file, or any file given with ``--weights`` (e.g. a retrained one);
-* decode: the weights file's (HMM, emission power 0.5, then the trend pass) or the HMM without the trend pass;
+* weights: the shipped default file (``dist_stress.pt``), the landed one (``dist_small.pt``), and any file given with
+  ``--weights``;
+* decode: the weights file's own (the HMM, with or without the trend pass) or the alternative (the trend pass off
+  when the file has it, on at power 1 when not);
 * guard: ``max_run`` (longest run of consecutive departures from the vote that may be kept), ``min_margin``
   (smallest log posterior ratio of dist's line over the vote's), ``max_share`` (0.5 % or 1 %).
 
@@ -28,13 +30,13 @@ from pathlib import Path
 
 import numpy as np
 
-from readgaze.lines import assign_trials
-from readgaze.lines.evaluate import score_lines
+from readgaze.lines import CLASSICAL, assign_trials
+from readgaze.lines.evaluate import oracle, score_lines
 from readgaze.lines.gold import load_gold
 from readgaze.simulate.stress import STRESS_CONDITIONS, stress_trials
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "line_assignment"
-DECODES = ("file", "no trend")
+DECODES = ("file", "alternative")
 MAX_SHARE = (0.005, 0.01)
 MAX_RUN = (1, 2, 3, 4, 6)
 MIN_MARGIN = (8.0, 4.0, 2.0, 1.0, 0.0)
@@ -56,7 +58,9 @@ def candidates(arrays: list[tuple], weights: list[str | None]) -> tuple[list[lis
     post, lines, vote = {}, {}, None
     for f in weights:
         _, voters = load_ensemble(f)
-        for name, decoder in {"file": _decoder(f), "no trend": {**_decoder(f), "trend_power": 0.0}}.items():
+        own = _decoder(f)
+        other = {**own, "trend_power": 0.0 if own["trend_power"] > 0 else 1.0}
+        for name, decoder in {"file": own, "alternative": other}.items():
             prepared, post[f, name] = posteriors(arrays, weights=f, decoder=decoder)
             lines[f, name] = [p.argmax(axis=1) for p in post[f, name]]
             vote = [t[2][:, voters.index("vote")] for t in prepared]
@@ -65,7 +69,8 @@ def candidates(arrays: list[tuple], weights: list[str | None]) -> tuple[list[lis
         params = {k: v for k, v in c.items() if k not in ("weights", "decode")}
         key = c["weights"], c["decode"]
         out.append(guard_lines(lines[key], post[key], vote, **params)[0])
-    return out, {f"dist {Path(f).name if f else 'shipped'} {d} unguarded": v for (f, d), v in lines.items()}
+    label = {"file": "own decode", "alternative": "trend pass toggled"}
+    return out, {f"dist {Path(f).name if f else 'shipped'} {label[d]} unguarded": v for (f, d), v in lines.items()}
 
 
 def hits(lines: list[np.ndarray], gold: list[np.ndarray], keep: list[np.ndarray]) -> np.ndarray:
@@ -81,7 +86,9 @@ def main(argv=None) -> None:
                    help="another weights file to choose from (repeatable); the shipped default is always a candidate")
     p.add_argument("--json", type=Path, default=None)
     args = p.parse_args(argv)
-    files = [None, *args.weights]
+    from readgaze.models.dist import SMALL_WEIGHTS
+
+    files = [None, str(SMALL_WEIGHTS), *args.weights]
     choices = grid(files)
     gold = load_gold(args.data)
     arrays = [(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in gold]
@@ -100,7 +107,9 @@ def main(argv=None) -> None:
         chosen.append(int(np.argmax(objective)))                           # first best: the conservative one
     full = int(np.argmax(100 * g_hit.sum(axis=1) / g_n.sum() + s_acc))
     cv_lines = [cand[c][k] for k, c in enumerate(chosen)]
-    rows = {m: score_lines(gold, assign_trials(arrays, m)) for m in ("slice", "cluster", "warp", "chain", "vote")}
+    classical = {m: score_lines(gold, assign_trials(arrays, m)) for m in CLASSICAL}
+    rows = {m: classical[m] for m in ("slice", "cluster", "warp", "chain")}
+    rows["vote"] = score_lines(gold, assign_trials(arrays, "vote"))
     rows |= {m: score_lines(gold, v) for m, v in unguarded.items()}
     rows["dist (cross-validated choice)"] = score_lines(gold, cv_lines)
     rows["dist (shipped: chosen on all 24 + sim)"] = score_lines(gold, cand[full])
@@ -110,7 +119,9 @@ def main(argv=None) -> None:
         below = sum(r["per_trial"][t] < vote[t] - 1 - 1e-9 for t in vote)
         print(f"{m:<40} {r['pooled']:>9.2f} {r['worst_trial']:>8.2f} {r['agreed_pooled']:>9.2f} "
               f"{r['agreed_worst_trial']:>7.2f} {below:>14}")
-    print("\nchoice per held-out trial (weights, decode, max_share, max_run, min_margin):")
+    best = oracle(gold, classical)
+    print(f"{'oracle (best of the 11 classical per trial)':<40} {best['pooled']:>9.2f} {best['worst_trial']:>8.2f}")
+    print("\nchoice per held-out trial (weights (None: the shipped default), decode, max_share, max_run, min_margin):")
     for c, t in zip(chosen, gold):
         print(f"  {t.trial_id:<9} {choices[c]}")
     print(f"shipped choice (all 24 gold trials + simulation): {choices[full]}; simulated pooled {s_acc[full]:.2f} %")
