@@ -13,8 +13,9 @@ Cost. The references run batched (:func:`readgaze.lines.assign_lines`): slice wi
 trials, the vote's cluster and warp in one compiled pass each, and the vote is their majority (two of three,
 else slice, as :func:`readgaze.lines.vote.majority` breaks ties); a reference that is the chosen method itself
 is not run again (its agreement is 1), and the chosen slice lines are the vote's slice column. Cluster's 100
-k-means++ starts per trial dominate: at OneStop's scale (2.4 M fixations, 23,860 trials) about 13 CPU s
-(``experiments/bench_agreement.py``).
+k-means++ starts per trial (the vote's own cost) dominate: at OneStop's scale (2.4 M fixations, 23,860 trials)
+about 13-14 CPU s (``experiments/bench_agreement.py``), against about 4 CPU s for the rest of ``prepare()`` after
+parsing; ``readgaze prep`` runs it in a thread beside the reading measures.
 """
 
 from __future__ import annotations

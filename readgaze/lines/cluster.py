@@ -259,7 +259,7 @@ def _insertion_sort(v):
         v[j + 1] = x
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cluster_kernel(y_sorted, start, n_lines, first, u, u_start, n_init):
     """Label (cluster of the best restart, by position) of every sorted value; see :func:`cluster_many`."""
     out = np.zeros(len(y_sorted), dtype=np.int64)
