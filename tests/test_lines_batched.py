@@ -62,7 +62,7 @@ def test_assign_trials_handles_one_line_empty_and_unbatched_methods():
     one_line = (np.array([[0.0, 10.0], [5.0, 90.0]]), np.array([50.0]), None, None)
     empty = (np.zeros((0, 2)), np.array([50.0, 100.0]), None, None)
     normal = (np.array([[0.0, 48.0], [5.0, 99.0]]), np.array([50.0, 100.0]), None, None)
-    got = assign_trials([one_line, empty, normal], "chain")       # chain has no assign_many
+    got = assign_trials([one_line, empty, normal], "chain")
     assert [g.tolist() for g in got] == [[0, 0], [], [0, 1]]
     assert [g.tolist() for g in assign_trials([one_line, empty, normal], "slice")] == [[0, 0], [], [0, 1]]
     with pytest.raises(lines.ConfigError, match="trial 1"):
