@@ -79,6 +79,9 @@ class PrepResult:
             if r["count"] and r["action"] in ("dropped", "changed"):
                 lines.append(f"  {r['action']} {r['count']:,} {r['table']} ({r['step']}: {r['reason']})")
         trials = prepared.trials
+        from readgaze.lines.agreement import describe as describe_agreement
+
+        lines += [f"  warning: {line}" for line in describe_agreement(trials)]  # trials whose lines are in doubt
         for task, needs in LABEL_TASKS:
             if all(c in trials.columns and trials[c].null_count() < trials.height for c in needs):
                 lines.append(f"  task {task}: labels present; check them with  readgaze inspect {self.out}")

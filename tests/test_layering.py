@@ -70,11 +70,9 @@ def test_imports_point_down(package):
 
 # ---- private names stay in their package ----
 
-PRIVATE_ALLOWED = {
-    # issue 27 (the line-assignment method protocol) replaces these with public names; remove at that merge
-    ("models/dist/inputs.py", "readgaze.lines", "_assign"),
-    ("models/dist/inputs.py", "readgaze.lines", "_checked"),
-}
+PRIVATE_ALLOWED: set[tuple[str, str, str]] = set()
+"""(file, package, name) imports of another package's private names allowed for now; none since the line-assignment
+method protocol (readgaze.lines.protocol) made what dist needs public."""
 
 
 def _module_file(name: str) -> Path | None:

@@ -114,7 +114,7 @@ def word_lines(word_xy: np.ndarray | None, word_line: np.ndarray | None, line_y_
     return word_xy, np.asarray(word_line, dtype=np.int64)
 
 
-# Many trials at once (the ``assign_many`` of chain, split and segment): flat arrays, one compiled pass.
+# Many trials at once (the many-trial functions of chain, split and segment): flat arrays, one compiled pass.
 
 def flat_trials(trials: list[tuple]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(x, y, start, line_y, line_start)`` of ``[(xy, line_y_px, ...), ...]``: every trial's fixations and

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from readgaze.lines._common import break_points, line_pitch, pitch_scale, scaled_px, segment_ids
-from readgaze.lines.slice_arrays import slice_batch, slice_many
+from readgaze.lines.slice_arrays import slice_batch, slice_many  # noqa: F401 (the batched forms, re-exported)
 
 
 def _offsets(xy: np.ndarray, ref: np.ndarray, runs: list[np.ndarray]) -> np.ndarray:
@@ -170,7 +170,3 @@ def _best_offset(xy: np.ndarray, groups: list[list[int]], line_y_px: np.ndarray)
     mean_y = np.array([xy[np.array(g, dtype=np.int64), 1].mean() if g else 0.0 for g in groups])
     cost = [float((count * np.abs(mean_y - line_y_px[k:k + len(groups)])).sum()) for k in range(n_free + 1)]
     return int(np.argmin(cost))
-
-
-slice.assign_many = slice_many    # readgaze.lines.assign_trials batches a list of trials through this
-slice.assign_batch = slice_batch  # readgaze.lines.assign_lines batches a frame's trials through this
