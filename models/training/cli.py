@@ -309,15 +309,16 @@ def datamodule_class(args: list[str]) -> type:
     return ReadingDataModule
 
 
-def make_cli(args: list[str], run: bool = True) -> ReadgazeCLI:
-    """Build (and with ``run`` execute) the CLI on ``args`` (subcommand first when ``run``)."""
+def make_cli(args: list[str], run: bool = True, cli_class: type | None = None) -> ReadgazeCLI:
+    """Build (and with ``run`` execute) the CLI on ``args`` (subcommand first when ``run``); ``cli_class`` replaces
+    :class:`ReadgazeCLI` (``readgaze bench`` parses configs without building them)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded at run time
     warnings.filterwarnings("ignore", message="LightningCLI's args parameter")  # args are always explicit here
     # under DDP, evaluation gathers every process's trials and keeps each once (ReadingModel._finish): the padding
     # this warning is about never reaches a metric or a prediction file
     warnings.filterwarnings("ignore", message=r"Using `DistributedSampler` with the dataloaders")
-    return ReadgazeCLI(ReadingModel, datamodule_class(args), subclass_mode_model=True, args=args, run=run,
-                       save_config_kwargs={"overwrite": True})
+    return (cli_class or ReadgazeCLI)(ReadingModel, datamodule_class(args), subclass_mode_model=True, args=args,
+                                      run=run, save_config_kwargs={"overwrite": True})
 
 
 def main(argv: list[str] | None = None) -> int:
