@@ -178,8 +178,12 @@ def run_bench(config: bc.BenchConfig, out: Path, engine: Engine, *, retry_failed
                 finished += 1
                 failed += record["status"] != "done"
                 print(_progress(unit, record, finished, len(specs), out, units, engine), file=log, flush=True)
-    except KeyboardInterrupt as interrupt:
-        stopped = 143 if "signal 15" in str(interrupt) else 130
+    except (KeyboardInterrupt, SystemExit):  # Lightning turns an interrupted fit into SystemExit(1)
+        from readgaze.models.training.runner import STOP_SIGNAL
+
+        if not STOP_SIGNAL and sys.exc_info()[0] is SystemExit:
+            raise
+        stopped = 128 + STOP_SIGNAL[-1] if STOP_SIGNAL else 130
         print(f"readgaze bench: stopped ({'SIGTERM' if stopped == 143 else 'Ctrl-C'}); every unit in flight was "
               f"cancelled; resume with the same command", file=log, flush=True)
     if finished == 0 and stopped is None and same_plan and (out / "leaderboard.md").is_file() and \

@@ -120,10 +120,12 @@ class UnitRunner:
 
     # ---- lifetime ----
     def __enter__(self) -> UnitRunner:
+        STOP_SIGNAL.clear()
         if self.engine.uses_ray:
             self._start_ray()
         if threading.current_thread() is threading.main_thread():  # SIGTERM stops the units as Ctrl-C does
-            self._saved_handler = signal.signal(signal.SIGTERM, _raise_interrupt)
+            self._saved_handler = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGTERM,
+                                                                                        signal.SIGINT)}
         return self
 
     def __exit__(self, *exc) -> None:
@@ -133,8 +135,9 @@ class UnitRunner:
             if self._started_ray:
                 self._ray.shutdown()
                 self._started_ray = False
-            if self._saved_handler is not None:
-                signal.signal(signal.SIGTERM, self._saved_handler)
+            if self._saved_handler is not None:  # (Lightning ignores SIGINT after an interrupted fit: undone here)
+                for sig, handler in self._saved_handler.items():
+                    signal.signal(sig, handler)
                 self._saved_handler = None
 
     def _start_ray(self) -> None:
@@ -199,7 +202,13 @@ class UnitRunner:
                              f"time(s) ({str(error).splitlines()[0] if str(error) else ''})", str(error), error)
 
 
+STOP_SIGNAL: list[int] = []
+"""The signals that stopped a runner in this process (SIGTERM is mapped to KeyboardInterrupt; Ray may re-raise it
+as a new KeyboardInterrupt, so the number is kept here)."""
+
+
 def _raise_interrupt(signum, frame):
+    STOP_SIGNAL.append(signum)
     raise KeyboardInterrupt(f"signal {signum}")
 
 
