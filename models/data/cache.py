@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-FORMAT = 1
+FORMAT = 2
 KEEP_DAYS = 30
 _CODE = ("datamodule.py", "features.py", "tokenise.py", "tasks.py", "cache.py")
 
@@ -117,7 +117,7 @@ def write(folder: Path, entry: dict) -> None:
     objects = {}
     for name, value in entry.items():
         if isinstance(value, np.ndarray):
-            np.save(tmp / f"{name}.npy", np.ascontiguousarray(value))
+            np.save(tmp / f"{name}.npy", value)  # C or Fortran order kept
         elif isinstance(value, pl.DataFrame):
             value.write_parquet(tmp / f"{name}.parquet")
         else:

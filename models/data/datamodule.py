@@ -427,12 +427,13 @@ class ReadingDataModule(L.LightningDataModule):
         trial_raw = trial_table.select(feat.TRIAL_FEATURES).to_numpy()
         if self.trial_feature_set != "readgaze":
             trial_raw = self._published_trial_features(trials, FEATURE_SETS[self.trial_feature_set])
-        return {
-            "word_raw": trial_words.select(*feat.WORD_MEASURES, *feat.WORD_LEXICAL).to_numpy(),
+        return {  # the big matrices column-major: a fold's scaler reads one contiguous column at a time
+            "word_raw": np.asfortranarray(trial_words.select(*feat.WORD_MEASURES, *feat.WORD_LEXICAL).to_numpy()),
             "word_offsets": _offsets(trial_words["trial_row"].to_numpy(), n),
             "word_index": trial_words["word_index"].to_numpy().astype(np.int64),
-            "fixation_own_raw": fixations.select(feat.FIXATION_OWN).to_numpy(),
-            "fixation_word_raw": fixations.select(*feat.WORD_MEASURES, *feat.WORD_LEXICAL).to_numpy(),
+            "fixation_own_raw": np.asfortranarray(fixations.select(feat.FIXATION_OWN).to_numpy()),
+            "fixation_word_raw": np.asfortranarray(fixations.select(*feat.WORD_MEASURES, *feat.WORD_LEXICAL)
+                                                   .to_numpy()),
             "fixation_offsets": _offsets(fixations["trial_row"].to_numpy(), n),
             "fixation_word_index": np.where(fixations["on_known_word"].to_numpy(),
                                             fixations["word_index"].fill_null(OFF_TEXT).to_numpy(), OFF_TEXT)
@@ -458,14 +459,16 @@ class ReadingDataModule(L.LightningDataModule):
         names = {"word": feat.WORD_MEASURES + feat.WORD_LEXICAL, "fixation": feat.FIXATION_OWN, "trial": trial_names}
 
         def fit() -> dict[str, np.ndarray]:
-            word_train = np.repeat(is_train, np.diff(shared["word_offsets"]))
-            fix_train = np.repeat(is_train, np.diff(shared["fixation_offsets"]))
-            rows = {"word": shared["word_raw"][word_train], "fixation": shared["fixation_own_raw"][fix_train],
-                    "trial": shared["trial_raw"][train]}
+            rows = {"word": np.repeat(is_train, np.diff(shared["word_offsets"])),
+                    "fixation": np.repeat(is_train, np.diff(shared["fixation_offsets"])), "trial": is_train}
+            matrices = {"word": shared["word_raw"], "fixation": shared["fixation_own_raw"],
+                        "trial": shared["trial_raw"]}
             stats = {}
-            for part, values in rows.items():
-                scaler = feat.RobustScaler(names[part]).fit(values)
-                stats[f"{part}_center"], stats[f"{part}_scale"] = scaler.center, scaler.scale
+            for part, keep in rows.items():  # column by column: one column's training rows in memory at a time
+                fitted = [feat.RobustScaler((name,)).fit(np.asarray(matrices[part][:, j])[keep][:, None])
+                          for j, name in enumerate(names[part])]
+                stats[f"{part}_center"] = np.concatenate([f.center for f in fitted])
+                stats[f"{part}_scale"] = np.concatenate([f.scale for f in fitted])
             return stats
 
         key = getattr(self, "_cache_key", None)
