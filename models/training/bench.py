@@ -39,6 +39,7 @@ import secrets
 import socket
 import sys
 import time
+import warnings
 from pathlib import Path
 
 from readgaze.errors import ConfigError, ReadgazeError
@@ -259,12 +260,13 @@ def _claim(out: Path, units: list[bc.Unit], engine: Engine) -> str:
 
 
 def warm_cache(config: bc.BenchConfig, units: list[bc.Unit], log) -> None:
-    """Build each (dataset, task, text settings) array-cache entry once here, before the units read it."""
+    """Build each (dataset, task, text settings) array-cache entry and each fold's scalers once here, before the
+    units read them (units on other machines build their machine's entry once, under a lock)."""
     from readgaze.models.data import ReadingDataModule, cache
 
     if not cache.enabled():
         return
-    seen = set()
+    seen: dict[tuple, list[int]] = {}
     for unit in units:
         spec = unit.spec
         data = dict(spec["data"])
@@ -273,18 +275,18 @@ def warm_cache(config: bc.BenchConfig, units: list[bc.Unit], log) -> None:
 
             own = (yaml.safe_load(spec["config_text"]) or {}).get("data") or {}
             data = {**own, **data}
-        key = (spec["dataset"], spec["task"], *(str(data.get(k)) for k in (
-            "text_encoder", "max_text_tokens", "trial_feature_set", "reading_regime", "questions")))
-        if key in seen:
-            continue
-        seen.add(key)
         settings = {k: data[k] for k in ("reading_regime", "questions", "trial_feature_set", "text_encoder",
-                                         "max_text_tokens") if data.get(k) is not None}
+                                         "max_text_tokens", *bc.SAME_FOLDS) if data.get(k) is not None}
+        key = (spec["dataset"], spec["dataset_name"], spec["task"], json.dumps(settings, sort_keys=True))
+        if spec["fold"] not in seen.setdefault(key, []):
+            seen[key].append(spec["fold"])
+    for (dataset, name, task, settings), folds in seen.items():
+        settings = json.loads(settings)
         t0 = time.perf_counter()
-        datamodule = ReadingDataModule(spec["dataset"], task=spec["task"], **settings)
-        datamodule._shared()
-        what = ", ".join(f"{k} {v}" for k, v in settings.items()) or "defaults"
-        print(f"readgaze bench: arrays of {spec['dataset_name']}/{spec['task']} ({what}) ready in "
+        for fold in folds:
+            ReadingDataModule(dataset, task=task, fold=fold, split_unit="participant_item", **settings).setup("fit")
+        what = ", ".join(f"{k} {v}" for k, v in settings.items() if k not in bc.SAME_FOLDS) or "defaults"
+        print(f"readgaze bench: arrays of {name}/{task} ({what}) and the scalers of {len(folds)} fold(s) ready in "
               f"{time.perf_counter() - t0:.1f} s", file=log)
 
 
@@ -373,6 +375,12 @@ def time_left(out: Path, units, workers: int) -> float | None:
 
 def write_report(out: Path, config: bc.BenchConfig | None, units, notes: list[str] = ()) -> dict:
     """``leaderboard.{md,csv}``, ``units.csv``, ``grid.csv`` and the figures from the finished units."""
+    with warnings.catch_warnings():  # one-class fold cells: sklearn warns; the tables and figures say so themselves
+        warnings.filterwarnings("ignore", message="A single label was found", category=UserWarning)
+        return _write_report(out, config, units, notes)
+
+
+def _write_report(out: Path, config: bc.BenchConfig | None, units, notes) -> dict:
     import polars as pl
 
     from readgaze.models.training import bench_report as report
@@ -469,6 +477,8 @@ def status_text(out: Path) -> str:
     lines.append(f"  left     {len(by_state['left'])}")
     left = time_left(out, plan, int(driver.get("workers") or 1))
     lines.append("  time left: " + ("none: every unit finished" if len(by_state["done"]) == len(plan) else
+                                    "none: no unit left to run (--retry-failed reruns the failed ones)"
+                                    if not by_state["left"] and not by_state["running"] else
                                     "unknown (no unit finished yet)" if left is None else
                                     f"about {duration(left)} with {driver.get('workers') or 1} worker(s), "
                                     f"from {len(by_state['done'])} finished unit(s)"))

@@ -205,8 +205,11 @@ def leaderboard(groups: dict) -> pl.DataFrame:
               "reference": pl.String, "difference": pl.Float64, "t": pl.Float64, "p": pl.Float64,
               "p_holm": pl.Float64}
     frame = pl.DataFrame([{k: r.get(k) for k in schema} for r in rows], schema=schema)
-    order = pl.col("kind").replace_strict(KIND_ORDER, return_dtype=pl.Int32)
-    return frame.sort("dataset", "task", "metric", order, "model", maintain_order=True)
+    kind = pl.col("kind").replace_strict(KIND_ORDER, return_dtype=pl.Int32)
+    order = {f"{d}/{t}": i for i, (d, t) in enumerate(groups)}  # datasets and tasks in the configuration's order
+    column = pl.concat_str("dataset", "task", separator="/").replace_strict(order, return_dtype=pl.Int64)
+    return frame.with_columns(column.alias("_column")).sort("_column", "metric", kind, "model",
+                                                            maintain_order=True).drop("_column")
 
 
 def _classes(group: dict) -> int:
@@ -279,7 +282,7 @@ def _cell(row: dict | None, folds: int | None) -> str:
     text = f"{100 * row['mean']:.1f}" + ("" if row["sem"] is None else f" ± {100 * row['sem']:.1f}")
     text += stars(row["p_holm"])
     if row["n_folds"] is not None and folds is not None and row["n_folds"] < folds:
-        text += f" [{row['n_folds']} folds]"
+        text += f" [{row['n_folds']} fold{'s' if row['n_folds'] != 1 else ''}]"
     return f"**{text}**" if row["best"] else text
 
 
@@ -294,7 +297,9 @@ def plot_leaderboard(board: pl.DataFrame, path: Path, metric: str = "auroc") -> 
     part = board.filter((pl.col("metric") == metric) & (pl.col("kind") != "chance"))
     if part.height == 0:
         return None
-    columns = part.select("dataset", "task", "regime").unique(maintain_order=True).rows()
+    present = set(part.select("dataset", "task", "regime").unique().rows())
+    columns = [(d, t, r) for d, t in part.select("dataset", "task").unique(maintain_order=True).rows()
+               for r in REGIMES if (d, t, r) in present]
     models = part.select("model").unique(maintain_order=True).to_series().to_list()
     cells = {(r["model"], r["dataset"], r["task"], r["regime"]): r for r in part.iter_rows(named=True)}
     values = np.full((len(models), len(columns)), np.nan)
@@ -305,8 +310,8 @@ def plot_leaderboard(board: pl.DataFrame, path: Path, metric: str = "auroc") -> 
                 values[i, j] = 100 * row["mean"]
     several = part["dataset"].n_unique() > 1
     figure, ax = plt.subplots(figsize=(1.25 * len(columns) + 2.6, 0.42 * len(models) + 1.6))
-    image = ax.imshow(values, cmap="RdYlGn", vmin=min(40.0, np.nanmin(values)), vmax=max(60.0, np.nanmax(values)),
-                      aspect="auto")
+    spread = max(10.0, float(np.nanmax(np.abs(values - 50.0))))  # chance (50) in the middle of the colour scale
+    image = ax.imshow(values, cmap="RdYlGn", vmin=50.0 - spread, vmax=50.0 + spread, aspect="auto")
     for i, model in enumerate(models):
         for j, column in enumerate(columns):
             row = cells.get((model, *column))
