@@ -19,8 +19,9 @@ from synthetic import write_synthetic_dataset
 from readgaze.errors import ConfigError
 from readgaze.models.base import ReadingModel
 from readgaze.models.training import bench_config as bc
-from readgaze.models.training.bench import run_bench, status_text
+from readgaze.models.training.bench import run_bench
 from readgaze.models.training.bench_report import corrected_t_test, holm
+from readgaze.models.training.bench_status import status_text
 from readgaze.models.training.runner import Engine
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

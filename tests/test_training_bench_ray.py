@@ -27,6 +27,7 @@ from readgaze.models.training.bench import run_bench
 from readgaze.models.training.runner import Engine
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]
+pytest.importorskip("ray", reason="readgaze[cluster] (Ray) is not installed")
 TESTS = Path(__file__).resolve().parent
 
 

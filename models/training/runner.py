@@ -112,6 +112,8 @@ class UnitRunner:
 
     def __init__(self, engine: Engine, out=None) -> None:
         self.out = out or sys.stderr
+        if engine.address is not None:
+            _token_auth()  # before Ray is imported: it reads the mode then
         self.engine = resolve_engine(engine, self.out)
         self._ray = None
         self._started_ray = False
@@ -157,6 +159,20 @@ class UnitRunner:
             ray.init(num_cpus=max(1, int(round(self.engine.workers * self.engine.cpus_per_unit))),
                      runtime_env={"env_vars": env}, **common)
         self._started_ray = True
+
+    @property
+    def parallel(self) -> int:
+        """Units that can run at once: the workers, or on a cluster what its CPUs and GPUs allow (capped by
+        ``workers`` when > 1); for time estimates."""
+        if self.engine.address is None or self._ray is None:
+            return max(1, self.engine.workers)
+        resources = self._ray.cluster_resources()
+        fits = [resources.get("CPU", 1) / max(self.engine.cpus_per_unit, 1e-9)]
+        if self.engine.gpus_per_unit > 0:
+            fits.append(resources.get("GPU", 0) / self.engine.gpus_per_unit)
+        if self.engine.workers > 1:
+            fits.append(self.engine.workers)
+        return max(1, int(min(fits)))
 
     def cancel(self) -> None:
         """Force-cancel every unit in flight (Ray kills their worker processes)."""
@@ -205,6 +221,15 @@ class UnitRunner:
 STOP_SIGNAL: list[int] = []
 """The signals that stopped a runner in this process (SIGTERM is mapped to KeyboardInterrupt; Ray may re-raise it
 as a new KeyboardInterrupt, so the number is kept here)."""
+
+
+def _token_auth() -> None:
+    """Ray >= 2.5x clusters authenticate clients with a token: a driver joining one needs ``RAY_AUTH_MODE=token``
+    (set here when the user has a token: ``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH`` or ``~/.ray/auth_token``)."""
+    has_token = (os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH")
+                 or (Path.home() / ".ray" / "auth_token").is_file())
+    if has_token and "RAY_AUTH_MODE" not in os.environ:
+        os.environ["RAY_AUTH_MODE"] = "token"
 
 
 def _raise_interrupt(signum, frame):
