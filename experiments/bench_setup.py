@@ -19,9 +19,19 @@ Usage::
 
     python experiments/bench_setup.py /tmp/os_scale/dataset --rounds 3
 
-Measured 2026-12-02 on the 2-core machine shared with six other agents (load average ~8: wall times are noisy, and
-several times what an idle machine gives), OneStop scale (23,860 trials, 2.4 M fixations, 2.6 M word rows): see
-the numbers in the issue-28 report.
+Measured 2026-12-02 on the 2-core machine shared with six other agents (load average 7-9: wall times are noisy and
+several times an idle machine's), OneStop scale (``onestop_scale.py --fixations 2400000`` + ``readgaze prep
+onestop``: 23,860 trials, of which 19,911 reading_goal trials; 2.4 M fixations, 2.6 M word rows), ``--rounds 2``::
+
+    cache build (first unit on this machine): 44.2 s, peak 2.90 GiB
+    A no cache             setup  43.26 s   peak  2.89 GiB
+    B cache, fold seen     setup   0.51 s   peak  0.63 GiB
+    C cache, new fold      setup   5.13 s   peak  1.22 GiB
+    A / B: 85x faster, 4.6x less peak memory per unit
+
+and the datamodule before the cache (git 397e120, one fresh process, same load): 109.5 s, peak 4.43 GiB (the issue
+measured 60.5 s and 4.6 GiB). B's 0.63 GiB is mostly the imports (torch, Lightning). ``readgaze bench`` pays C in
+the driver, once per fold, before the units start (so units on the driver's machine are all B).
 """
 
 from __future__ import annotations
