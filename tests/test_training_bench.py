@@ -182,3 +182,22 @@ def test_corrected_t_test_and_holm_by_hand():
     assert p > plain  # the correction is more conservative than the plain paired t-test
     assert corrected_t_test(np.array([0.1]), 0.2) == (None, None)
     assert holm([0.01, None, 0.04, 0.03]) == pytest.approx([0.03, None, 0.06, 0.06])
+
+
+def test_a_unit_on_a_worker_without_the_benchmark_folder_sends_its_files_back(dataset, tmp_path):
+    from readgaze.models.training.bench import _record
+    from readgaze.models.training.bench_unit import run_unit
+
+    config = bench_config(tmp_path, dataset)
+    unit = next(u for u in bc.plan(config, bc.model_configs(config)[0]) if u.kind == "baselines")
+    out = tmp_path / "driver_side"
+    spec = {**unit.spec, "bench_dir": str(out), "token": "not-this-run", "threads": 1}  # no shared storage
+    result = run_unit(spec)
+    assert result["status"] == "done" and not out.exists()  # nothing written on the driver's side by the worker
+    assert {"predictions_majority.parquet", "predictions_reading_speed.parquet", "trials.parquet",
+            "train.log"} <= set(result["files"])
+    record = _record(out, unit, result)  # the driver writes what came back
+    folder = out / "units" / unit.id
+    assert record["status"] == "done" and (folder / "unit.json").is_file()
+    assert pl.read_parquet(folder / "predictions_majority.parquet")["split"].unique().sort().to_list() == [
+        "test", "val"]
