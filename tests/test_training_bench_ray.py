@@ -2,8 +2,8 @@
 retried; SIGTERM to the driver stops every process it started and writes the partial leaderboard; a driver killed
 with SIGKILL halfway and resumed gives the leaderboard of an uninterrupted run.
 
-Slow (Ray starts a cluster of processes, fresh workers import torch): about 3 and 5 min on 2 cores shared with six
-other agents (load ~8), most of it start-up; run in CI.
+Slow (Ray starts a cluster of processes, fresh workers import torch): about 3 min each (+1 min set-up) on 2 cores
+shared with six other agents (load ~8), most of it start-up; run in CI.
 """
 
 from __future__ import annotations
