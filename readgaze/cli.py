@@ -25,6 +25,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "test": ("readgaze.models.training.cli", "test a model (LightningCLI)"),
     "predict": ("readgaze.models.training.cli", "predict with a model (LightningCLI)"),
     "cv": ("readgaze.models.training.cv", "cross-validate a config over every fold and regime"),
+    "bench": ("readgaze.models.training.bench", "the whole benchmark (tasks x models x folds x seeds) on Ray, "
+              "resumable, into one leaderboard"),
     "configs": ("readgaze.models.training.configs", "list the packaged task x model configs (use as -c TASK/MODEL)"),
     "ensemble": ("readgaze.models.training.ensemble", "out-of-sample ensembles (majority vote, logistic) of cv runs"),
     "demo": ("readgaze.models.demo", "simulate, prepare, train and evaluate offline in one command"),

@@ -1,7 +1,8 @@
 """The stages of ``readgaze demo`` (:mod:`readgaze.models.demo`): simulate, prepare, train and test, report.
 
-Training output of Lightning and of the fold processes goes to ``<out>/train.log`` (file descriptors 1 and 2 are
-redirected while folds run), so the terminal shows only the progress display and the table.
+Training output of Lightning and of the fold workers goes to ``<out>/train.log`` (file descriptors 1 and 2 are
+redirected while folds run) and ``runs/<model>/fold_k/train.log``, so the terminal shows only the progress display
+and the table. Folds run as units of :mod:`readgaze.models.training.runner` (Ray workers when ``workers`` > 1).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import os
 import sys
 import threading
 import time
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import polars as pl
@@ -146,11 +146,8 @@ class Stages:
                                     folds=list(s.folds), out=str(self.out / "runs"), run=model, baselines=k == 0,
                                     threads=1)
             with _watch(run_dir, task, self.progress), _quiet(self.out / "train.log"):
-                try:
-                    paths = run(workers=min(s.workers, len(s.folds)))
-                except BrokenProcessPool:  # a fold process was killed from outside: run the folds here instead
-                    self.notes.setdefault("retried", []).append(model)
-                    paths = run(workers=1)
+                # folds on Ray workers (models/training/runner.py); a worker killed from outside has its fold rerun
+                paths = run(workers=min(s.workers, len(s.folds)))
             self.progress.update(task, completed=len(s.folds))
             self.seconds[name] = time.perf_counter() - t0
             predictions = pl.read_parquet(paths["predictions"])
