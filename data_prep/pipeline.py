@@ -214,9 +214,10 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
         feats = pl.concat([f.result() for f in feats])
         release_freed_memory()
         trials = trials.drop([c for c in feats.columns if c != "trial_id"], strict=False)
-        agreement, record = agreement.result()
+        agreement, records = agreement.result()
         agreement_job.shutdown()
-        qc.add(**record)
+        for record in records:
+            qc.add(**record)
         trials = sort_rows(trials.join(feats, on="trial_id", how="left")
                            .join(agreement, on="trial_id", how="left"), "trial_id")
     sink("trials", trials)
@@ -229,19 +230,27 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
 
 
 def _line_agreement(fixations: pl.DataFrame, words: pl.DataFrame, trials: pl.DataFrame, line_assigner: str
-                    ) -> tuple[pl.DataFrame, dict]:
+                    ) -> tuple[pl.DataFrame, list[dict]]:
     """Per trial, the share of fixations whose line agrees with the vote and with slice
-    (:func:`readgaze.lines.agreement.line_agreement`), and the QC record (``QCLog.add``'s arguments) flagging the
-    trials below 95 %."""
-    from readgaze.lines.agreement import THRESHOLD, line_agreement, low_agreement
+    (:func:`readgaze.lines.agreement.line_agreement`), and the QC records (``QCLog.add``'s arguments) flagging the
+    trials below 95 % and counting those not checked (their text's lines are not top to bottom, e.g. a layout
+    built from a fixation report's own positions)."""
+    from readgaze.lines.agreement import THRESHOLD, line_agreement, low_agreement, unordered_texts
 
     agreement = line_agreement(fixations, words, trials, chosen=line_assigner)
     agreement = agreement.with_columns(pl.col("trial_id").cast(trials.schema["trial_id"]))
     low = low_agreement(agreement)
     shown = ", ".join(map(str, low["trial_id"].head(10).to_list())) + (", ..." if low.height > 10 else "")
-    return agreement, dict(step="assign_lines", table="trials", count=low.height, action="flagged",
-                           reason=f"lines agree with the vote or slice on under {THRESHOLD:.0%} of fixations",
-                           detail=shown or None)
+    records = [dict(step="assign_lines", table="trials", count=low.height, action="flagged",
+                    reason=f"lines agree with the vote or slice on under {THRESHOLD:.0%} of fixations",
+                    detail=shown or None)]
+    skipped = unordered_texts(words)
+    if skipped:
+        unchecked = trials.filter(pl.col("text_id").cast(pl.String).is_in(skipped)).height
+        records.append(dict(step="assign_lines", table="trials", count=unchecked, action="flagged",
+                            reason="line agreement not computed (null): the text's lines are not top to bottom",
+                            detail=", ".join(skipped[:10]) + (", ..." if len(skipped) > 10 else "")))
+    return agreement, records
 
 
 def _trial_features(fixations: pl.DataFrame, words: pl.DataFrame, trials: pl.DataFrame,

@@ -51,19 +51,36 @@ def line_agreement(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame |
     -------
     polars.DataFrame
         ``trial_id`` (the fixations' dtype) and ``line_agreement_<reference>`` (Float64 in [0, 1]; null for a trial
-        without assigned fixations), one row per trial of ``fixations``.
+        without assigned fixations, and for a trial of a text whose lines are not top to bottom, see
+        :func:`unordered_texts`), one row per trial of ``fixations``.
     """
     from readgaze.lines import assign_lines
+    from readgaze.lines.frame import _trial_texts
 
     fixations = fixations.collect() if isinstance(fixations, pl.LazyFrame) else fixations
+    words = words.collect() if isinstance(words, pl.LazyFrame) else words
+    trials = trials.collect() if isinstance(trials, pl.LazyFrame) else trials
     base = fixations.select("trial_id", "fixation_index", "x_px", "y_px", "line_index")
-    positions = base.drop("line_index")
+    skipped = unordered_texts(words)
+    if skipped:  # the references cannot run on such a layout (e.g. one built from a fixation report's own y)
+        texts = _trial_texts(base["trial_id"].cast(pl.String), words, trials)
+        out = texts.filter(pl.col("text_id").is_in(skipped))["trial_id"]
+        base = base.with_columns(pl.when(pl.col("trial_id").cast(pl.String).is_in(out.implode()))
+                                 .then(None).otherwise(pl.col("line_index")).alias("line_index"))
+        words = words.filter(~pl.col("text_id").cast(pl.String).is_in(skipped))
+    positions = base.filter(pl.col("line_index").is_not_null()).drop("line_index") if skipped else base.drop(
+        "line_index")
     lines: dict[str, pl.Series] = {}
 
     def lines_of(method: str) -> pl.Series:
         if method not in lines:
-            lines[method] = (base["line_index"] if method == chosen else assign_lines(
-                positions, words, trials, method=method, direction=direction)[0]["line_index"])
+            if method == chosen:
+                lines[method] = base["line_index"]
+            else:
+                got = assign_lines(positions, words, trials, method=method, direction=direction)[0]
+                lines[method] = (got["line_index"] if not skipped else base.select("trial_id", "fixation_index").join(
+                    got.select("trial_id", "fixation_index", "line_index"), on=["trial_id", "fixation_index"],
+                    how="left", maintain_order="left")["line_index"])
         return lines[method]
 
     assigned = pl.col("line_index").is_not_null()
@@ -81,6 +98,18 @@ def line_agreement(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame |
         columns[name] = pl.when(assigned & got.is_not_null()).then((pl.col("line_index") == got).cast(pl.Float64))
     return (base.with_columns(**columns).group_by("trial_id", maintain_order=True)
             .agg(pl.col(list(columns)).mean()))
+
+
+def unordered_texts(words: pl.DataFrame) -> list[str]:
+    """``text_id`` (as String) of the texts whose lines, in ``line_index`` order, are not strictly top to bottom
+    (midline half-way between the line's highest word top and lowest word bottom, as
+    :func:`readgaze.lines.frame.text_layout`); the line assigners need such lines, so agreement is not computed
+    for their trials."""
+    mid = (words.group_by("text_id", "line_index").agg(((pl.col("top_px").min() + pl.col("bottom_px").max()) / 2)
+                                                       .alias("y")).sort("text_id", "line_index"))
+    bad = mid.group_by("text_id").agg(((pl.col("y").diff() <= 0).any() | pl.col("y").is_nan().any()
+                                       | pl.col("y").is_null().any()).alias("bad"))
+    return sorted(bad.filter("bad")["text_id"].cast(pl.String).to_list())
 
 
 def low_agreement(trials: pl.DataFrame, threshold: float = THRESHOLD) -> pl.DataFrame:
