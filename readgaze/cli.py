@@ -23,7 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "fit": ("readgaze.models.training.cli", "train a model (LightningCLI)"),
     "validate": ("readgaze.models.training.cli", "validate a model (LightningCLI)"),
     "test": ("readgaze.models.training.cli", "test a model (LightningCLI)"),
-    "predict": ("readgaze.models.training.cli", "predict with a model (LightningCLI)"),
+    "predict": ("readgaze.models.training.predict", "score a prepared dataset with a trained model bundle"),
     "cv": ("readgaze.models.training.cv", "cross-validate a config over every fold and regime"),
     "configs": ("readgaze.models.training.configs", "list the packaged task x model configs (use as -c TASK/MODEL)"),
     "ensemble": ("readgaze.models.training.ensemble", "out-of-sample ensembles (majority vote, logistic) of cv runs"),

@@ -163,6 +163,8 @@ class ReadingDataModule(L.LightningDataModule):
         self.trial_features_raw: pl.DataFrame | None = None  # unscaled TRIAL_FEATURES per trial (baselines)
         self._datasets: dict[str, _TrialDataset] = {}
         self._num_classes: int | None = None
+        self.scalers: dict[str, feat.RobustScaler] | None = None
+        """The fitted word, fixation and trial scalers (after ``setup``; saved in a model bundle)."""
 
     # ---- dimensions the models need (linked in readgaze.models.training.cli) ----
     @property
@@ -389,11 +391,14 @@ class ReadingDataModule(L.LightningDataModule):
         if self.trial_feature_set != "readgaze":
             trial_names = FEATURE_SETS[self.trial_feature_set]
             trial_raw = self._published_trial_features(trial_names)
-        in_train = np.isin(trial_words["trial_row"].to_numpy(), train)
-        word_scaler = feat.RobustScaler(feat.WORD_MEASURES + feat.WORD_LEXICAL).fit(word_raw[in_train])
-        fix_scaler = feat.RobustScaler(feat.FIXATION_OWN).fit(
-            fix_own[np.isin(fixations["trial_row"].to_numpy(), train)])
-        trial_scaler = feat.RobustScaler(trial_names).fit(trial_raw[train])
+        if self.scalers is None:  # fit on the training split; a model bundle brings its own (scoring new data)
+            in_train = np.isin(trial_words["trial_row"].to_numpy(), train)
+            self.scalers = {
+                "word": feat.RobustScaler(feat.WORD_MEASURES + feat.WORD_LEXICAL).fit(word_raw[in_train]),
+                "fixation": feat.RobustScaler(feat.FIXATION_OWN).fit(
+                    fix_own[np.isin(fixations["trial_row"].to_numpy(), train)]),
+                "trial": feat.RobustScaler(trial_names).fit(trial_raw[train])}
+        word_scaler, fix_scaler, trial_scaler = (self.scalers[k] for k in ("word", "fixation", "trial"))
         n = self.trials.height
         return {
             "word": word_scaler.transform(word_raw),

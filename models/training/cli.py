@@ -1,4 +1,4 @@
-"""``readgaze fit|validate|test|predict``: LightningCLI over :class:`~readgaze.models.data.ReadingDataModule` and any
+"""``readgaze fit|validate|test``: LightningCLI over :class:`~readgaze.models.data.ReadingDataModule` and any
 model.
 
 The YAML picks the model by ``model.class_path`` (any :class:`~readgaze.models.base.ReadingModel` subclass; no
@@ -20,10 +20,13 @@ YAML names ``lightning.pytorch.loggers.WandbLogger``.
 ``-c`` takes a file or the name of a packaged config (``reading_goal/roberteye_f``; ``readgaze configs`` lists them).
 ``readgaze fit`` then restores the best checkpoint (lowest validation loss), validates and tests it on the fold's
 test split (``--no-test`` skips the test), writes ``predictions_val.parquet`` and ``predictions_test.parquet`` to the
-run folder and ends with a summary: where it wrote, balanced accuracy and AUROC per regime, and a warning when the
-predictions are constant. With ``--data.text_encoder tiny`` (randomly initialised, 32 wide) a config written for a
-pretrained encoder gets the tiny encoder's recipe (:func:`tiny_recipe`: learning rate, no gradient accumulation),
-and the run says so; values given on the command line win.
+run folder, writes the model bundle (``<run>/bundle``: :mod:`readgaze.models.training.bundle`, what ``readgaze
+predict`` scores new data with) and ends with a summary: where it wrote, balanced accuracy and AUROC per regime
+(a score from fewer than 30 trials marked), and a warning when the predictions are constant. While it trains it
+prints the expected time after the first epoch and, off a terminal, a line per epoch
+(:mod:`readgaze.models.training.epochs`). With ``--data.text_encoder tiny`` (randomly initialised, 32 wide) a
+config written for a pretrained encoder gets the tiny encoder's recipe (:func:`tiny_recipe`: learning rate, no
+gradient accumulation), and the run says so; values given on the command line win.
 
 A bad key or value is one line: the key, the closest valid ones, and ``readgaze fit --help`` for the full usage.
 
@@ -103,11 +106,10 @@ class ReadgazeCLI(LightningCLI):
                 print(f"readgaze: --data.text_encoder tiny: {note}", file=sys.stderr)
 
     def after_fit(self) -> None:
-        """Validate and test the best checkpoint, then print the run's summary (see the module docstring)."""
-        if getattr(self, "_skip_test", False):
-            return
+        """Validate (and test) the best checkpoint, write the model bundle, then print the run's summary."""
         fit_summary(self.trainer, self.model, self.datamodule,
-                    time.perf_counter() - getattr(self, "_started", time.perf_counter()))
+                    time.perf_counter() - getattr(self, "_started", time.perf_counter()),
+                    test=not getattr(self, "_skip_test", False))
 
 
 def tiny_recipe(config, explicit: set[str]) -> list[str]:
@@ -137,8 +139,10 @@ def tiny_recipe(config, explicit: set[str]) -> list[str]:
     return notes
 
 
-def fit_summary(trainer, model, datamodule, seconds: float) -> None:
-    """Validate and test ``trainer``'s best checkpoint and print where the run wrote and how well it did."""
+def fit_summary(trainer, model, datamodule, seconds: float, test: bool = True) -> None:
+    """Validate and test ``trainer``'s best checkpoint, write its model bundle
+    (:func:`readgaze.models.training.bundle.write_bundle`, in ``<run>/bundle``) and print where the run wrote and
+    how well it did. ``test=False`` (``--no-test``) skips the test."""
     from readgaze.models.training.summary import constant_warning, metric_table, regime_counts, written
 
     callback = trainer.checkpoint_callback
@@ -149,16 +153,20 @@ def fit_summary(trainer, model, datamodule, seconds: float) -> None:
         val = trainer.validate(model, datamodule=datamodule, ckpt_path=ckpt, verbose=False, weights_only=False)
     finally:
         trainer.loggers = loggers
-    test = trainer.test(model, datamodule=datamodule, ckpt_path=ckpt, verbose=False, weights_only=False)
+    tested = (trainer.test(model, datamodule=datamodule, ckpt_path=ckpt, verbose=False, weights_only=False)
+              if test else [])
     folder = Path(model.predictions_dir or trainer.log_dir or trainer.default_root_dir)
-    lines = [f"readgaze fit: done in {seconds:.0f} s; wrote {folder}", f"  files: {written(folder)}"]
+    bundle = _bundle(trainer, model, datamodule, best, folder, seconds, test)
+    lines = [f"readgaze fit: done in {seconds:.0f} s ({trainer.current_epoch} epochs); wrote {folder}",
+             f"  files: {written(folder)}"]
     if best:
         lines.append(f"  best checkpoint: {best} (epoch {_epoch(best, trainer)}, {callback.monitor} "
                      f"{float(callback.best_model_score):.4f})")
+    lines.append(bundle)
     import polars as pl
 
     counts, warnings = {}, []
-    for split in ("val", "test"):
+    for split in ("val", "test") if test else ("val",):
         path = folder / f"predictions_{split}.parquet"
         if path.is_file():
             predictions = pl.read_parquet(path)
@@ -166,8 +174,27 @@ def fit_summary(trainer, model, datamodule, seconds: float) -> None:
             warning = constant_warning(predictions, f"{split} predictions", getattr(model, "learning_rate", None))
             if warning:
                 warnings.append(warning)
-    lines += [metric_table(val[0] if val else {}, test[0] if test else {}, counts), *warnings]
+    lines += [metric_table(val[0] if val else {}, tested[0] if tested else {}, counts), *warnings]
     print("\n".join(lines), file=sys.stderr)
+
+
+def _bundle(trainer, model, datamodule, best: str, folder: Path, seconds: float, tested: bool) -> str:
+    """Write the run's model bundle; the summary line saying where (or why not)."""
+    if not best:
+        return "  model bundle: none (no best checkpoint was saved; the config needs a ModelCheckpoint)"
+    if getattr(datamodule, "scalers", None) is None:
+        return f"  model bundle: none ({type(datamodule).__name__} has no feature scalers to save)"
+    from readgaze.models.training.bundle import write_bundle
+
+    try:
+        path = write_bundle(folder / "bundle", checkpoint=best, model=model, datamodule=datamodule,
+                            val_predictions=folder / "predictions_val.parquet",
+                            test_predictions=folder / "predictions_test.parquet" if tested else None,
+                            config=Path(trainer.log_dir or folder) / "config.yaml", seconds=seconds,
+                            epochs=trainer.current_epoch)
+    except (OSError, ReadgazeError, ValueError) as error:  # a finished run keeps its checkpoint and summary
+        return f"  warning: no model bundle written ({error})"
+    return f"  model bundle: {path}  (score new data: readgaze predict {path} DATASET --out predictions.parquet)"
 
 
 def _epoch(best: str, trainer) -> str:
@@ -273,12 +300,15 @@ def make_cli(args: list[str], run: bool = True) -> ReadgazeCLI:
     """Build (and with ``run`` execute) the CLI on ``args`` (subcommand first when ``run``)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded at run time
     warnings.filterwarnings("ignore", message="LightningCLI's args parameter")  # args are always explicit here
+    from readgaze.models.training.epochs import EpochLines
+
     return ReadgazeCLI(ReadingModel, datamodule_class(args), subclass_mode_model=True, args=args, run=run,
-                       save_config_kwargs={"overwrite": True})
+                       save_config_kwargs={"overwrite": True}, trainer_defaults={"callbacks": [EpochLines()]})
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``readgaze fit|validate|test|predict``; ``argv[0]`` is the subcommand."""
+    """Entry point of ``readgaze fit|validate|test``; ``argv[0]`` is the subcommand (``readgaze predict`` is
+    :mod:`readgaze.models.training.predict`, on a model bundle)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv else "fit"
     skip_test = "--no-test" in argv

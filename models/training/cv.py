@@ -9,14 +9,16 @@ fold's choice (EyeBench's selection, Shubi et al., 2025: lowest ``loss/val_all``
 (:mod:`readgaze.baselines`) are fit on the same training trials. Written under ``OUT/RUN`` (``--out results``,
 ``--run`` default ``<task>_<config stem>``):
 
-* ``fold_k/`` (or ``fold_k/grid_i/seed_s/`` with a grid or several seeds): logs, checkpoint, ``qc.json`` and
-  ``predictions_{val,test}.parquet`` of each trial;
+* ``fold_k/`` (or ``fold_k/grid_i/seed_s/`` with a grid or several seeds): logs, checkpoint, ``qc.json``,
+  ``predictions_{val,test}.parquet`` of each trial and the fold model's bundle (``bundle/``, what ``readgaze
+  predict`` scores new data with: :mod:`readgaze.models.training.bundle`);
 * ``predictions.parquet`` and ``predictions_val.parquet``: every fold's test and validation predictions (the
   chosen grid point, seed 0) and the baselines'; ``grid.csv``: every grid trial's validation loss and the choice
   per fold;
 * ``results_per_fold.csv``: every (model, regime, fold) cell with the fold's validation-chosen threshold;
 * ``results.csv`` and ``results.md``: balanced accuracy at 0.5, balanced accuracy at the threshold chosen on
-  validation, and AUROC per regime, mean ± SEM over folds (:func:`readgaze.metrics.evaluate`); for goal_question
+  validation, and AUROC per regime, mean ± SEM over folds (:func:`readgaze.metrics.evaluate`), a cell whose
+  per-fold scores come from fewer than 30 trials marked (``small_sample``); for goal_question
   also All / Different spans / Same span with their chance levels (``goal_selection.{csv,md}``);
 * ``seeds.csv`` (``--seeds N`` > 1): each seed's scores and their spread (standard deviation over seeds);
 * ``qc.json``: the datamodule's QC records per fold (non-zero ones are printed);
@@ -412,6 +414,12 @@ def _fit_and_predict(config: str, data_path: str, fold: int, overrides: list[str
         raise ConfigError(f"fold {fold}: no best-on-validation checkpoint was saved (did validation run?)")
     validated = cli.trainer.validate(cli.model, datamodule=cli.datamodule, ckpt_path=best, weights_only=False)
     cli.trainer.test(cli.model, datamodule=cli.datamodule, ckpt_path=best, weights_only=False)
+    from readgaze.models.training.bundle import write_bundle
+
+    write_bundle(directory / "bundle", checkpoint=best, model=cli.model, datamodule=cli.datamodule,
+                 val_predictions=directory / "predictions_val.parquet",
+                 test_predictions=directory / "predictions_test.parquet",
+                 config=Path(cli.trainer.log_dir or directory) / "config.yaml", epochs=cli.trainer.current_epoch)
     return {"val": directory / "predictions_val.parquet", "test": directory / "predictions_test.parquet",
             "val_loss": float(validated[0]["loss/val"]), "checkpoint": best, "datamodule": cli.datamodule,
             "model": type(cli.model).__name__}
