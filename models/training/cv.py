@@ -163,7 +163,10 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
                                          out=out, run=run, threads=threads, baselines=baselines)
     if seeds < 1:
         raise ConfigError(f"--seeds: got {seeds}, expected at least 1")
+    default = baselines is True
     baselines = baseline_kinds(baselines)
+    if default and "PARAGRAPH_RT" in pl.scan_parquet(Path(data_path) / "trials.parquet").collect_schema().names():
+        baselines = (*baselines, PARAGRAPH_TIME_BASELINE)  # a paragraph time of its own: not reading_speed again
     run_dir = Path(out) / (run or f"{settings['task']}_{Path(config).stem}")
     run_dir.mkdir(parents=True, exist_ok=True)
     grid = {**settings["grid"], **(grid or {})}
@@ -309,10 +312,13 @@ def _config_without_grid(config: str, run_dir: Path) -> str:
     return str(path)
 
 
-DEFAULT_BASELINES = ("majority", "reading_speed", "words_per_paragraph_time", "mean_total_fixation_duration",
-                     "meziere_logistic_regression")
+DEFAULT_BASELINES = ("majority", "reading_speed", "mean_total_fixation_duration", "meziere_logistic_regression")
 """The baseline rows ``readgaze cv`` adds by default: majority class, the reading-time baselines and Mézière's
-logistic regression (the grid-searched SVM, random forest, kNN and gradient boosting with ``--baselines all``)."""
+logistic regression (the grid-searched SVM, random forest, kNN and gradient boosting with ``--baselines all``).
+``words_per_paragraph_time`` joins them only for data with Data Viewer's ``PARAGRAPH_RT``
+(:data:`PARAGRAPH_TIME_BASELINE`): without it the paragraph time is the fixation span and that baseline is
+``reading_speed`` again (a logistic regression on words per the same time; predictions equal to 3e-16)."""
+PARAGRAPH_TIME_BASELINE = "words_per_paragraph_time"
 
 
 def baseline_kinds(baselines: bool | Sequence[str]) -> tuple[str, ...]:
