@@ -86,10 +86,12 @@ def _separator(text: str | None) -> str | None:
     return value
 
 
-def _layout_arguments(p: argparse.ArgumentParser) -> None:
-    """``--layout`` and ``--text-id`` of the modes whose recordings carry no word boxes (asc, samples)."""
-    p.add_argument("--layout", required=True,
-                   help="passages.json, a pymovements/PoTeC AOI file or an IA report: the text(s) the trials show")
+def _layout_arguments(p: argparse.ArgumentParser, optional: bool = False) -> None:
+    """``--layout`` and ``--text-id`` of the modes whose recordings carry no word boxes (asc, samples); in asc mode
+    (``optional``) the layout may come from the recordings' own ``!V IAREA`` messages."""
+    p.add_argument("--layout", required=not optional,
+                   help="passages.json, a pymovements/PoTeC AOI file or an IA report: the text(s) the trials show"
+                        + ("; without it, the recordings' own '!V IAREA' interest-area messages" if optional else ""))
     p.add_argument("--text-id", help="passage of a passages.json (or trial/text of an IA report) every trial shows; "
                                      "without it, a layout of several texts needs a --trials table whose text_id "
                                      "names each trial's")
@@ -101,7 +103,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="mode", metavar="MODE")
     modes = {"onestop": "OneStop fixation + IA reports",
              "dataviewer": "any Data Viewer fixation report, with an IA report, a word AOI table or its own IA columns",
-             "asc": "EyeLink .asc recordings plus a text layout",
+             "asc": "EyeLink .asc recordings plus a text layout (or their own !V IAREA messages)",
              "samples": "gaze-sample CSVs (Tobii, SMI, pymovements datasets): fixations detected with pymovements' "
                         "I-VT or I-DT, plus a text layout"}
     for mode, help_text in modes.items():
@@ -126,7 +128,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             p.add_argument("--eye", choices=("left", "right"), default=None, help="written to the samples' eye")
         elif mode == "asc":
             p.add_argument("files", nargs="+", help=".asc recordings")
-            _layout_arguments(p)
+            _layout_arguments(p, optional=True)
             p.add_argument("--encoding", default="utf-8",
                            help="text encoding of the .asc files (default utf-8; e.g. cp1252, latin-1: bytes that "
                                 "do not decode are replaced and warned about with their file and first line)")
@@ -153,6 +155,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         p.add_argument("--trials-on", nargs="+", metavar="KEY",
                        help="join keys TRIALS_COLUMN=TABLE_COLUMN (or COLUMN); trials columns: trial_id, "
                             "participant_id, trial (trial number) or their source names. Default: matched by name")
+        p.add_argument("--key-map", nargs="+", metavar="COLUMN=MAP",
+                       help="map a --trials-on key of the trials to the table's before joining: COLUMN=REGEX (its "
+                            "first group is the key: text_id='^\\w+-(\\w+)-\\d+$' makes reading-dickens-1 "
+                            "dickens) or COLUMN=map.csv (two columns: trials value, table value)")
+        p.add_argument("--binarise", nargs="+", metavar="RULE",
+                       help="make a label from a numeric column of the --trials table, e.g. "
+                            "is_correct=acc_level>=2 (SB-SAT: 2 or 3 of 3 questions right); the counts are printed")
         p.add_argument("--separator", help="field separator of the CSV inputs (default: detected; 'tab', ';', ',')")
         p.add_argument("--decimal-comma", action="store_true", help="numbers written 390,6 (needs a separator "
                                                                     "other than ',')")
@@ -270,7 +279,14 @@ def _run(args: argparse.Namespace) -> int:
     notes = [f"warning: {w}" for w in loaded.warnings]
     trials, words = loaded.trials, loaded.words
     if args.trials:
-        from readgaze.data_prep.labels import attach_labels, parse_keys, read_table, rekey_words
+        from readgaze.data_prep.labels import (
+            attach_labels,
+            parse_key_maps,
+            parse_keys,
+            parse_rules,
+            read_table,
+            rekey_words,
+        )
 
         with step("labels"):
             from readgaze.data_prep.columns import for_table
@@ -279,14 +295,16 @@ def _run(args: argparse.Namespace) -> int:
             table = read_table(args.trials, **dialect, columns=for_table(spec, "trials", names))
             export = next(iter(loaded.sources.values()))[0]
             joined = attach_labels(trials, table, trials_file=export, table_file=args.trials,
-                                   keys=parse_keys(args.trials_on), aliases=loaded.aliases, qc=loaded.qc)
+                                   keys=parse_keys(args.trials_on), aliases=loaded.aliases, qc=loaded.qc,
+                                   key_maps=parse_key_maps(args.key_map), rules=parse_rules(args.binarise))
             words = rekey_words(words, trials, joined.trials, loaded.qc)
             trials = joined.trials
             notes += joined.messages
         loaded.sources["trials"] = [str(args.trials)]
-    elif args.trials_on:
-        raise ConfigError("--trials-on names join keys for a --trials table; give --trials LABELS.csv too")
-    if args.mode in ("asc", "samples") and words["text_id"].n_unique() > 1:  # a layout of several texts
+    elif args.trials_on or args.key_map or args.binarise:
+        raise ConfigError("--trials-on, --key-map and --binarise describe a --trials table; give --trials LABELS.csv "
+                          "too")
+    if args.mode in ("asc", "samples") and args.layout is not None and words["text_id"].n_unique() > 1:
         trials = sources.require_trial_texts(trials, words, args.layout, args.trials)
     assigner = args.line_assigner or loaded.line_assigner or "slice"
     if loaded.line_assigner == "report" and assigner != "report":
@@ -295,7 +313,8 @@ def _run(args: argparse.Namespace) -> int:
     screen = _screen(args.screen_px) or SCREENS.get(args.mode)
     config = {"mode": args.mode, "line_assigner": assigner, "screen_px": screen,
               "surprisal_model": args.surprisal_model, "language": args.language, "loader": loaded.loader,
-              "trials_on": args.trials_on, "format": args.format, "columns": spec or None, **dialect}
+              "trials_on": args.trials_on, "key_map": args.key_map, "binarise": args.binarise,
+              "format": args.format, "columns": spec or None, **dialect}
     if args.mode == "samples":  # what the detector was given (its thresholds: readgaze.events' defaults)
         config |= {"screen_cm": args.screen_cm, "distance_cm": args.distance_cm, "origin": args.origin,
                    "detector": args.detector, "time_unit": args.time_unit, "missing_value": args.missing_value,
@@ -305,6 +324,9 @@ def _run(args: argparse.Namespace) -> int:
                            surprisal_model=args.surprisal_model, language=args.language, progress=step,
                            sink=writer.put)
         notes += _word_box_warnings(prepared.fixations)
+        from readgaze.text import layout_fit_warnings
+
+        notes += layout_fit_warnings(prepared.fixations, prepared.words, prepared.trials)
         with step("write"):
             out = writer.finish(prepared, sources=loaded.sources, config=config, id_bases=loaded.id_bases,
                                 notes=notes)
