@@ -118,6 +118,11 @@ def test_a_missing_feature_and_another_version_are_named(trained, tmp_path):
         readgaze.load_model(other).check(home / "ds_new")
     assert readgaze.load_model(other).check(home / "ds_new", allow_other_version=True)[0].startswith(
         "the bundle was made by readgaze 0.0.1")
+    encoder = {**spec["encoder"], "vocab_size": 50265, "vocab_sha256": "0" * 64}
+    (other / "bundle.json").write_text(json.dumps({**spec, "encoder": encoder}))
+    with pytest.raises(ConfigError, match="text encoder 'tiny': its tokenizer here differs from training's in "
+                                          "vocab_size, vocab_sha256"):
+        readgaze.load_model(other).check(home / "ds_new")
 
 
 def test_predict_help_is_immediate_and_imports_no_torch():

@@ -16,6 +16,9 @@
 checks the data against the bundle and stops with one :class:`readgaze.errors.ConfigError` naming what differs: a
 feature column training had that the data lacks, another tokenizer under the encoder's name, another readgaze
 version running or preparing the data (``allow_other_version`` lowers the versions to warnings).
+
+(Over 400 lines on purpose: what a bundle holds is written, described and checked in this one file, so that the
+three cannot drift apart.)
 """
 
 from __future__ import annotations
@@ -34,11 +37,10 @@ import polars as pl
 import torch
 
 from readgaze import __version__
-from readgaze.errors import ConfigError, SchemaError
+from readgaze.errors import ConfigError
 from readgaze.models.data import features as feat
-from readgaze.models.data.batch import REGIMES
 from readgaze.models.data.datamodule import FEATURE_SOURCES, ReadingDataModule
-from readgaze.models.data.dataset import _TrialDataset
+from readgaze.models.data.prediction import PredictionData
 from readgaze.models.data.tasks import QUESTION_ROLES, TASKS
 
 FORMAT = "readgaze model bundle, version 1"
@@ -396,8 +398,7 @@ class ModelBundle:
             the threshold, or the most probable class), ``predicted_label`` (the class name), ``threshold``,
             ``participant_seen``, ``item_seen`` (Boolean: among the training trials'), ``regime`` (``seen``,
             ``new_item``, ``new_participant``, ``new_item_participant``), ``label`` (Int64, null without labels),
-            ``model``. ``.warnings`` is not set; warnings are printed to standard error and returned by
-            :meth:`check`.
+            ``model``. The warnings of :meth:`check` are printed to standard error.
 
         Raises
         ------
@@ -407,7 +408,13 @@ class ModelBundle:
         warnings = self.check(dataset, allow_other_version=allow_other_version)
         for warning in warnings:
             print(f"readgaze predict: warning: {warning}", file=sys.stderr)
-        data = PredictionData(self, dataset, batch_size=batch_size)
+        settings = self.spec["data"]
+        data = PredictionData(dataset, task=self.task, text_encoder=settings["text_encoder"],
+                              max_text_tokens=settings["max_text_tokens"],
+                              trial_feature_set=settings["trial_feature_set"], questions=settings.get("questions"),
+                              reading_regime=self.spec.get("reading_regime"), scalers=self.spec["scalers"],
+                              training_participants=self.training_participants, training_items=self.training_items,
+                              batch_size=batch_size or settings["batch_size"])
         data.setup("predict")
         model = self.model(device or "cpu")
         probs, ids = [], []
@@ -419,6 +426,8 @@ class ModelBundle:
         prob = torch.cat(probs).numpy() if probs else np.zeros((0, self.spec["num_classes"]))
         frame = self._frame(data.trials, ids, prob)
         if out is not None:
+            from readgaze.models.training.predict import write_predictions
+
             write_predictions(frame, out, self.threshold)
         return frame
 
@@ -442,75 +451,3 @@ class ModelBundle:
                               pl.lit(self.spec["model"]["name"]).alias("model"))
                 .select("trial_id", "participant_id", "item_id", "text_id", "prediction_prob", "predicted_class",
                         "predicted_label", "threshold", "participant_seen", "item_seen", "regime", "label", "model"))
-
-
-def write_predictions(frame: pl.DataFrame, out: str | Path, threshold: float | None) -> dict[str, Path]:
-    """Write ``frame`` to ``out`` (Parquet, or CSV by suffix) and, with labels, ``<stem>_scores.csv`` beside it.
-
-    Returns ``{"predictions": path}`` plus ``"scores"`` when written.
-    """
-    from readgaze.models.training.summary import regime_scores
-
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if out.suffix.lower() == ".csv":
-        from readgaze.data_prep.dataset import csv_ready
-
-        csv_ready(frame).write_csv(out)
-    else:
-        frame.write_parquet(out)
-    paths = {"predictions": out}
-    if frame["label"].drop_nulls().len():
-        scores = out.with_name(f"{out.stem}_scores.csv")
-        regime_scores(frame, threshold).write_csv(scores)
-        paths["scores"] = scores
-    return paths
-
-
-class PredictionData(ReadingDataModule):
-    """Every trial of a dataset folder, prepared as the bundle's training data was: its scalers, encoder, task.
-
-    Unlike training, nothing is fitted and no trial is left out for want of a label: the label is null when the
-    data has none (``label`` -1 in the batch, which no model reads). Each trial's ``regime`` says whether its
-    participant and item were among the training trials'.
-    """
-
-    def __init__(self, bundle: ModelBundle, path: str | Path, batch_size: int | None = None) -> None:
-        data = bundle.spec["data"]
-        super().__init__(str(path), task=data["task"], text_encoder=data["text_encoder"],
-                         max_text_tokens=data["max_text_tokens"], trial_feature_set=data["trial_feature_set"],
-                         batch_size=batch_size or data["batch_size"], questions=data.get("questions"),
-                         reading_regime=bundle.spec.get("reading_regime"))
-        self.bundle = bundle
-        self.scalers = {name: feat.RobustScaler.from_dict(saved) for name, saved in bundle.spec["scalers"].items()}
-
-    def setup(self, stage: str | None = None) -> None:
-        if self.trials is not None:
-            return
-        trials = self._scan("trials").collect()
-        spec = TASKS[self.task]
-        if all(c in trials.columns for c in spec.needs):
-            trials = spec.trials(trials, self)  # label null where the task has none for a trial
-        elif self.task == "goal_question":
-            raise SchemaError(f"task goal_question reads {list(spec.needs)} from trials.parquet",
-                              file=self.path / "trials.parquet")
-        else:
-            trials = trials.with_columns(pl.lit(None, pl.Int64).alias("label"))
-        seen_p = pl.col("participant_id").cast(pl.String).is_in(self.bundle.training_participants)
-        seen_i = pl.col("item_id").cast(pl.String).is_in(self.bundle.training_items)
-        regime = (pl.when(seen_p & seen_i).then(pl.lit(REGIMES[0])).when(seen_p).then(pl.lit("new_item"))
-                  .when(seen_i).then(pl.lit("new_participant")).otherwise(pl.lit("new_item_participant")))
-        self.trials = (trials.with_columns(pl.col("label").cast(pl.Int64), seen_p.alias("participant_seen"),
-                                           seen_i.alias("item_seen"), regime.alias("regime"),
-                                           pl.lit("predict").alias("split"))
-                       .sort("trial_id").with_row_index("trial_row"))
-        self._warn_missing_features()
-        arrays = self._feature_arrays()
-        tokens = self._tokenise()
-        self._count_cut_fixations(arrays, tokens)
-        rows = np.arange(self.trials.height)
-        labelled = self.trials.with_columns(pl.col("label").fill_null(-1))
-        self._datasets["predict"] = _TrialDataset(rows, labelled, arrays, tokens)
-
-    def predict_dataloader(self):
-        return self._loader("predict")
