@@ -63,6 +63,11 @@ def test_fit_writes_a_bundle_with_scalers_threshold_and_training_readers(trained
     assert set(spec["training"]["participants"]) < set(trials["participant_id"])  # the training split's only
     assert "total_fixation_duration_ms" in spec["features"]["columns"]["word_measures"]
     assert spec["scores"]["val"][0]["regime"] == "all" and spec["scores"]["test"]
+    run = bundle.parent
+    val = pl.read_parquet(run / "predictions_val.parquet")
+    assert spec["scores"]["val"][0]["n_trials"] == val.height == spec["training"]["trials"]["val"]
+    # the best checkpoint's validation predictions are the run folder's (they went to default_root_dir)
+    assert not list((home / "run").glob("predictions_*.parquet"))
 
 
 def test_new_unlabelled_readers_are_all_scored_and_marked_new(trained, capsys):

@@ -148,6 +148,10 @@ def fit_summary(trainer, model, datamodule, seconds: float, test: bool = True) -
     callback = trainer.checkpoint_callback
     best = callback.best_model_path if callback is not None else ""
     ckpt = best or None
+    folder = Path(model.predictions_dir or trainer.log_dir or trainer.default_root_dir)
+    # the best checkpoint's predictions replace the last epoch's in the run folder (with the loggers hidden below
+    # they went to default_root_dir, and the run folder kept the last epoch's validation predictions)
+    model.predictions_dir = str(folder)
     loggers, trainer.loggers = trainer.loggers, []  # metrics.csv keeps one validation row per epoch
     try:
         val = trainer.validate(model, datamodule=datamodule, ckpt_path=ckpt, verbose=False, weights_only=False)
@@ -155,7 +159,6 @@ def fit_summary(trainer, model, datamodule, seconds: float, test: bool = True) -
         trainer.loggers = loggers
     tested = (trainer.test(model, datamodule=datamodule, ckpt_path=ckpt, verbose=False, weights_only=False)
               if test else [])
-    folder = Path(model.predictions_dir or trainer.log_dir or trainer.default_root_dir)
     bundle = _bundle(trainer, model, datamodule, best, folder, seconds, test)
     lines = [f"readgaze fit: done in {seconds:.0f} s ({trainer.current_epoch} epochs); wrote {folder}",
              f"  files: {written(folder)}"]
