@@ -24,6 +24,7 @@ three cannot drift apart.)
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import importlib
 import json
@@ -77,6 +78,7 @@ def feature_columns(dataset: str | Path) -> dict[str, list[str]]:
     return out
 
 
+@functools.lru_cache(maxsize=4)
 def tokenizer_fingerprint(text_encoder: str) -> dict:
     """The tokenizer class, vocabulary size and a SHA-256 of its sorted vocabulary (same name, same tokens)."""
     from readgaze.models.text_encoder import load_tokenizer
@@ -139,7 +141,7 @@ def write_bundle(directory: str | Path, *, checkpoint: str | Path, model, datamo
         "task": datamodule.task, "reading_regime": datamodule.effective_reading_regime,
         "classes": CLASSES[datamodule.task][:datamodule.num_classes], "num_classes": datamodule.num_classes,
         "data": {k: getattr(datamodule, k) for k in DATA_ARGUMENTS},
-        "encoder": tokenizer_fingerprint(datamodule.text_encoder),
+        "encoder": dict(tokenizer_fingerprint(datamodule.text_encoder)),
         "features": {"word": list(feat.WORD_FEATURES), "fixation": list(feat.FIXATION_FEATURES),
                      "trial": list(datamodule.scalers["trial"].names), "columns": feature_columns(datamodule.path)},
         "scalers": {name: scaler.to_dict() for name, scaler in datamodule.scalers.items()},
@@ -351,7 +353,7 @@ class ModelBundle:
         if missing:
             errors.append(f"trials.parquet lacks column(s) {missing}, which task {self.task} reads as input")
         encoder = self.spec["encoder"]
-        current = tokenizer_fingerprint(encoder["name"])
+        current = dict(tokenizer_fingerprint(encoder["name"]))
         different = [k for k in ("tokenizer", "vocab_size", "vocab_sha256") if current[k] != encoder[k]]
         if different:
             errors.append(f"text encoder {encoder['name']!r}: its tokenizer here differs from training's in "
