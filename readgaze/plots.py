@@ -16,10 +16,9 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 from sklearn.metrics import roc_curve  # noqa: E402
 
-from readgaze.metrics import ALL, REGIME_ORDER, check_predictions, evaluate  # noqa: E402
+from readgaze.metrics import check_predictions, evaluate  # noqa: E402
+from readgaze.splits.regimes import ALL, REGIME_ORDER, regime_title  # noqa: E402
 
-_TITLES = {"new_item": "New item", "new_participant": "New participant",
-           "new_item_participant": "New item & participant", ALL: "All regimes"}
 POSITIVE_CLASS = {"reading_goal": "information seeking", "comprehension": "correct answer"}
 """The class whose probability the ROC ranks by, per task (label 1)."""
 
@@ -145,7 +144,8 @@ def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, spli
                   bbox_to_anchor=(1.04, 0.5), fontsize=11.5, title="AUROC % (mean ± SEM over folds)",
                   title_fontsize=11.5, frameon=False, handlelength=3.0, alignment="left")
         n_predictions = cell.filter(pl.col("model") == cell["model"][0]).height if cell.height else 0
-        title = f"{_TITLES[regime]}" + (" [headline]" if regime in marked else "") + f"\n(n={n_predictions:,})"
+        title = (regime_title(regime, all_title="All regimes") + (" [headline]" if regime in marked else "")
+                 + f"\n(n={n_predictions:,})")
         ax.set(xlim=(0, 1), ylim=(0, 1.01), aspect="equal")
         ax.set_xlabel("False positive rate", fontsize=13)
         ax.set_ylabel("True positive rate", fontsize=13)

@@ -70,10 +70,11 @@ class PredictionData(ReadingDataModule):
                                            pl.lit("predict").alias("split"))
                        .sort("trial_id").with_row_index("trial_row"))
         self._warn_missing_features()
-        arrays = self._feature_arrays()
-        tokens = self._tokenise()
-        self._count_cut_fixations(arrays, tokens)
+        shared = {"trials": self.trials, **self._raw_arrays(self.trials), **self._tokenise(self.trials)}
+        arrays = self._fold_arrays(shared)  # scaled by the bundle's scalers (set in __init__), never refitted
+        tokens = {"key": shared["token_key"], "encodings": shared["encodings"], "cut_per_trial": shared["token_cut"]}
         rows = np.arange(self.trials.height)
+        self._count_cut_fixations(arrays, tokens, rows)
         labelled = self.trials.with_columns(pl.col("label").fill_null(-1))
         self._datasets["predict"] = _TrialDataset(rows, labelled, arrays, tokens)
 

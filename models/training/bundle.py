@@ -400,7 +400,8 @@ class ModelBundle:
             the threshold, or the most probable class), ``predicted_label`` (the class name), ``threshold``,
             ``participant_seen``, ``item_seen`` (Boolean: among the training trials'), ``regime`` (``seen``,
             ``new_item``, ``new_participant``, ``new_item_participant``), ``label`` (Int64, null without labels),
-            ``model``. The warnings of :meth:`check` are printed to standard error.
+            ``fold_index`` (Int32, null: no fold), ``split`` (``"predict"``), ``model``: a superset of
+            :data:`readgaze.schema.PREDICTION_COLUMNS`. The warnings of :meth:`check` are printed to standard error.
 
         Raises
         ------
@@ -450,6 +451,8 @@ class ModelBundle:
                                                                        return_dtype=pl.String)
                               .alias("predicted_label"),
                               pl.lit(self.threshold, pl.Float64).alias("threshold"),
+                              pl.lit(None, pl.Int32).alias("fold_index"), pl.lit("predict").alias("split"),
                               pl.lit(self.spec["model"]["name"]).alias("model"))
                 .select("trial_id", "participant_id", "item_id", "text_id", "prediction_prob", "predicted_class",
-                        "predicted_label", "threshold", "participant_seen", "item_seen", "regime", "label", "model"))
+                        "predicted_label", "threshold", "participant_seen", "item_seen", "regime", "label",
+                        "fold_index", "split", "model"))

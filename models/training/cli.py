@@ -73,12 +73,27 @@ class ReadgazeCLI(LightningCLI):
 
     def instantiate_trainer(self, **kwargs):
         """Default loggers: CSV (``<root>/csv/version_N``, the run's log_dir) and TensorBoard
-        (``<root>/tensorboard``)."""
+        (``<root>/tensorboard``); the :class:`~readgaze.models.training.callbacks.RunWriter` that writes
+        predictions, qc.json and the model bundle, and :class:`~readgaze.models.training.epochs.EpochLines` (a line
+        per epoch and the expected time), are always added."""
+        from readgaze.models.training.callbacks import RunWriter
+        from readgaze.models.training.epochs import EpochLines
+
         config = self._get(self.config_init, "trainer", default={})
         if config.get("logger") in (None, True):
             root = config.get("default_root_dir") or os.getcwd()
             kwargs["logger"] = [CSVLogger(root, name="csv"), TensorBoardLogger(root, name="tensorboard")]
-        return super().instantiate_trainer(**kwargs)
+        trainer = super().instantiate_trainer(**kwargs)
+        if not any(isinstance(c, RunWriter) for c in trainer.callbacks):
+            trainer.callbacks.append(RunWriter())
+        if not any(isinstance(c, EpochLines) for c in trainer.callbacks):
+            trainer.callbacks.append(EpochLines())
+        return trainer
+
+    def before_fit(self) -> None:
+        """Several processes: say what the effective batch is (once)."""
+        if self.trainer.world_size > 1 and self.trainer.is_global_zero:
+            print(f"readgaze fit: {effective_batch(self.trainer, self.datamodule)}", file=sys.stderr)
 
     def parse_arguments(self, parser, args) -> None:
         """Parse; a parse error becomes one :class:`ConfigError` line instead of 55 lines of usage."""
@@ -103,7 +118,8 @@ class ReadgazeCLI(LightningCLI):
             return
         if config["data"].get("text_encoder") == "tiny":
             for note in tiny_recipe(config, getattr(self, "_explicit", set())):
-                print(f"readgaze: --data.text_encoder tiny: {note}", file=sys.stderr)
+                if _launcher_rank() == 0:  # DDP's other processes parse the same arguments
+                    print(f"readgaze: --data.text_encoder tiny: {note}", file=sys.stderr)
 
     def after_fit(self) -> None:
         """Validate (and test) the best checkpoint, write the model bundle, then print the run's summary."""
@@ -139,16 +155,39 @@ def tiny_recipe(config, explicit: set[str]) -> list[str]:
     return notes
 
 
+def _launcher_rank() -> int:
+    """This process's global rank as DDP's launcher sets it in the environment (0 before any launch)."""
+    return int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0")) or 0)
+
+
+def effective_batch(trainer, datamodule) -> str:
+    """``effective batch 16 = 2 processes x 8 per process x 1 accumulation step(s)``: what one optimiser step sees.
+
+    ``data.batch_size`` is per process: with N processes (``trainer.devices`` x ``trainer.num_nodes``) an optimiser
+    step averages N x batch_size x accumulate_grad_batches trials, and an epoch has N times fewer steps. To train as
+    one process with batch B does, set ``--data.batch_size B/N``.
+    """
+    per_process = getattr(datamodule, "batch_size", None)
+    accumulate = getattr(trainer, "accumulate_grad_batches", 1) or 1
+    world = trainer.world_size
+    if per_process is None:
+        return f"{world} process(es) x the per-process batch x {accumulate} accumulation step(s)"
+    return (f"effective batch {world * per_process * accumulate} = {world} process(es) x {per_process} per process "
+            f"(data.batch_size) x {accumulate} accumulation step(s)")
+
+
 def fit_summary(trainer, model, datamodule, seconds: float, test: bool = True) -> None:
-    """Validate and test ``trainer``'s best checkpoint, write its model bundle
-    (:func:`readgaze.models.training.bundle.write_bundle`, in ``<run>/bundle``) and print where the run wrote and
-    how well it did. ``test=False`` (``--no-test``) skips the test."""
+    """Validate and test ``trainer``'s best checkpoint, write its model bundle (the run's
+    :class:`~readgaze.models.training.callbacks.RunWriter`, in ``<run>/bundle``) and print (on global rank 0 only)
+    where the run wrote and how well it did. ``test=False`` (``--no-test``) skips the test. Under DDP every process
+    validates and tests (they gather each other's trials)."""
+    from readgaze.models.training.callbacks import run_folder
     from readgaze.models.training.summary import constant_warning, metric_table, regime_counts, written
 
     callback = trainer.checkpoint_callback
     best = callback.best_model_path if callback is not None else ""
     ckpt = best or None
-    folder = Path(model.predictions_dir or trainer.log_dir or trainer.default_root_dir)
+    folder = run_folder(trainer, model)
     # the best checkpoint's predictions replace the last epoch's in the run folder (with the loggers hidden below
     # they went to default_root_dir, and the run folder kept the last epoch's validation predictions)
     model.predictions_dir = str(folder)
@@ -159,9 +198,14 @@ def fit_summary(trainer, model, datamodule, seconds: float, test: bool = True) -
         trainer.loggers = loggers
     tested = (trainer.test(model, datamodule=datamodule, ckpt_path=ckpt, verbose=False, weights_only=False)
               if test else [])
-    bundle = _bundle(trainer, model, datamodule, best, folder, seconds, test)
+    if not trainer.is_global_zero:
+        return
+    bundle = _bundle(trainer, model, best, seconds, test)
     lines = [f"readgaze fit: done in {seconds:.0f} s ({trainer.current_epoch} epochs); wrote {folder}",
              f"  files: {written(folder)}"]
+    if trainer.world_size > 1:
+        lines.append(f"  {trainer.world_size} processes ({trainer.strategy.__class__.__name__}): "
+                     f"{effective_batch(trainer, datamodule)}; metrics over every process's trials")
     if best:
         lines.append(f"  best checkpoint: {best} (epoch {_epoch(best, trainer)}, {callback.monitor} "
                      f"{float(callback.best_model_score):.4f})")
@@ -181,20 +225,18 @@ def fit_summary(trainer, model, datamodule, seconds: float, test: bool = True) -
     print("\n".join(lines), file=sys.stderr)
 
 
-def _bundle(trainer, model, datamodule, best: str, folder: Path, seconds: float, tested: bool) -> str:
-    """Write the run's model bundle; the summary line saying where (or why not)."""
+def _bundle(trainer, model, best: str, seconds: float, tested: bool) -> str:
+    """Write the run's model bundle (:meth:`RunWriter.write_bundle`); the summary line saying where (or why not)."""
+    from readgaze.models.training.callbacks import RunWriter
+
     if not best:
         return "  model bundle: none (no best checkpoint was saved; the config needs a ModelCheckpoint)"
+    datamodule = getattr(trainer, "datamodule", None)
     if getattr(datamodule, "scalers", None) is None:
         return f"  model bundle: none ({type(datamodule).__name__} has no feature scalers to save)"
-    from readgaze.models.training.bundle import write_bundle
-
+    writer = next((c for c in trainer.callbacks if isinstance(c, RunWriter)), RunWriter())
     try:
-        path = write_bundle(folder / "bundle", checkpoint=best, model=model, datamodule=datamodule,
-                            val_predictions=folder / "predictions_val.parquet",
-                            test_predictions=folder / "predictions_test.parquet" if tested else None,
-                            config=Path(trainer.log_dir or folder) / "config.yaml", seconds=seconds,
-                            epochs=trainer.current_epoch)
+        path = writer.write_bundle(trainer, model, best, seconds=seconds, tested=tested)
     except (OSError, ReadgazeError, ValueError) as error:  # a finished run keeps its checkpoint and summary
         return f"  warning: no model bundle written ({error})"
     return f"  model bundle: {path}  (score new data: readgaze predict {path} DATASET --out predictions.parquet)"
@@ -299,14 +341,16 @@ def datamodule_class(args: list[str]) -> type:
     return ReadingDataModule
 
 
-def make_cli(args: list[str], run: bool = True) -> ReadgazeCLI:
-    """Build (and with ``run`` execute) the CLI on ``args`` (subcommand first when ``run``)."""
+def make_cli(args: list[str], run: bool = True, cli_class: type | None = None) -> ReadgazeCLI:
+    """Build (and with ``run`` execute) the CLI on ``args`` (subcommand first when ``run``); ``cli_class`` replaces
+    :class:`ReadgazeCLI` (``readgaze bench`` parses configs without building them)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded at run time
     warnings.filterwarnings("ignore", message="LightningCLI's args parameter")  # args are always explicit here
-    from readgaze.models.training.epochs import EpochLines
-
-    return ReadgazeCLI(ReadingModel, datamodule_class(args), subclass_mode_model=True, args=args, run=run,
-                       save_config_kwargs={"overwrite": True}, trainer_defaults={"callbacks": [EpochLines()]})
+    # under DDP, evaluation gathers every process's trials and keeps each once (ReadingModel._finish): the padding
+    # this warning is about never reaches a metric or a prediction file
+    warnings.filterwarnings("ignore", message=r"Using `DistributedSampler` with the dataloaders")
+    return (cli_class or ReadgazeCLI)(ReadingModel, datamodule_class(args), subclass_mode_model=True, args=args,
+                                      run=run, save_config_kwargs={"overwrite": True})
 
 
 def main(argv: list[str] | None = None) -> int:

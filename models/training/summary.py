@@ -12,11 +12,14 @@ from pathlib import Path
 import polars as pl
 
 from readgaze.metrics import SMALL_MARK, SMALL_SAMPLE_TRIALS
+from readgaze.splits.regimes import ALL
+from readgaze.splits.regimes import REGIMES as TEST_REGIMES
 
 CONSTANT_SPREAD = 0.02
 """Probabilities whose range (max - min) is below this are called constant."""
 
-REGIMES = ("all", "new_item", "new_participant", "new_item_participant")
+REGIMES = (ALL, *TEST_REGIMES)
+"""The rows of the end-of-run summary: all pooled first, then each regime."""
 SMALL_NOTE = (f"{SMALL_MARK} from fewer than {SMALL_SAMPLE_TRIALS} trials (or one class): too few for a score to mean "
               f"much (an AUROC from 6 trials moves by 10 points with one trial)")
 
