@@ -50,7 +50,6 @@ GOAL_SELECTION_CHANCE = {"all_accuracy": 1 / 3, "different_spans_accuracy": 5 / 
 GOAL_SELECTION_NAMES = {"all_accuracy": "All (3-way)", "different_spans_accuracy": "Different spans",
                         "same_span_accuracy": "Same span"}
 AGGREGATION = "per-fold metric, mean ± SEM over folds; 'all' pools each fold's test trials over regimes"
-NEEDED = ("label", "prediction_prob", "regime", "fold_index", "trial_id")
 SMALL_SAMPLE_TRIALS = 30
 """A score from fewer trials than this (or from one class) is marked as a small sample in every readgaze table:
 a balanced accuracy or AUROC from a handful of trials moves by many points with one trial."""

@@ -201,7 +201,8 @@ def fit_summary(trainer, model, datamodule, seconds: float, test: bool = True) -
     if not trainer.is_global_zero:
         return
     bundle = _bundle(trainer, model, best, seconds, test)
-    lines = [f"readgaze fit: done in {seconds:.0f} s ({trainer.current_epoch} epochs); wrote {folder}",
+    lines = [f"readgaze fit: done in {seconds:.0f} s ({trainer.current_epoch} epoch"
+             f"{'' if trainer.current_epoch == 1 else 's'}); wrote {folder}",
              f"  files: {written(folder)}"]
     if trainer.world_size > 1:
         lines.append(f"  {trainer.world_size} processes ({trainer.strategy.__class__.__name__}): "
