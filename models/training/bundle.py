@@ -17,6 +17,12 @@ checks the data against the bundle and stops with one :class:`readgaze.errors.Co
 feature column training had that the data lacks, another tokenizer under the encoder's name, another readgaze
 version running or preparing the data (``allow_other_version`` lowers the versions to warnings).
 
+A bundle names its classes by index, per task (:data:`CLASSES`):
+
+>>> from readgaze.models.training.bundle import CLASSES
+>>> dict(enumerate(CLASSES["comprehension"]))
+{0: 'incorrect', 1: 'correct'}
+
 (Over 400 lines on purpose: what a bundle holds is written, described and checked in this one file, so that the
 three cannot drift apart.)
 """

@@ -88,7 +88,7 @@ class RunWriter(L.Callback):
         from readgaze.models.training.bundle import write_bundle
 
         folder = run_folder(trainer, pl_module)
-        log_dir = trainer.log_dir
+        log_dir = getattr(trainer.logger, "log_dir", None)  # not trainer.log_dir: under DDP it waits for every rank
         return write_bundle(folder / "bundle", checkpoint=checkpoint, model=pl_module, datamodule=trainer.datamodule,
                             val_predictions=folder / "predictions_val.parquet",
                             test_predictions=folder / "predictions_test.parquet" if tested else None,
