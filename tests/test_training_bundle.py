@@ -4,8 +4,8 @@ Issue 31's "done when": train on the README's lab example (here 9 readers x 3 te
 make a bundle, predict a separately prepared set of new participants without labels (every trial scored, all
 marked as new participants); a bundle against data with a missing feature fails naming it.
 
-The module fixture (two preps and a one-epoch fit) takes about 70 s on the shared 2-core machine (~45 s of CPU), so
-the tests that use it are marked slow.
+The module fixture (two preps and a one-epoch fit) takes about 10 s on the shared 2-core machine once numba's
+compiled functions are cached (70 s on a first run that compiles them, with the machine loaded).
 """
 
 from __future__ import annotations
@@ -54,7 +54,6 @@ def trained(tmp_path_factory):
     return home, next(run.rglob("bundle.json")).parent
 
 
-@pytest.mark.slow  # the module fixture: ~70 s
 def test_fit_writes_a_bundle_with_scalers_threshold_and_training_readers(trained):
     home, bundle = trained
     spec = json.loads((bundle / "bundle.json").read_text())
@@ -75,7 +74,6 @@ def test_fit_writes_a_bundle_with_scalers_threshold_and_training_readers(trained
     assert not list((home / "run").glob("predictions_*.parquet"))
 
 
-@pytest.mark.slow  # the module fixture: ~70 s
 def test_new_unlabelled_readers_are_all_scored_and_marked_new(trained, capsys):
     home, bundle = trained
     out = home / "new_predictions.parquet"
@@ -95,7 +93,6 @@ def test_new_unlabelled_readers_are_all_scored_and_marked_new(trained, capsys):
     assert f"scored {predictions.height} trials" in err and str(out) in err and "no labels" in err
 
 
-@pytest.mark.slow  # the module fixture: ~70 s
 def test_labelled_data_gets_scores_per_regime_and_the_python_api_agrees(trained, capsys):
     """The training data itself, scored: seen and new regimes, each score beside its n; same numbers from Python."""
     home, bundle = trained
@@ -113,7 +110,6 @@ def test_labelled_data_gets_scores_per_regime_and_the_python_api_agrees(trained,
     assert (joined["prediction_prob"] - joined["prediction_prob_csv"]).abs().max() < 1e-6
 
 
-@pytest.mark.slow  # the module fixture: ~70 s
 def test_a_missing_feature_and_another_version_are_named(trained, tmp_path):
     home, bundle = trained
     broken = tmp_path / "ds_new"
