@@ -4,8 +4,9 @@ Issue 31's "done when": train on the README's lab example (here 9 readers x 3 te
 make a bundle, predict a separately prepared set of new participants without labels (every trial scored, all
 marked as new participants); a bundle against data with a missing feature fails naming it.
 
-The module fixture (two preps and a one-epoch fit) takes about 10 s on the shared 2-core machine once numba's
-compiled functions are cached (70 s on a first run that compiles them, with the machine loaded).
+The module fixture (two preps and a one-epoch fit) takes about 10 s on the shared 2-core machine when torch and
+Lightning are already imported (as in the suite, whose collection imports them); run alone, 42 s with those imports
+(26 s of CPU for the whole module, load 7).
 """
 
 from __future__ import annotations
