@@ -95,7 +95,8 @@ def prepare(mode: str, *, out: str | Path, fixation_report: str | Path | None = 
             ia_report: str | Path | None = None, files: Sequence[str | Path] = (), layout: str | Path | None = None,
             text_id: str | None = None, aoi: str | Path | None = None, source: str = "dataviewer",
             ia_id_base: int | None = None, columns: Sequence[str] | str | None = None,
-            trials: str | Path | None = None, trials_on: Sequence[str] | None = None, separator: str | None = None,
+            trials: str | Path | None = None, trials_on: Sequence[str] | None = None,
+            key_map: Sequence[str] | None = None, binarise: Sequence[str] | None = None, separator: str | None = None,
             decimal_comma: bool = False, format: str = "parquet", force: bool = False,
             line_assigner: str | None = None, screen_px: tuple[float, float] | str | None = None,
             screen_cm: tuple[float, float] | str | None = None, distance_cm: float | None = None,
@@ -114,7 +115,8 @@ def prepare(mode: str, *, out: str | Path, fixation_report: str | Path | None = 
     mode : {"onestop", "dataviewer", "asc", "samples"}
         ``onestop``: OneStop's Data Viewer fixation and IA reports (``fixation_report``, ``ia_report``);
         ``dataviewer``: any Data Viewer fixation report with an IA report, a word AOI table (``aoi``) or neither
-        (the report's own interest-area columns); ``asc``: EyeLink ``.asc`` recordings (``files``) and a ``layout``;
+        (the report's own interest-area columns); ``asc``: EyeLink ``.asc`` recordings (``files``) and a ``layout``
+        (without one, each trial's layout comes from its own ``!V IAREA`` messages);
         ``samples``: gaze-sample CSVs (``files``), a ``layout`` and the screen (``screen_px``, ``screen_cm``,
         ``distance_cm``), fixations detected by pymovements (``detector``: I-VT after Olsen 2012 or I-DT after
         Salvucci & Goldberg 2000).
@@ -126,6 +128,13 @@ def prepare(mode: str, *, out: str | Path, fixation_report: str | Path | None = 
     trials : path, optional
         A table of per-trial labels and items, joined on ``trials_on`` (``"participant_id=subject"``, ...) or on
         matching names.
+    key_map : list of str, optional
+        ``COLUMN=REGEX`` (the first group is the key: ``text_id='^\\w+-(\\w+)-\\d+$'`` makes ``reading-dickens-1``
+        ``dickens``) or ``COLUMN=map.csv`` (two columns: trials value, table value): a trials key turned into the
+        table's before the join (:func:`readgaze.data_prep.labels.parse_key_maps`).
+    binarise : list of str, optional
+        ``LABEL=COLUMN>=THRESHOLD`` rules making a label from a numeric column of the table (SB-SAT:
+        ``is_correct=acc_level>=2``); the counts go to the notes.
     separator, decimal_comma : optional
         The CSV dialect of the exports (``";"`` with ``decimal_comma=True`` for ``390,6``).
     format : {"parquet", "csv", "both"}
@@ -157,7 +166,7 @@ def prepare(mode: str, *, out: str | Path, fixation_report: str | Path | None = 
         raise ConfigError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
     separator = _separator(separator)
     needs = {"onestop": ("fixation_report", "ia_report"), "dataviewer": ("fixation_report",),
-             "asc": ("files", "layout"), "samples": ("files", "layout")}[mode]
+             "asc": ("files",), "samples": ("files", "layout")}[mode]
     given = {"fixation_report": fixation_report, "ia_report": ia_report, "files": files, "layout": layout}
     absent = [n for n in needs if not given[n]]
     if absent:
@@ -169,7 +178,8 @@ def prepare(mode: str, *, out: str | Path, fixation_report: str | Path | None = 
     try:
         return _prepare(mode, out=out, fixation_report=fixation_report, ia_report=ia_report, files=files,
                         layout=layout, text_id=text_id, aoi=aoi, source=source, ia_id_base=ia_id_base,
-                        columns=columns, trials=trials, trials_on=trials_on, separator=separator,
+                        columns=columns, trials=trials, trials_on=trials_on, key_map=key_map, binarise=binarise,
+                        separator=separator,
                         decimal_comma=decimal_comma, fmt=format, force=force, line_assigner=line_assigner,
                         screen_px=screen_px, screen_cm=screen_cm, distance_cm=distance_cm, origin=origin,
                         detector=detector, missing_value=missing_value, time_unit=time_unit,
@@ -184,8 +194,8 @@ def prepare(mode: str, *, out: str | Path, fixation_report: str | Path | None = 
 
 
 def _prepare(mode, *, out, fixation_report, ia_report, files, layout, text_id, aoi, source, ia_id_base, columns,
-             trials, trials_on, separator, decimal_comma, fmt, force, line_assigner, screen_px, screen_cm,
-             distance_cm, origin, detector, missing_value, time_unit, sampling_rate_hz, eye, encoding,
+             trials, trials_on, key_map, binarise, separator, decimal_comma, fmt, force, line_assigner, screen_px,
+             screen_cm, distance_cm, origin, detector, missing_value, time_unit, sampling_rate_hz, eye, encoding,
              surprisal_model, language, cache, progress, report) -> PrepResult:
     from readgaze.data_prep import sources
     from readgaze.data_prep.columns import parse_columns
@@ -223,22 +233,31 @@ def _prepare(mode, *, out, fixation_report, ia_report, files, layout, text_id, a
     trial_table, words = loaded.trials, loaded.words
     if trials:
         from readgaze.data_prep.columns import for_table
-        from readgaze.data_prep.labels import attach_labels, parse_keys, read_table, rekey_words
+        from readgaze.data_prep.labels import (
+            attach_labels,
+            parse_key_maps,
+            parse_keys,
+            parse_rules,
+            read_table,
+            rekey_words,
+        )
 
         with progress("labels"):
             names = read_table(trials, **dialect).columns
             table = read_table(trials, **dialect, columns=for_table(spec, "trials", names))
             export = next(iter(loaded.sources.values()))[0]
             joined = attach_labels(trial_table, table, trials_file=export, table_file=trials,
-                                   keys=parse_keys(list(trials_on or [])), aliases=loaded.aliases, qc=loaded.qc)
+                                   keys=parse_keys(list(trials_on or [])), aliases=loaded.aliases, qc=loaded.qc,
+                                   key_maps=parse_key_maps(_list(key_map)), rules=parse_rules(_list(binarise)))
             words = rekey_words(words, trial_table, joined.trials, loaded.qc)
             trial_table = joined.trials
             notes += joined.messages
         loaded.sources["trials"] = [str(trials)]
-    elif trials_on:
-        raise ConfigError("join keys (--trials-on) are given without a labels table to join",
+    elif trials_on or key_map or binarise:
+        raise ConfigError("join keys, key maps or binarise rules (--trials-on, --key-map, --binarise) are given "
+                          "without a labels table to join",
                           options=(Option("trials='LABELS.csv'", "--trials LABELS.csv"),))
-    if mode in ("asc", "samples") and words["text_id"].n_unique() > 1:  # a layout of several texts
+    if mode in ("asc", "samples") and layout is not None and words["text_id"].n_unique() > 1:  # several texts
         trial_table = sources.require_trial_texts(trial_table, words, layout, trials)
     assigner = line_assigner or loaded.line_assigner or "slice"
     if loaded.line_assigner == "report" and assigner != "report":
@@ -247,6 +266,7 @@ def _prepare(mode, *, out, fixation_report, ia_report, files, layout, text_id, a
     screen = _screen(screen_px) or SCREENS.get(mode)
     config = {"mode": mode, "line_assigner": assigner, "screen_px": screen, "surprisal_model": surprisal_model,
               "language": language, "loader": loaded.loader, "trials_on": list(trials_on) if trials_on else None,
+              "key_map": _list(key_map) or None, "binarise": _list(binarise) or None,
               "format": fmt, "columns": spec or None, **dialect}
     if mode == "samples":  # what the detector was given (its thresholds: readgaze.events' defaults)
         config |= {"screen_cm": _text(screen_cm), "distance_cm": distance_cm, "origin": origin,
@@ -257,6 +277,9 @@ def _prepare(mode, *, out, fixation_report, ia_report, files, layout, text_id, a
                                 screen_px=screen, surprisal_model=surprisal_model, language=language,
                                 progress=progress, sink=writer.put)
         notes += word_box_warnings(prepared.fixations)
+        from readgaze.text import layout_fit_warnings
+
+        notes += layout_fit_warnings(prepared.fixations, prepared.words, prepared.trials)
         with progress("write"):
             written = writer.finish(prepared, sources=loaded.sources, config=config, id_bases=loaded.id_bases,
                                     notes=notes)
@@ -293,6 +316,13 @@ def word_box_warnings(fixations) -> list[str]:
         return [f"warning: only {on_words:,} of the {n:,} fixations ({on_words / n:.0%}) lie on a word box (off_text "
                 "in manifest.json): is the layout the text these recordings show, in the same screen coordinates?"]
     return []
+
+
+def _list(value) -> list[str]:
+    """A keyword given as one string or several, as a list (empty for none)."""
+    if not value:
+        return []
+    return [value] if isinstance(value, str) else list(value)
 
 
 def _text(value) -> str | None:

@@ -28,10 +28,12 @@ import sys
 from readgaze.errors import ConfigError, ReadgazeError
 
 
-def _layout_arguments(p: argparse.ArgumentParser) -> None:
-    """``--layout`` and ``--text-id`` of the modes whose recordings carry no word boxes (asc, samples)."""
-    p.add_argument("--layout", required=True,
-                   help="passages.json, a pymovements/PoTeC AOI file or an IA report: the text(s) the trials show")
+def _layout_arguments(p: argparse.ArgumentParser, optional: bool = False) -> None:
+    """``--layout`` and ``--text-id`` of the modes whose recordings carry no word boxes (asc, samples); in asc mode
+    (``optional``) the layout may come from the recordings' own ``!V IAREA`` messages."""
+    p.add_argument("--layout", required=not optional,
+                   help="passages.json, a pymovements/PoTeC AOI file or an IA report: the text(s) the trials show"
+                        + ("; without it, the recordings' own '!V IAREA' interest-area messages" if optional else ""))
     p.add_argument("--text-id", help="passage of a passages.json (or trial/text of an IA report) every trial shows; "
                                      "without it, a layout of several texts needs a --trials table whose text_id "
                                      "names each trial's")
@@ -43,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="mode", metavar="MODE")
     modes = {"onestop": "OneStop fixation + IA reports",
              "dataviewer": "any Data Viewer fixation report, with an IA report, a word AOI table or its own IA columns",
-             "asc": "EyeLink .asc recordings plus a text layout",
+             "asc": "EyeLink .asc recordings plus a text layout (or their own !V IAREA messages)",
              "samples": "gaze-sample CSVs (Tobii, SMI, pymovements datasets): fixations detected with pymovements' "
                         "I-VT or I-DT, plus a text layout"}
     for mode, help_text in modes.items():
@@ -68,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             p.add_argument("--eye", choices=("left", "right"), default=None, help="written to the samples' eye")
         elif mode == "asc":
             p.add_argument("files", nargs="+", help=".asc recordings")
-            _layout_arguments(p)
+            _layout_arguments(p, optional=True)
             p.add_argument("--encoding", default="utf-8",
                            help="text encoding of the .asc files (default utf-8; e.g. cp1252, latin-1: bytes that "
                                 "do not decode are replaced and warned about with their file and first line)")
@@ -95,6 +97,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         p.add_argument("--trials-on", nargs="+", metavar="KEY",
                        help="join keys TRIALS_COLUMN=TABLE_COLUMN (or COLUMN); trials columns: trial_id, "
                             "participant_id, trial (trial number) or their source names. Default: matched by name")
+        p.add_argument("--key-map", nargs="+", metavar="COLUMN=MAP",
+                       help="map a --trials-on key of the trials to the table's before joining: COLUMN=REGEX (its "
+                            "first group is the key: text_id='^\\w+-(\\w+)-\\d+$' makes reading-dickens-1 "
+                            "dickens) or COLUMN=map.csv (two columns: trials value, table value)")
+        p.add_argument("--binarise", nargs="+", metavar="RULE",
+                       help="make a label from a numeric column of the --trials table, e.g. "
+                            "is_correct=acc_level>=2 (SB-SAT: 2 or 3 of 3 questions right); the counts are printed")
         p.add_argument("--separator", help="field separator of the CSV inputs (default: detected; 'tab', ';', ',')")
         p.add_argument("--decimal-comma", action="store_true", help="numbers written 390,6 (needs a separator "
                                                                     "other than ',')")
@@ -165,7 +174,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 KEYWORDS = ("out", "fixation_report", "ia_report", "files", "layout", "text_id", "aoi", "source", "ia_id_base",
-            "columns", "trials", "trials_on", "separator", "decimal_comma", "format", "force", "line_assigner",
-            "screen_px", "screen_cm", "distance_cm", "origin", "detector", "missing_value", "time_unit",
-            "sampling_rate_hz", "eye", "encoding", "surprisal_model", "language")
+            "columns", "trials", "trials_on", "key_map", "binarise", "separator", "decimal_comma", "format", "force",
+            "line_assigner", "screen_px", "screen_cm", "distance_cm", "origin", "detector", "missing_value",
+            "time_unit", "sampling_rate_hz", "eye", "encoding", "surprisal_model", "language")
 """The options passed to :func:`readgaze.data_prep.api.prepare` under their own names (those a mode has)."""

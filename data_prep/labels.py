@@ -1,4 +1,4 @@
-"""Labels and items from a table: ``readgaze prep ... --trials LABELS.csv`` joins per-trial columns onto the trials.
+r"""Labels and items from a table: ``readgaze prep ... --trials LABELS.csv`` joins per-trial columns onto the trials.
 
 A lab's labels rarely live in its eye-tracking export. The table (CSV/TSV or Parquet, one row per trial) gives any of
 ``reading_goal`` (``ordinary`` / ``information_seeking``), ``question``, ``is_correct``, ``selected_answer``,
@@ -16,10 +16,29 @@ repeated in the table is a :class:`DataError` (rows are never merged). ``is_corr
 
 The SB-SAT trial report (``18sat_trialfinal.csv``) is recognised by its columns and read with
 :func:`readgaze.io.sbsat.read_sbsat_trials`, so its trial ids, items, pages and answers join as they are.
+
+Labels kept per reader x book (or any key coarser than a trial) join every trial of that key, with two declared
+mappings (``readgaze prep ... --key-map``, ``--binarise``; both are printed and kept in ``manifest.json``):
+
+* a key map (:func:`parse_key_maps`) turns a trials column into the table's key before the join: a regular expression
+  whose first group is the key (``item_id='^\w+-(\w+)-\d+$'``: SB-SAT's page ``reading-dickens-1`` -> book
+  ``dickens``), or a two-column CSV (the trials' value, the table's value). A trial the map does not cover gets no
+  row (counted, as any other);
+* a binarising rule (:func:`parse_rules`) makes a label from a numeric column: ``is_correct=acc_level>=2`` (SB-SAT's
+  comprehension score 0-3 per reader and book: 2 or 3 of 3 questions right). The rule's counts are printed; the
+  numeric column joins as well, unchanged.
+
+SB-SAT's ``18sat_labels.csv`` with its fixation report (a key map on ``item_id`` also makes the mapped key the
+trial's item: a book, not its page, so that held-out-item folds keep a book's pages together)::
+
+    readgaze prep dataviewer --source sbsat --fixation-report 18sat_fixfinal.csv --trials 18sat_labels.csv \
+        --trials-on participant_id=subj item_id=book --key-map 'item_id=^\w+-(\w+)-\d+$' \
+        --binarise 'is_correct=acc_level>=2' --out sb
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -108,9 +127,116 @@ def _as_text(column: str) -> pl.Expr:
     return pl.col(column).cast(pl.String).str.strip_chars()
 
 
+@dataclass(frozen=True)
+class KeyMap:
+    """A trials column's value -> the labels table's key: ``pattern`` (first group) or ``mapping`` (dict)."""
+
+    column: str
+    pattern: str | None = None
+    mapping: dict[str, str] | None = None
+    source: str = ""
+
+    def expr(self, value: pl.Expr) -> pl.Expr:
+        if self.pattern is not None:
+            return value.str.extract(self.pattern, 1 if re.compile(self.pattern).groups else 0)
+        return value.replace_strict(self.mapping, default=None, return_dtype=pl.String)
+
+
+def parse_key_maps(specs: list[str] | None) -> dict[str, KeyMap]:
+    """``["text_id=^\\w+-(\\w+)-\\d+$", "item_id=books.csv"]`` -> ``{column: KeyMap}``.
+
+    A value naming an existing ``.csv``/``.tsv`` file is a two-column map (header row; first column the trials'
+    value, second the table's); anything else is a regular expression. Raises :class:`ConfigError` on a bad pattern,
+    an unreadable map or a spec without ``=``.
+    """
+    out = {}
+    for spec in specs or []:
+        column, sep, value = spec.partition("=")
+        if not sep or not column.strip() or not value:
+            raise ConfigError(f"--key-map {spec!r}: expected TRIALS_COLUMN=REGEX or TRIALS_COLUMN=MAP.csv")
+        column = column.strip()
+        path = Path(value)
+        if path.suffix.lower() in (".csv", ".tsv", ".txt") and path.is_file():
+            table = _read_table(path, None, False)
+            if table.width < 2:
+                raise ConfigError("a key map needs two columns (the trials' value, the table's)", file=path)
+            pairs = table.select(pl.all().cast(pl.String).str.strip_chars()).select(table.columns[:2])
+            out[column] = KeyMap(column, mapping=dict(pairs.iter_rows()), source=str(path))
+            continue
+        try:
+            groups = re.compile(value).groups
+        except re.error as error:
+            raise ConfigError(f"--key-map {column}={value!r}: not a regular expression ({error})") from None
+        if groups > 1:
+            raise ConfigError(f"--key-map {column}={value!r}: {groups} groups; give one (the key), e.g. "
+                              f"'^\\w+-(\\w+)-\\d+$'")
+        out[column] = KeyMap(column, pattern=value, source=value)
+    return out
+
+
+_RULE = re.compile(r"^\s*(\w+)\s*=\s*(\w+)\s*(>=|<=|==|!=|>|<)\s*(-?[\d.]+(?:e-?\d+)?)\s*$")
+_OPS = {">=": "ge", "<=": "le", "==": "eq", "!=": "ne", ">": "gt", "<": "lt"}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """``label = column OP threshold``: a Boolean label from a numeric column, as declared."""
+
+    label: str
+    column: str
+    op: str
+    threshold: float
+
+    def __str__(self) -> str:
+        return f"{self.label} = {self.column} {self.op} {self.threshold:g}"
+
+
+def parse_rules(specs: list[str] | None) -> list[Rule]:
+    """``["is_correct=acc_level>=2"]`` -> rules. Only ``is_correct`` (a Boolean label) can be made so.
+
+    Raises :class:`ConfigError` naming the spec and the expected form."""
+    rules = []
+    for spec in specs or []:
+        match = _RULE.match(spec)
+        if match is None:
+            raise ConfigError(f"--binarise {spec!r}: expected LABEL=COLUMN OP NUMBER with OP one of >=, >, <=, <, ==, "
+                              f"!= (e.g. is_correct=acc_level>=2)")
+        label, column, op, threshold = match.groups()
+        if label != "is_correct":
+            raise ConfigError(f"--binarise {spec!r}: only is_correct is made from a number (reading_goal is a "
+                              f"category: recode it in the table)")
+        rules.append(Rule(label, column, op, float(threshold)))
+    return rules
+
+
+def apply_rules(table: pl.DataFrame, rules: list[Rule], table_file: str) -> tuple[pl.DataFrame, list[str]]:
+    """The table with each rule's label column; one message per rule (its counts).
+
+    Raises :class:`ConfigError` when the column is missing or holds a value that is not a number."""
+    messages = []
+    for rule in rules:
+        if rule.column not in table.columns:
+            raise ConfigError(f"--binarise {rule}: the table has no column {rule.column!r}; it has {table.columns}",
+                              file=table_file, column=rule.column)
+        number = pl.col(rule.column).cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
+        bad = table.filter(number.is_null() & pl.col(rule.column).is_not_null() &
+                           (pl.col(rule.column).cast(pl.String).str.strip_chars() != ""))
+        if bad.height:
+            raise ConfigError(f"--binarise {rule}: {bad.height} value(s) of {rule.column} are not numbers, e.g. "
+                              f"{bad[rule.column].cast(pl.String).head(3).to_list()}", file=table_file,
+                              column=rule.column)
+        table = table.with_columns(getattr(number, _OPS[rule.op])(rule.threshold).alias(rule.label))
+        counts = table[rule.label].value_counts()
+        count = {value: n for value, n in counts.iter_rows()}
+        messages.append(f"labels: {rule} (declared with --binarise): {count.get(True, 0):,} rows True, "
+                        f"{count.get(False, 0):,} False, {count.get(None, 0):,} without a value")
+    return table, messages
+
+
 def attach_labels(trials: pl.DataFrame, table: pl.DataFrame, *, trials_file: str, table_file: str,
                   keys: list[tuple[str, str]] | None = None, aliases: dict[str, str] | None = None,
-                  qc: QCLog | None = None) -> Joined:
+                  qc: QCLog | None = None, key_maps: dict[str, KeyMap] | None = None,
+                  rules: list[Rule] | None = None) -> Joined:
     """Join ``table``'s per-trial columns onto ``trials`` (module docstring).
 
     Parameters
@@ -127,6 +253,10 @@ def attach_labels(trials: pl.DataFrame, table: pl.DataFrame, *, trials_file: str
         ``{source column name: trials column}`` (``TRIAL_INDEX`` -> ``trial``), so a table may use the export's names.
     qc : QCLog, optional
         Receives ``no_label_row`` (trials) and ``row_without_trial`` (labels) counts, flagged.
+    key_maps : dict, optional
+        ``{trials column: KeyMap}`` (:func:`parse_key_maps`): the column's value is mapped before the join.
+    rules : list of Rule, optional
+        Labels made from numeric columns of the table (:func:`parse_rules`).
 
     Raises
     ------
@@ -158,7 +288,24 @@ def attach_labels(trials: pl.DataFrame, table: pl.DataFrame, *, trials_file: str
                               f"participant_id=subject trial=trial_number", file=table_file)
     ours_cols, theirs_cols = [o for o, _ in pairs], [t for _, t in pairs]
     key_names = [f"__key{i}" for i in range(len(pairs))]
-    left = trials.with_columns([_as_text(o).alias(k) for o, k in zip(ours_cols, key_names)])
+    key_maps = key_maps or {}
+    unused = [c for c in key_maps if c not in ours_cols]
+    if unused:
+        raise ConfigError(f"--key-map {unused[0]}: not a join key (the keys are {', '.join(ours_cols)}; name it in "
+                          f"--trials-on)", file=table_file)
+    left = trials.with_columns([(key_maps[o].expr(_as_text(o)) if o in key_maps else _as_text(o)).alias(k)
+                                for o, k in zip(ours_cols, key_names)])
+    map_messages = []
+    for o, k in zip(ours_cols, key_names):
+        if o in key_maps:
+            missed = left.filter(pl.col(k).is_null() & pl.col(o).is_not_null())
+            example = left.filter(pl.col(k).is_not_null()).select(o, k).head(1).rows()
+            map_messages.append(f"labels: key map {o} -> {key_maps[o].source}: "
+                                f"{left.height - missed.height:,} of {left.height:,} trials mapped"
+                                + (f" (e.g. {example[0][0]} -> {example[0][1]})" if example else "")
+                                + (f"; {missed.height:,} not covered, e.g. {missed[o].head(3).to_list()}"
+                                   if missed.height else ""))
+    table, rule_messages = apply_rules(table, rules or [], table_file)
     right = table.with_columns([_as_text(t).alias(k) for t, k in zip(theirs_cols, key_names)])
     _check_unique(right, key_names, theirs_cols, table_file)
     attached = [c for c in table.columns if c not in theirs_cols and c not in key_names]
@@ -172,10 +319,21 @@ def attach_labels(trials: pl.DataFrame, table: pl.DataFrame, *, trials_file: str
                           f"{tried}: trials have e.g. {examples_ours}, the table {examples_theirs}; name other keys "
                           f"with --trials-on TRIALS_COLUMN=TABLE_COLUMN", file=table_file)
     replaced = [c for c in attached if c in trials.columns]
-    joined = left.drop(replaced).join(right, on=key_names, how="left", coalesce=True).drop(key_names)
+    joined = left.drop(replaced).join(right, on=key_names, how="left", coalesce=True)
+    if "item_id" in key_maps and "item_id" not in replaced:  # the item is the mapped key: a book, not its page
+        mapped = key_names[ours_cols.index("item_id")]
+        changed = joined.filter(pl.col(mapped).is_not_null() & (pl.col(mapped) != _as_text("item_id"))).height
+        joined = joined.with_columns(pl.coalesce(pl.col(mapped), pl.col("item_id").cast(pl.String)).alias("item_id"))
+        map_messages.append(f"labels: item_id of {changed:,} trials is now its mapped key (the trials of one key are "
+                            f"one item, held out together in participant x item folds)")
+        if qc is not None:
+            qc.add(STEP, "trials", "item_id_from_key_map", changed, action="changed",
+                   detail=f"item_id mapped by --key-map {key_maps['item_id'].source!r}")
+    joined = joined.drop(key_names)
     no_row = left.join(right.select(key_names), on=key_names, how="anti")
     orphan = right.join(left.select(key_names), on=key_names, how="anti")
-    messages = [f"labels: {hit.height:,} of {trials.height:,} trials matched a row of {Path(table_file).name} on "
+    messages = [*map_messages, *rule_messages,
+                f"labels: {hit.height:,} of {trials.height:,} trials matched a row of {Path(table_file).name} on "
                 f"{tried}; attached {', '.join(attached) or 'no columns'}"
                 + (f" (replacing the export's {', '.join(replaced)})" if replaced else "")]
     if no_row.height:

@@ -370,6 +370,8 @@ def load_asc(files, layout, text_id: str | None = None, *, columns: dict | None 
 
     for f in files:
         check_kind(f, ("asc",), "the recording")
+    if layout is None:  # no --layout: the recordings' own interest-area messages
+        return load_asc_ia_messages(files, encoding=encoding, screen_px=screen_px)
     tid, words = _layout_words(layout, text_id, columns, separator, decimal_comma)
     trials, fixations, qc, warnings = [], [], QCLog(), []
     for f in files:
@@ -389,6 +391,65 @@ def load_asc(files, layout, text_id: str | None = None, *, columns: dict | None 
     return Loaded(trials=_one_text(pl.concat(trials, how="diagonal_relaxed"), tid), words=words,
                   fixations=pl.concat(fixations, how="diagonal_relaxed"), qc=qc,
                   sources={"asc": [str(f) for f in files], "layout": [str(layout)]}, loader="readgaze.io.asc",
+                  warnings=warnings)
+
+
+def load_asc_ia_messages(files, *, encoding: str = "utf-8", screen_px: tuple[float, float] | None = None) -> Loaded:
+    """EyeLink recordings whose layout is their own ``!V IAREA`` messages (no ``--layout``).
+
+    Each trial's text is the set of interest areas its messages draw
+    (:func:`readgaze.text.layouts_from_ia_messages`): trials showing the same areas share a text (and item, unless a
+    labels table names one), named ``ia_<hash>``. Trials as :func:`load_asc`. A trial without interest areas is
+    dropped (QC ``no interest-area messages``).
+
+    Raises
+    ------
+    ConfigError
+        No recording has ``!V IAREA`` messages: then a ``--layout`` is needed.
+    """
+    from readgaze.io.asc import read_asc
+    from readgaze.text import layouts_from_ia_messages
+
+    trials, fixations, texts, qc, warnings = [], [], {}, QCLog(), []
+    for f in files:
+        rec = read_asc(f, samples="none", encoding=encoding, screen_px=screen_px)
+        qc.extend(rec.qc)
+        warnings.extend(rec.warnings)
+        t, x = rec.trials.lazy().collect(), rec.fixations.lazy().collect()
+        layouts, text_of, notes = layouts_from_ia_messages(rec.messages, Path(f).parent, t)
+        warnings += [f"{Path(f).name}: {note}" for note in notes]
+        texts.update(layouts)
+        stem = Path(f).stem
+        t = t.with_columns(pl.col("trial_id").cast(pl.String).alias("trial"),
+                           pl.col("trial_id").cast(pl.String).replace_strict(text_of, default=None,
+                                                                             return_dtype=pl.String).alias("text_id"))
+        if len(files) > 1:
+            tid_expr = pl.lit(stem + "_") + pl.col("trial_id").cast(pl.String)
+            t, x = t.with_columns(tid_expr.alias("trial_id")), x.with_columns(tid_expr.alias("trial_id"))
+        if "participant_id" not in t.columns:
+            t = t.with_columns(pl.lit(stem).alias("participant_id"))
+        trials.append(t)
+        fixations.append(x)
+    if not texts:
+        raise ConfigError("no --layout was given and the recording(s) hold no '!V IAREA' interest-area messages; "
+                          "give the text's layout with --layout (passages.json, an AOI file or an IA report)",
+                          file=files[0])
+    trials = pl.concat(trials, how="diagonal_relaxed")
+    lacking = trials.filter(pl.col("text_id").is_null())
+    qc.add("load", "trials", "no interest-area messages", lacking.height, "dropped",
+           "trials whose recording drew no !V IAREA interest areas: no text to align their fixations to")
+    if lacking.height:
+        warnings.append(f"{lacking.height} trial(s) have no interest-area messages and are dropped, e.g. "
+                        f"{lacking['trial_id'].head(3).to_list()}")
+    trials = trials.filter(pl.col("text_id").is_not_null())
+    if "item_id" not in trials.columns:
+        trials = trials.with_columns(pl.col("text_id").alias("item_id"))
+    fixations = pl.concat(fixations, how="diagonal_relaxed").join(trials.select("trial_id"), on="trial_id",
+                                                                  how="semi")
+    words = pl.concat([lay.words.with_columns(pl.lit(t).alias("text_id")) for t, lay in texts.items()],
+                      how="vertical_relaxed")
+    return Loaded(trials=trials, words=words, fixations=fixations, qc=qc,
+                  sources={"asc": [str(f) for f in files]}, loader="readgaze.io.asc (layout: !V IAREA messages)",
                   warnings=warnings)
 
 

@@ -20,10 +20,10 @@ import os
 from pathlib import Path
 
 OPTIONAL_PAGES = (("Line assignment", "line-assignment.md"), ("Benchmark runs", "benchmark.md"),
-                  ("Predicting", "predict.md"), ("Evidence", "evidence.md"))
+                  ("Evidence", "evidence.md"))
 """(title, file) of pages the site shows when the file is in docs/; each goes after AFTER."""
 AFTER = "performance.md"
-LIGHTNING = ("fit", "validate", "test", "predict")
+LIGHTNING = ("fit", "validate", "test")
 """Commands whose options LightningCLI builds from the model and data classes (``readgaze fit --help`` lists them)."""
 
 

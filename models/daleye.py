@@ -41,7 +41,7 @@ import torch.nn.functional as F
 from readgaze.errors import ConfigError
 from readgaze.models.base import ReadingModel
 from readgaze.models.data.batch import REGIMES
-from readgaze.models.text_encoder import TINY, load_tokenizer
+from readgaze.models.text_encoder import TINY, load_tokenizer, local_path
 
 log = logging.getLogger(__name__)
 SCANPATH_TITLE = "Scanpath (word index, word, duration ms, next saccade):"
@@ -84,6 +84,7 @@ def load_language_model(name: str, *, load_in_4bit: bool = False, lora_rank: int
                             pad_token_id=tokenizer.pad_token_id)
         model = GPT2LMHeadModel(config)
     else:
+        name = local_path(name)  # a folder or the cached snapshot; no network (text_encoder.local_path)
         tokenizer = _local(AutoTokenizer.from_pretrained, name)
         kwargs = {}
         if four_bit:

@@ -9,8 +9,10 @@
   embeddings and a word's hidden state says where it is; with random positions a model that reads only the order
   of fixated words (PLM-AS) cannot tell a skip from a regression.
 * ``"minilm"``: the pretrained all-MiniLM-L6-v2 encoder from that package (384 wide, 6 layers; offline).
-* anything else: a Hugging Face name or a local folder, loaded with ``AutoModel``/``AutoTokenizer`` (the papers use
-  ``roberta-base``/``roberta-large``; with ``HF_HUB_OFFLINE=1`` it must already be in the local cache).
+* anything else: a local folder, or a Hugging Face name already in the local cache (the papers use
+  ``roberta-base``/``roberta-large``). :func:`local_path` resolves it to a folder *before* transformers is called,
+  so a name that is neither fails at once: ``from_pretrained(..., local_files_only=True)`` alone still asks the hub
+  for ``adapter_config.json`` five times (about 70 s without ``HF_HUB_OFFLINE``).
 """
 
 from __future__ import annotations
@@ -40,11 +42,43 @@ def load_tokenizer(text_encoder: str) -> PreTrainedTokenizerBase:
 
     The prefix space makes ``is_split_into_words=True`` tokenise each word as it appears mid-sentence.
     """
-    path = str(minilm_path()) if text_encoder in (TINY, MINILM) else text_encoder
+    path = local_path(text_encoder)
     tokenizer = _local(AutoTokenizer.from_pretrained, path)
     if getattr(tokenizer, "add_prefix_space", None) is False:
         tokenizer = _local(AutoTokenizer.from_pretrained, path, add_prefix_space=True)
     return tokenizer
+
+
+def local_path(text_encoder: str) -> str:
+    """The local folder of ``text_encoder``: the shipped MiniLM for ``"tiny"``/``"minilm"``, the folder itself, or
+    the snapshot folder of a Hugging Face name in the local cache (``huggingface_hub.try_to_load_from_cache`` of its
+    ``config.json``; no network).
+
+    Raises :class:`readgaze.errors.ConfigError` at once when it is neither a folder nor cached.
+    """
+    if text_encoder in (TINY, MINILM):
+        return str(minilm_path())
+    if Path(text_encoder).expanduser().is_dir():
+        return str(Path(text_encoder).expanduser())
+    cached = None
+    if text_encoder.count("/") <= 1 and not text_encoder.startswith((".", "/", "~")):
+        from huggingface_hub import try_to_load_from_cache
+
+        try:
+            cached = try_to_load_from_cache(text_encoder, "config.json")
+        except ValueError:  # not a valid repository id
+            cached = None
+    if isinstance(cached, str):
+        return str(Path(cached).parent)
+    raise _not_local(text_encoder)
+
+
+def _not_local(path: str):
+    from readgaze.errors import ConfigError
+
+    return ConfigError(f"text_encoder {path!r} is neither a local folder nor in the local Hugging Face cache "
+                       f"(readgaze downloads nothing at run time); use 'tiny' (random, for smoke runs), "
+                       f"'minilm' (offline pretrained MiniLM) or a local model folder", column="text_encoder")
 
 
 def _local(load, path: str, **kwargs):
@@ -52,12 +86,7 @@ def _local(load, path: str, **kwargs):
     try:
         return load(path, local_files_only=True, **kwargs)
     except OSError as error:
-        from readgaze.errors import ConfigError
-
-        raise ConfigError(f"text_encoder {path!r} is neither a local folder nor in the local Hugging Face cache "
-                          f"(readgaze downloads nothing at run time); use 'tiny' (random, for smoke runs), "
-                          f"'minilm' (offline pretrained MiniLM) or a local model folder",
-                          column="text_encoder") from error
+        raise _not_local(path) from error
 
 
 def load_encoder(text_encoder: str) -> PreTrainedModel:
@@ -69,8 +98,7 @@ def load_encoder(text_encoder: str) -> PreTrainedModel:
         with torch.no_grad():
             encoder.embeddings.position_embeddings.weight.copy_(TINY_POSITION_SCALE * sinusoidal_positions(512, 32))
         return encoder
-    path = str(minilm_path()) if text_encoder == MINILM else text_encoder
-    return _local(AutoModel.from_pretrained, path, add_pooling_layer=False)
+    return _local(AutoModel.from_pretrained, local_path(text_encoder), add_pooling_layer=False)
 
 
 def sinusoidal_positions(n_positions: int, dim: int, base: float = 100.0) -> torch.Tensor:

@@ -25,6 +25,7 @@ _LAZY = {
     "assign_fold": "readgaze.splits",
     "evaluate": "readgaze.metrics",
     "simulate_corpus": "readgaze.simulate",
+    "load_model": "readgaze.models.training.bundle",  # torch, imported only when called
     "prepare": "readgaze.data_prep.api",  # lab data -> a dataset folder (what `readgaze prep` runs)
 }
 

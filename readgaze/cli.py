@@ -23,7 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "fit": ("readgaze.models.training.cli", "train a model (LightningCLI)"),
     "validate": ("readgaze.models.training.cli", "validate a model (LightningCLI)"),
     "test": ("readgaze.models.training.cli", "test a model (LightningCLI)"),
-    "predict": ("readgaze.models.training.cli", "predict with a model (LightningCLI)"),
+    "predict": ("readgaze.models.training.predict", "score a prepared dataset with a trained model bundle"),
     "cv": ("readgaze.models.training.cv", "cross-validate a config over every fold and regime"),
     "bench": ("readgaze.models.training.bench", "the whole benchmark (tasks x models x folds x seeds) on Ray, "
               "resumable, into one leaderboard"),

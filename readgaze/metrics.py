@@ -50,6 +50,11 @@ GOAL_SELECTION_CHANCE = {"all_accuracy": 1 / 3, "different_spans_accuracy": 5 / 
 GOAL_SELECTION_NAMES = {"all_accuracy": "All (3-way)", "different_spans_accuracy": "Different spans",
                         "same_span_accuracy": "Same span"}
 AGGREGATION = "per-fold metric, mean ± SEM over folds; 'all' pools each fold's test trials over regimes"
+SMALL_SAMPLE_TRIALS = 30
+"""A score from fewer trials than this (or from one class) is marked as a small sample in every readgaze table:
+a balanced accuracy or AUROC from a handful of trials moves by many points with one trial."""
+SMALL_MARK = "†"
+"""The mark of a small-sample score in tables (explained in a note under each)."""
 NEEDED = PREDICTION_COLUMNS
 """The columns a prediction table must have (:data:`readgaze.schema.PREDICTION_COLUMNS`)."""
 
@@ -90,7 +95,8 @@ def evaluate_folds(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | Non
     polars.DataFrame
         ``model``, ``regime``, ``fold_index``, ``n_trials``, ``n_positive`` (binary; null when
         multiclass), ``accuracy``, ``balanced_accuracy``, ``balanced_accuracy_tuned``, ``auroc`` (Float64,
-        fractions; ``auroc`` null when undefined), ``auroc_skipped`` (Boolean), ``threshold`` (Float64).
+        fractions; ``auroc`` null when undefined), ``auroc_skipped`` (Boolean), ``threshold`` (Float64),
+        ``small_sample`` (Boolean: fewer than :data:`SMALL_SAMPLE_TRIALS` trials, or one class).
 
     Raises
     ------
@@ -119,7 +125,9 @@ def evaluate_folds(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | Non
               "auroc": pl.Float64, "auroc_skipped": pl.Boolean, "balanced_accuracy_tuned": pl.Float64,
               "threshold": pl.Float64}
     order = pl.col("regime").replace_strict({r: i for i, r in enumerate(REGIME_ORDER)}, return_dtype=pl.Int32)
-    return pl.DataFrame(rows, schema=schema).sort("model", order, "fold_index")
+    small = (pl.col("n_trials") < SMALL_SAMPLE_TRIALS) | pl.col("auroc_skipped")
+    return pl.DataFrame(rows, schema=schema).with_columns(small.alias("small_sample")).sort("model", order,
+                                                                                           "fold_index")
 
 
 def evaluate(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | None = "test",
@@ -136,8 +144,9 @@ def evaluate(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | None = "t
         One row per (``model``, ``regime``) with ``regime`` in ``new_item``, ``new_participant``,
         ``new_item_participant``, ``all``: ``n_folds``, ``n_trials`` (summed over folds), then for each
         metric ``<metric>_mean`` and ``<metric>_sem`` (Float64 fractions; SEM null with one fold),
-        ``auroc_n_folds`` (folds with an AUROC), ``auroc_folds_skipped`` (folds with one class), and
-        ``aggregation`` (the sentence above, for the record).
+        ``auroc_n_folds`` (folds with an AUROC), ``auroc_folds_skipped`` (folds with one class),
+        ``aggregation`` (the sentence above, for the record) and ``small_sample`` (Boolean: the per-fold scores
+        come from fewer than :data:`SMALL_SAMPLE_TRIALS` trials on average, or a fold held one class).
 
     Raises
     ------
@@ -165,7 +174,9 @@ def evaluate(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | None = "t
             .agg(pl.len().cast(pl.Int64).alias("n_folds"), pl.col("n_trials").sum().alias("n_trials"), *aggregates,
                  pl.col("auroc").is_not_null().sum().cast(pl.Int64).alias("auroc_n_folds"),
                  pl.col("auroc_skipped").sum().cast(pl.Int64).alias("auroc_folds_skipped"))
-            .with_columns(pl.lit(AGGREGATION).alias("aggregation"))
+            .with_columns(pl.lit(AGGREGATION).alias("aggregation"),
+                          ((pl.col("n_trials") / pl.col("n_folds") < SMALL_SAMPLE_TRIALS)
+                           | (pl.col("auroc_folds_skipped") > 0)).alias("small_sample"))
             .sort("model", order))
 
 
@@ -424,7 +435,8 @@ def results_table(evaluation: pl.DataFrame, *, description=None,
     cells = {(r["model"], r["regime"]): r for r in evaluation.iter_rows(named=True)}
     for model in evaluation["model"].unique(maintain_order=True):
         for metric in metrics:
-            values = [_cell(cells.get((model, r)), metric) for r in regimes]
+            values = [_cell(row, metric) + ("" if _cell(row, metric) == "–" else _small_mark(row))
+                      for row in (cells.get((model, r)) for r in regimes)]
             lines.append(f"| {model} | {names[metric]} | " + " | ".join(values) + " |")
         counts = [_count(cells.get((model, r))) for r in regimes]
         lines.append(f"| {model} | trials (folds) | " + " | ".join(counts) + " |")
@@ -435,6 +447,9 @@ def results_table(evaluation: pl.DataFrame, *, description=None,
     notes = ["Values are % (mean ± SEM over folds). Each metric is computed per fold and regime; the "
              "'All' column pools a fold's test trials over the three regimes, then averages over folds "
              "(it is not the mean of the regime columns). " + ba, *notes]
+    if any(_small_mark(row) for row in cells.values()):
+        notes.append(f"{SMALL_MARK} marks a cell whose per-fold scores come from fewer than {SMALL_SAMPLE_TRIALS} "
+                     "trials on average (or where a fold held one class): too few for the number to mean much.")
     skipped = int(evaluation["auroc_folds_skipped"].sum()) if "auroc" in metrics else 0
     if skipped:
         notes.append(f"AUROC was undefined (one class) and skipped in {skipped} fold cells; those cells "
@@ -449,6 +464,13 @@ def _cell(row: dict | None, metric: str) -> str:
         return "–"
     sem = row[f"{metric}_sem"]
     return f"{100 * row[f'{metric}_mean']:.1f}" + ("" if sem is None else f" ± {100 * sem:.1f}")
+
+
+def _small_mark(row: dict | None) -> str:
+    """:data:`SMALL_MARK` for a cell of :func:`evaluate` flagged ``small_sample`` (else ``""``)."""
+    if row is None or row.get("small_sample") is None:
+        return ""
+    return f" {SMALL_MARK}" if row["small_sample"] else ""
 
 
 def _count(row: dict | None) -> str:

@@ -41,17 +41,41 @@ def model_colour(model: str) -> str:
     return _FIXED_COLOURS.get(model) or _SPARE[zlib.crc32(model.encode()) % len(_SPARE)]
 
 
+DISPLAY_NAMES = {
+    "majority": "majority class", "reading_speed_logistic_regression": "reading speed (LR)",
+    "words_per_paragraph_time_logistic_regression": "words / paragraph time (LR)",
+    "mean_total_fixation_duration_logistic_regression": "mean total fixation duration (LR)",
+    "meziere_logistic_regression": "Mézière et al. (LR)", "svm": "SVM (Hollenstein et al.)",
+    "random_forest": "random forest (Makowski et al.)", "knn": "k nearest neighbours",
+    "gradient_boosting": "gradient boosting", "logistic_regression": "logistic regression",
+    "RoBERTEyeF": "RoBERTEye-F", "RoBERTEyeW": "RoBERTEye-W", "PostFusionEye": "PostFusion-Eye",
+    "MAGEye": "MAG-Eye", "PLMAS": "PLM-AS", "PLMASRM": "PLM-AS-RM", "TextOnly": "text only (RoBERTa)",
+    "ScanpathImage": "scanpath image", "AhnRNN": "Ahn et al. RNN", "AhnCNN": "Ahn et al. CNN",
+    "LogisticEnsemble": "logistic ensemble", "MajorityVote": "majority vote"}
+"""Readable names for figures and tables (a model not listed keeps its name, underscores as spaces)."""
+_LINESTYLES = ("-", (0, (5, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)), (0, (2, 2)), (0, (8, 2, 1, 2, 1, 2)))
+
+
+def display_name(model: str) -> str:
+    """The name a figure or table shows for ``model`` (:data:`DISPLAY_NAMES`; else underscores as spaces)."""
+    return DISPLAY_NAMES.get(model, model.replace("_", " "))
+
+
 def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, split: str | None = "test",
              task: str | None = None, headline: tuple[str, ...] = ()) -> Path:
-    """Draw one ROC panel per regime (new item, new participant, new item & participant, all).
+    """Draw one ROC panel per regime (new item, new participant, new item & participant, all), two by two.
 
-    Each panel has one curve per model, computed on that regime's test trials pooled over folds, with
-    the legend giving the per-fold AUROC mean ± SEM of :func:`readgaze.metrics.evaluate` (the number in
-    the results table). Chance is the diagonal. A model whose predictions are constant within every fold (the
-    majority baseline) is drawn on that diagonal: pooling its per-fold constants would draw a curve below chance
-    for a model whose every fold scores 50. Multiclass predictions (``prediction_prob`` a list) are drawn as the
-    micro-averaged one-vs-rest curve. A panel whose trials hold one class says so instead of a curve. Each model
-    keeps its colour in every figure (:func:`model_colour`).
+    Each panel has one curve per model, computed on that regime's test trials pooled over folds; its legend, beside
+    the panel (never over the curves), names each model readably (:func:`display_name`) with its per-fold AUROC
+    mean ± SEM of :func:`readgaze.metrics.evaluate` (the number in the results table), best first. Chance is the
+    diagonal. Every curve stays visible: models alternate line styles, drawn thickest first, and a model whose
+    predictions equal an earlier one's in that regime says so in the legend (``= reading speed (LR)``). A model
+    whose predictions are constant within every fold (the majority baseline) is drawn on the diagonal: pooling its
+    per-fold constants would draw a curve below chance for a model whose every fold scores 50. Multiclass
+    predictions (``prediction_prob`` a list) are drawn as the micro-averaged one-vs-rest curve. A panel whose
+    trials hold one class says so instead of a curve. Each model keeps its colour in every figure
+    (:func:`model_colour`). A cell from fewer than :data:`readgaze.metrics.SMALL_SAMPLE_TRIALS` trials per fold
+    carries the small-sample mark.
 
     Parameters
     ----------
@@ -76,36 +100,73 @@ def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, spli
     SchemaError, DataError
         As :func:`readgaze.metrics.evaluate_folds`.
     """
+    from readgaze.metrics import SMALL_MARK
+
     frame = check_predictions(predictions, split)
     evaluation = evaluate(frame, split=None)
-    auroc = {(r["model"], r["regime"]): (r["auroc_mean"], r["auroc_sem"]) for r in evaluation.iter_rows(named=True)}
+    auroc = {(r["model"], r["regime"]): (r["auroc_mean"], r["auroc_sem"], r["small_sample"])
+             for r in evaluation.iter_rows(named=True)}
     regimes = [*[r for r in headline if r in REGIME_ORDER], *[r for r in REGIME_ORDER if r not in headline]]
     marked = set(headline) if 0 < len(headline) < len(REGIME_ORDER) - 1 else set()
     models = frame["model"].unique(maintain_order=True).to_list()
+    style = {m: (_LINESTYLES[i % len(_LINESTYLES)], 3.0 - 1.6 * i / max(len(models) - 1, 1))
+             for i, m in enumerate(models)}
     constant = _constant_per_fold(frame)
-    figure, axes = plt.subplots(1, len(regimes), figsize=(4.2 * len(regimes), 4.4), squeeze=False)
-    for ax, regime in zip(axes[0], regimes):
+    columns = 2 if len(regimes) > 2 else len(regimes)
+    rows = -(-len(regimes) // columns)
+    # fixed inches: each panel, then its legend in a column of its own (never over the curves or a neighbour)
+    panel, label_gap, legend_width, title_gap = 3.7, 0.85, 4.6, 0.9
+    width, height = columns * (label_gap + panel + legend_width), rows * (panel + title_gap + 0.6) + 0.8
+    figure = plt.figure(figsize=(width, height))
+    axes = [figure.add_axes(((k % columns * (label_gap + panel + legend_width) + label_gap) / width,
+                             (height - 0.8 - (k // columns + 1) * (panel + title_gap + 0.6) + 0.6) / height,
+                             panel / width, panel / height)) for k in range(len(regimes))]
+    any_small = False
+    for ax, regime in zip(axes, regimes):
         cell = frame if regime == ALL else frame.filter(pl.col("regime") == regime)
-        ax.plot([0, 1], [0, 1], linestyle=":", color="0.75", linewidth=0.8, label="chance: 50")
+        ax.plot([0, 1], [0, 1], linestyle=":", color="0.6", linewidth=1.0, label="chance: 50")
+        drawn, entries = {}, []
         for model in models:
-            _curve(ax, cell.filter(pl.col("model") == model), model_colour(model), auroc.get((model, regime)),
-                   on_diagonal=model in constant)
+            part = cell.filter(pl.col("model") == model).sort("fold_index", "trial_id")
+            same = next((other for other, scores in drawn.items() if scores.shape == part["prediction_prob"].shape
+                         and part.height and np.allclose(scores, part["prediction_prob"].to_numpy(), atol=1e-9)),
+                        None) if not isinstance(part.schema["prediction_prob"], pl.List) else None
+            if part.height and not isinstance(part.schema["prediction_prob"], pl.List):
+                drawn[model] = part["prediction_prob"].to_numpy()
+            mean, sem, small = auroc.get((model, regime), (None, None, False))
+            any_small |= bool(small) and mean is not None
+            line = _curve(ax, part, model_colour(model), style[model], _auroc_text(mean, sem, small, SMALL_MARK),
+                          on_diagonal=model in constant, same=None if same is None else display_name(same),
+                          name=display_name(model))
+            entries.append((-1.0 if mean is None else mean, line))
+        handles = [ax.get_lines()[0], *[line for _, line in sorted(entries, key=lambda e: -e[0])]]
+        ax.legend(handles=handles, labels=[h.get_label() for h in handles], loc="center left",
+                  bbox_to_anchor=(1.04, 0.5), fontsize=11.5, title="AUROC % (mean ± SEM over folds)",
+                  title_fontsize=11.5, frameon=False, handlelength=3.0, alignment="left")
         n_predictions = cell.filter(pl.col("model") == cell["model"][0]).height if cell.height else 0
         title = (regime_title(regime, all_title="All regimes") + (" [headline]" if regime in marked else "")
                  + f"\n(n={n_predictions:,})")
-        ax.set(xlabel="False positive rate", ylabel="True positive rate", xlim=(0, 1), ylim=(0, 1.01), aspect="equal")
-        ax.set_title(title, fontsize=10, fontweight="bold" if regime in marked else "normal")
-        ax.legend(loc="lower right", fontsize="small", title="AUROC %", title_fontsize="small", framealpha=0.6)
-    figure.legend([plt.Line2D([], [], color=model_colour(m)) for m in models], models, loc="upper center",
-                  ncol=min(len(models), 4), frameon=False, bbox_to_anchor=(0.5, 0.0))  # below the x-axis labels
+        ax.set(xlim=(0, 1), ylim=(0, 1.01), aspect="equal")
+        ax.set_xlabel("False positive rate", fontsize=13)
+        ax.set_ylabel("True positive rate", fontsize=13)
+        ax.tick_params(labelsize=12)
+        ax.set_title(title, fontsize=14, fontweight="bold" if regime in marked else "normal")
     what = (f"Task {task}: ROC of P({POSITIVE_CLASS.get(task, 'class 1')})" if task else "ROC")
-    figure.suptitle(f"{what} on test predictions pooled over folds (n = trial-fold pairs of the first model)\n"
-                    "legend: AUROC mean ± SEM over folds" + ("; headline regimes first" if marked else ""), y=1.06)
+    notes = ["n = trial-fold pairs of the first model", *(["headline regimes first"] if marked else []),
+             *([f"{SMALL_MARK} fewer than 30 trials per fold"] if any_small else [])]
+    figure.suptitle(f"{what} on the test predictions pooled over folds\n({'; '.join(notes)})", fontsize=15,
+                    y=1 - 0.1 / height, va="top")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(figure)
     return path
+
+
+def _auroc_text(mean, sem, small: bool, mark: str) -> str:
+    if mean is None:
+        return "n/a"
+    return f"{100 * mean:.1f}" + ("" if sem is None else f" ± {100 * sem:.1f}") + (f" {mark}" if small else "")
 
 
 def _constant_per_fold(frame: pl.DataFrame) -> set[str]:
@@ -117,17 +178,19 @@ def _constant_per_fold(frame: pl.DataFrame) -> set[str]:
     return set(per_model.filter(pl.col("constant"))["model"].to_list())
 
 
-def _curve(ax, part: pl.DataFrame, colour: str, auroc: tuple | None, on_diagonal: bool = False) -> None:
-    """One model's pooled ROC curve on one panel (micro one-vs-rest when multiclass)."""
+def _curve(ax, part: pl.DataFrame, colour: str, style: tuple, text: str, *, on_diagonal: bool = False,
+           same: str | None = None, name: str = ""):
+    """One model's pooled ROC curve on one panel (micro one-vs-rest when multiclass); returns its legend line."""
     labels = part["label"].to_numpy()
-    mean, sem = auroc if auroc is not None else (None, None)
-    text = "n/a" if mean is None else f"{100 * mean:.1f}" + ("" if sem is None else f" ± {100 * sem:.1f}")
+    dashes, width = style
+    label = f"{name}: {text}" if name else text
     if part.height == 0 or np.unique(labels).size < 2:
-        ax.plot([], [], color=colour, label="one class: no curve")
-        return
+        return ax.plot([], [], color=colour, label=f"{name}: one class, no curve" if name else "one class: no curve")[0]
+    if same is not None:
+        label += f"\n    the same curve as {same}"
     if on_diagonal:
-        ax.plot([0, 1], [0, 1], color=colour, linewidth=1.5, linestyle="--", label=f"{text} (constant per fold)")
-        return
+        return ax.plot([0, 1], [0, 1], color=colour, linewidth=width, linestyle=(0, (4, 3)),
+                       label=f"{label}\n    constant per fold: on the diagonal")[0]
     if isinstance(part.schema["prediction_prob"], pl.List):
         scores = np.stack(part["prediction_prob"].to_list())
         onehot = np.eye(scores.shape[1], dtype=np.int64)[labels]
@@ -135,7 +198,7 @@ def _curve(ax, part: pl.DataFrame, colour: str, auroc: tuple | None, on_diagonal
     else:
         scores = part["prediction_prob"].to_numpy()
     false_positive, true_positive, _ = roc_curve(labels, scores)
-    ax.plot(false_positive, true_positive, color=colour, linewidth=1.5, label=text)
+    return ax.plot(false_positive, true_positive, color=colour, linewidth=width, linestyle=dashes, label=label)[0]
 
 
 _SCANPATH_FIXATION_COLUMNS = ("x_px", "y_px", "duration_ms")
@@ -144,15 +207,21 @@ _SCANPATH_WORD_COLUMNS = ("word", "left_px", "right_px", "top_px", "bottom_px", 
 
 def plot_scanpath(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | pl.LazyFrame, path: str | Path, *,
                   line_column: str = "line_index", highlight: tuple[int, int] | None = None,
-                  title: str | None = None) -> Path:
+                  title: str | None = None, compare_raw: bool = False) -> Path:
     """Draw one trial's fixations over its text's word boxes, coloured by the line they were assigned to.
 
-    Each word box is drawn with its word; the boxes of line ``l`` and the fixations assigned to line ``l``
-    share a colour, so a fixation whose colour differs from the row it sits on shows vertical drift that line
-    assignment corrected. Fixations are circles at their recorded position (area proportional to
-    ``duration_ms``), joined in order by the saccade path; a short vertical tick joins each fixation to the
-    midline of its assigned line. Fixations with no line (null) are grey crosses. The legend keys circle size
-    (100, 250, 500 ms) and the tick.
+    Each word box is drawn with its word, at a size readable on a slide (about 10 pt on a 13-inch-wide figure); the
+    boxes of line ``l`` and the fixations assigned to line ``l`` share a colour, so a fixation whose colour differs
+    from the row it sits on shows vertical drift that line assignment corrected. Fixations are circles at their
+    recorded position (area proportional to ``duration_ms``), joined in order by the saccade path; a short vertical
+    tick joins each fixation to the midline of its assigned line. Fixations with no line (null) are grey crosses.
+    The axes hold the text (plus half a line of margin): a fixation beyond them (off screen, far from the text) is
+    drawn at the edge as a hollow triangle pointing where it lies, and the legend counts them. The legend keys
+    circle size (100, 250, 500 ms) and the tick.
+
+    With ``compare_raw`` two panels are stacked: above, the recording as it is, each fixation coloured by the line
+    nearest its recorded y (what an uncorrected analysis assumes); below, the correction, each fixation moved onto
+    the line it was assigned to (a fifth of a line below its top, above the word labels).
 
     Parameters
     ----------
@@ -169,6 +238,8 @@ def plot_scanpath(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | 
     highlight : (int, int), optional
         Half-open ``word_index`` range shaded (e.g. a critical span).
     title : str, optional
+    compare_raw : bool, default False
+        Raw (nearest line by recorded y) above corrected (assigned line) instead of one panel.
 
     Returns
     -------
@@ -182,8 +253,6 @@ def plot_scanpath(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | 
     DataError
         No fixations or no words.
     """
-    from matplotlib.patches import Rectangle
-
     from readgaze.errors import DataError, SchemaError
 
     fix = fixations.collect() if isinstance(fixations, pl.LazyFrame) else fixations
@@ -195,45 +264,110 @@ def plot_scanpath(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | 
             raise SchemaError(f"plot_scanpath: {name} lack column(s) {missing}")
         if frame.height == 0:
             raise DataError(f"plot_scanpath: no {name} to draw")
-    n_lines = int(box["line_index"].max()) + 1
-    colours = plt.get_cmap("tab10")
     left, right = float(box["left_px"].min()), float(box["right_px"].max())
     top, bottom = float(box["top_px"].min()), float(box["bottom_px"].max())
-    figure, ax = plt.subplots(figsize=(min(16.0, 2 + (right - left) / 130), 1.5 + (bottom - top) / 110))
+    n_lines = int(box["line_index"].max()) + 1
+    pitch = (bottom - top) / max(n_lines, 1)
+    limits = (left - 0.5 * pitch, right + 0.5 * pitch, top - 0.6 * pitch, bottom + 0.6 * pitch)
     mid = box.group_by("line_index").agg(((pl.col("top_px") + pl.col("bottom_px")) / 2).mean().alias("mid"))
     midline = dict(zip(mid["line_index"].to_list(), mid["mid"].to_list()))
+    x, y = fix["x_px"].to_numpy().astype(float), fix["y_px"].to_numpy().astype(float)
+    assigned = fix[line_column].to_numpy().astype(float)
+    panels = [("assigned", x, y, assigned)]
+    if compare_raw:
+        lines = np.array(sorted(midline))
+        mids = np.array([midline[k] for k in lines])
+        raw = lines[np.abs(y[:, None] - mids[None, :]).argmin(axis=1)].astype(float)
+        raw[np.isnan(y)] = np.nan
+        tops = dict(box.group_by("line_index").agg(pl.col("top_px").min(), pl.col("bottom_px").max())
+                    .select("line_index", pl.col("top_px") + 0.22 * (pl.col("bottom_px") - pl.col("top_px")))
+                    .iter_rows())  # above the word labels, which sit on the midline
+        moved = np.array([tops.get(int(k), np.nan) if not np.isnan(k) else v for k, v in zip(assigned, y)])
+        panels = [("raw", x, y, raw), ("corrected", x, moved, assigned)]
+    width_in = 13.0
+    axes_width = width_in - 3.2  # the legend's column on the right
+    height_in = axes_width * (limits[3] - limits[2]) / (limits[1] - limits[0])
+    figure, axes = plt.subplots(len(panels), 1, figsize=(width_in, len(panels) * (height_in + 0.9) + 0.4),
+                                squeeze=False)
+    font = _word_font_size(box, axes_width / (limits[1] - limits[0]))
+    for ax, (kind, px, py, line) in zip(axes[:, 0], panels):
+        _draw_words(ax, box, highlight, font)
+        outside = _draw_fixations(ax, fix, px, py, line, midline, limits, ticks=kind == "assigned")
+        ax.set(xlim=limits[:2], ylim=(limits[3], limits[2]), aspect="equal")
+        ax.set_xlabel("x (px)", fontsize=12)
+        ax.set_ylabel("y (px)", fontsize=12)
+        ax.tick_params(labelsize=11)
+        _scanpath_legend(ax, kind, outside)
+        if compare_raw:
+            ax.set_title({"raw": "Raw: recorded positions, coloured by the nearest line (no correction)",
+                          "corrected": f"Corrected: each fixation moved to the line it was assigned ({line_column})"
+                          }[kind], fontsize=13, loc="left")
+    figure.suptitle(title or "Scanpath: fixations coloured by assigned line over the text's word boxes", fontsize=14)
+    figure.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=130, bbox_inches="tight")
+    plt.close(figure)
+    return path
+
+
+def _word_font_size(box: pl.DataFrame, inches_per_px: float) -> float:
+    """A word-label size (pt) at which 90 % of the words fill at most 85 % of their boxes (a character ~0.62 em),
+    within 7-11 pt."""
+    width_pt = (box["right_px"] - box["left_px"]).to_numpy() * inches_per_px * 72
+    chars = np.maximum(box["word"].str.len_chars().to_numpy(), 1)
+    return float(np.clip(np.percentile(0.85 * width_pt / (0.62 * chars), 10), 7.0, 11.0))
+
+
+def _draw_words(ax, box: pl.DataFrame, highlight, font: float) -> None:
+    from matplotlib.patches import Rectangle
+
+    colours = plt.get_cmap("tab10")
     for w in box.iter_rows(named=True):
         shaded = highlight is not None and highlight[0] <= w["word_index"] < highlight[1]
         colour = colours(w["line_index"] % 10)
         ax.add_patch(Rectangle((w["left_px"], w["top_px"]), w["right_px"] - w["left_px"], w["bottom_px"] - w["top_px"],
                                facecolor=colour, alpha=0.28 if shaded else 0.08, edgecolor=colour, linewidth=0.5))
         ax.text((w["left_px"] + w["right_px"]) / 2, (w["top_px"] + w["bottom_px"]) / 2, w["word"], ha="center",
-                va="center", fontsize=6, color="0.25")
-    x, y = fix["x_px"].to_numpy(), fix["y_px"].to_numpy()
-    line = fix[line_column].to_numpy()
-    ax.plot(x, y, color="0.4", linewidth=0.6, alpha=0.7, zorder=2)
-    size = 4 + fix["duration_ms"].to_numpy() / 8
-    lined = ~np.isnan(line.astype(float))
+                va="center", fontsize=font, color="0.2")
+
+
+def _draw_fixations(ax, fix: pl.DataFrame, x, y, line, midline: dict, limits, ticks: bool) -> int:
+    """Fixations, saccade path and ticks; those beyond ``limits`` at the edge as triangles. Returns their count."""
+    colours = plt.get_cmap("tab10")
+    x0, x1, y0, y1 = limits
+    inset = 0.15 * (y1 - y0) / 10
+    cx, cy = np.clip(x, x0 + inset, x1 - inset), np.clip(y, y0 + inset, y1 - inset)
+    beyond = (cx != x) | (cy != y)
+    ax.plot(cx, cy, color="0.4", linewidth=0.7, alpha=0.7, zorder=2)
+    size = 6 + fix["duration_ms"].to_numpy() / 6
+    lined = ~np.isnan(line)
     for k in np.unique(line[lined]).astype(int):
-        on = lined & (line == k)
-        ax.scatter(x[on], y[on], s=size[on], color=colours(k % 10), edgecolor="black", linewidth=0.4, zorder=3)
-        ax.vlines(x[on], y[on], [midline.get(k, np.nan)] * int(on.sum()), color=colours(k % 10), linewidth=0.7,
-                  zorder=2)
-    if (~lined).any():
-        ax.scatter(x[~lined], y[~lined], s=20, marker="x", color="0.5", zorder=3, label="no line")
+        on = lined & (line == k) & ~beyond
+        ax.scatter(cx[on], cy[on], s=size[on], color=colours(k % 10), edgecolor="black", linewidth=0.4, zorder=3)
+        if ticks:
+            ax.vlines(cx[on], cy[on], [midline.get(k, np.nan)] * int(on.sum()), color=colours(k % 10),
+                      linewidth=0.8, zorder=2)
+    if (~lined & ~beyond).any():
+        ax.scatter(cx[~lined & ~beyond], cy[~lined & ~beyond], s=30, marker="x", color="0.45", zorder=3,
+                   label="no line")
+    for index in np.flatnonzero(beyond):  # pointing where the fixation really lies
+        dx, dy = np.sign(x[index] - cx[index]), np.sign(y[index] - cy[index])
+        marker = ">" if dx > 0 else "<" if dx < 0 else "v" if dy > 0 else "^"
+        colour = colours(int(line[index]) % 10) if lined[index] else "0.45"
+        ax.scatter([cx[index]], [cy[index]], s=90, marker=marker, facecolor="white", edgecolor=colour, linewidth=1.5,
+                   zorder=4)
+    return int(beyond.sum())
+
+
+def _scanpath_legend(ax, kind: str, outside: int) -> None:
     for ms in (100, 250, 500):  # the size key: circle area grows with fixation duration
-        ax.scatter([], [], s=4 + ms / 8, facecolor="white", edgecolor="black", linewidth=0.4, label=f"{ms} ms")
-    ax.plot([], [], color="0.3", linewidth=0.7, marker="|", markersize=8, linestyle="none",
-            label="tick: fixation to its assigned line")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", title="fixation duration",
-              title_fontsize="small", frameon=False)
-    margin = 0.6 * (bottom - top) / max(n_lines, 1)
-    ax.set(xlim=(min(left, np.nanmin(x)) - 40, max(right, np.nanmax(x)) + 40),
-           ylim=(max(bottom, np.nanmax(y)) + margin, min(top, np.nanmin(y)) - margin),
-           xlabel="x (px)", ylabel="y (px)", aspect="equal")
-    ax.set_title(title or "Scanpath: fixations coloured by assigned line over the text's word boxes", fontsize=10)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=130, bbox_inches="tight")
-    plt.close(figure)
-    return path
+        ax.scatter([], [], s=6 + ms / 6, facecolor="white", edgecolor="black", linewidth=0.4, label=f"{ms} ms")
+    if kind == "assigned":
+        ax.plot([], [], color="0.3", linewidth=0.8, marker="|", markersize=9, linestyle="none",
+                label="tick: fixation to its assigned line")
+    if outside:
+        ax.scatter([], [], s=90, marker=">", facecolor="white", edgecolor="0.3", linewidth=1.5,
+                   label=f"{outside} fixation(s) beyond the text:\ndrawn at the edge, pointing to them")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=11, title="fixation duration",
+              title_fontsize=11, frameon=False)

@@ -15,8 +15,8 @@ from readgaze.plots import plot_scanpath
 
 PNG = b"\x89PNG\r\n\x1a\n"
 REGIMES = {"new_item", "new_participant", "new_item_participant", "all"}
-BASELINES = {"majority", "reading_speed_logistic_regression", "words_per_paragraph_time_logistic_regression",
-             "mean_total_fixation_duration_logistic_regression", "meziere_logistic_regression"}
+BASELINES = {"majority", "reading_speed_logistic_regression", "mean_total_fixation_duration_logistic_regression",
+             "meziere_logistic_regression"}  # words / paragraph time is reading speed again without PARAGRAPH_RT
 MODELS = {"BEyeLSTM", "RoBERTEyeF", "MajorityVote", "LogisticEnsemble", *BASELINES}
 
 

@@ -122,7 +122,7 @@ def test_bad_inputs_are_named():
 def test_results_table_and_files(tmp_path):
     evaluation = evaluate(PREDICTIONS)
     table = results_table(evaluation)
-    assert "| model | BA @ 0.5 | 62.5 ± 12.5 | 0.0 | – | 54.2 ± 20.8 |" in table
+    assert "| model | BA @ 0.5 | 62.5 ± 12.5 † | 0.0 † | – | 54.2 ± 20.8 † |" in table  # 2-7 trials: marked
     assert "| model | trials (folds) | 7 (2) | 2 (1) | – | 9 (2) |" in table
     assert "not the mean of the regime columns" in table
     trials = pl.DataFrame({"trial_id": ["1", "2"], "participant_id": ["a", "b"], "item_id": ["x", "x"],

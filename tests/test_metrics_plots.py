@@ -26,7 +26,7 @@ def _predictions(multiclass: bool = False) -> pl.DataFrame:
 def test_binary_roc_figure(tmp_path):
     path = plot_roc(_predictions(), tmp_path / "figs" / "roc.png")
     image = mpimg.imread(path)
-    assert path.name == "roc.png" and image.shape[1] > 2 * image.shape[0]  # four panels side by side
+    assert path.name == "roc.png" and image.shape[1] > 1.4 * image.shape[0]  # four panels, two by two, legends beside
     assert image.std() > 0.01  # something was drawn
 
 

@@ -52,7 +52,7 @@ def test_without_validation_rows_there_is_no_tuned_column_in_the_table():
     table = results_table(evaluate(TEST))
     assert "BA @ 0.5" in table and "BA @ val threshold" not in table
     table = results_table(evaluate(pl.concat([VAL, TEST])))
-    assert "| m | BA @ val threshold | – | 100.0 | – | 100.0 |" in table
+    assert "| m | BA @ val threshold | – | 100.0 † | – | 100.0 † |" in table
 
 
 def _goal(labels, probs, regime="new_item", fold=0):

@@ -19,6 +19,29 @@ def test_a_model_absent_from_the_local_cache_is_a_config_error_not_a_download(tm
         load_encoder(str(tmp_path / "no-such-model"))
 
 
+def test_an_uncached_hub_name_fails_at_once_without_touching_the_network(monkeypatch):
+    """Without HF_HUB_OFFLINE, transformers asked the hub for adapter_config.json 5 times (~70 s) before failing."""
+    import socket
+
+    import huggingface_hub
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)  # read at import: the constant is what the hub checks
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    asked = []
+
+    def no_network(*args, **kwargs):
+        asked.append(args[0] if args else kwargs)
+        raise OSError("network used")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    for load in (load_tokenizer, load_encoder):
+        with pytest.raises(ConfigError, match="neither a local folder nor in the local Hugging Face cache"):
+            load("readgaze-test/not-a-cached-model")
+    assert asked == []
+
+
 def test_cv_refuses_data_with_fewer_participants_or_items_than_folds_before_training(tmp_path):
     write_synthetic_dataset(tmp_path / "ds", n_participants=2, n_items=2, n_words=12, seed=1)
     config = tmp_path / "c.yaml"

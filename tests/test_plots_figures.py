@@ -53,7 +53,7 @@ def test_roc_majority_on_the_chance_diagonal_and_titles(tmp_path, figures):
         assert len(grey) == 1
         assert list(grey[0].get_xdata()) == [0, 1] and list(grey[0].get_ydata()) == [0, 1]
         labels = [t.get_text() for t in ax.get_legend().get_texts()]
-        assert labels[0] == "chance: 50" and any(t.endswith("(constant per fold)") for t in labels)
+        assert labels[0] == "chance: 50" and any("constant per fold" in t for t in labels)
 
 
 def test_a_model_keeps_its_colour_in_every_figure(tmp_path, figures):
@@ -61,11 +61,12 @@ def test_a_model_keeps_its_colour_in_every_figure(tmp_path, figures):
     plots.plot_roc(_predictions(("BEyeLSTM", "LabModel", "RoBERTEyeF")), tmp_path / "b.png")
 
     def colours(figure):
-        legend = figure.legends[0]
-        return {t.get_text(): h.get_color() for t, h in zip(legend.get_texts(), legend.legend_handles)}
+        legend = figure.axes[0].get_legend()
+        return {t.get_text().split(":")[0]: h.get_color() for t, h in zip(legend.get_texts(), legend.legend_handles)
+                if not t.get_text().startswith("chance")}
 
     first, second = colours(figures[0]), colours(figures[1])
-    assert first["RoBERTEyeF"] == second["RoBERTEyeF"] == plots.model_colour("RoBERTEyeF")
+    assert first["RoBERTEye-F"] == second["RoBERTEye-F"] == plots.model_colour("RoBERTEyeF")
     assert len(set(second.values())) == 3
     assert plots.model_colour("LabModel") == plots.model_colour("LabModel")
 
@@ -97,3 +98,47 @@ def test_scanpath_keys_circle_size_and_ticks(tmp_path, figures):
     plots.plot_scanpath(fixations, words, tmp_path / "scan.png")
     texts = [t.get_text() for t in figures[-1].axes[0].get_legend().get_texts()]
     assert texts == ["no line", "100 ms", "250 ms", "500 ms", "tick: fixation to its assigned line"]
+
+
+def test_roc_legends_sit_beside_the_curves_with_readable_names_and_aurocs(tmp_path, figures):
+    """Issue 31: each panel's legend sat over the curves, its values had no names (snake_case ones in a separate
+    legend), and the reading-speed curve was hidden under an identical one."""
+    predictions = _predictions(("RoBERTEyeF", "majority", "reading_speed_logistic_regression"))
+    twin = predictions.filter(pl.col("model") == "reading_speed_logistic_regression").with_columns(
+        pl.lit("words_per_paragraph_time_logistic_regression").alias("model"))
+    plots.plot_roc(pl.concat([predictions, twin]), tmp_path / "roc.png", task="reading_goal")
+    figure = figures[-1]
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    for ax in figure.axes:
+        legend = ax.get_legend()
+        assert legend.get_window_extent(renderer).x0 > ax.get_window_extent(renderer).x1  # beside, not over
+        others = [o.get_window_extent(renderer) for o in figure.axes if o is not ax]
+        assert not any(legend.get_window_extent(renderer).overlaps(o) for o in others)
+        texts = [t.get_text() for t in legend.get_texts()]
+        assert not any("_" in t for t in texts), texts
+        assert any(t.startswith("RoBERTEye-F: ") and "±" in t for t in texts)
+        assert any(t.startswith("words / paragraph time (LR): ") and "the same curve as reading speed (LR)" in t
+                   for t in texts)
+        styles = {line.get_label().split(":")[0]: (line.get_linestyle(), line.get_linewidth())
+                  for line in ax.get_lines()}
+        assert styles["reading speed (LR)"] != styles["words / paragraph time (LR)"]  # the twin drawn visibly
+
+
+def test_scanpath_is_clipped_to_the_text_and_marks_fixations_beyond_it(tmp_path, figures):
+    """One off-screen fixation at x = 2480 stretched the axis so the text filled 70 % of the width."""
+    words = pl.DataFrame({"word": ["The", "cat", "sat", "down"], "left_px": [100.0, 150.0, 100.0, 150.0],
+                          "right_px": [150.0, 200.0, 150.0, 200.0], "top_px": [100.0, 100.0, 140.0, 140.0],
+                          "bottom_px": [140.0, 140.0, 180.0, 180.0], "line_index": [0, 0, 1, 1]})
+    fixations = pl.DataFrame({"x_px": [120.0, 170.0, 2480.0, 130.0], "y_px": [125.0, 128.0, 120.0, 150.0],
+                              "duration_ms": [100.0, 300.0, 200.0, 250.0], "line_index": [0, 0, 0, 1]})
+    plots.plot_scanpath(fixations, words, tmp_path / "scan.png")
+    ax = figures[-1].axes[0]
+    x0, x1 = ax.get_xlim()
+    assert 60 <= x0 < 100 and 200 < x1 <= 240
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any(t.startswith("1 fixation(s) beyond the text") for t in texts)
+    assert all(t.get_fontsize() >= 7 for t in ax.texts)
+    plots.plot_scanpath(fixations, words, tmp_path / "both.png", compare_raw=True)
+    raw, corrected = figures[-1].axes
+    assert raw.get_title(loc="left").startswith("Raw") and corrected.get_title(loc="left").startswith("Corrected")

@@ -170,6 +170,9 @@ class ReadingDataModule(L.LightningDataModule):
         self._datasets: dict[str, _TrialDataset] = {}
         self._num_classes: int | None = None
         self._checked: set[str] = set()  # tables validated against readgaze.schema
+        self.scalers: dict[str, feat.RobustScaler] | None = None
+        """The fitted word, fixation and trial scalers (after ``setup``; saved in a model bundle, which brings its
+        own when scoring new data)."""
 
     # ---- dimensions the models need (linked in readgaze.models.training.cli) ----
     @property
@@ -484,13 +487,15 @@ class ReadingDataModule(L.LightningDataModule):
                 stats[f"{part}_scale"] = np.concatenate([f.scale for f in fitted])
             return stats
 
-        key = getattr(self, "_cache_key", None)
-        stats = cache.load_or_fit_scalers(key, train, fit) if key else fit()
-        scalers = {}
-        for part, part_names in names.items():
-            scaler = feat.RobustScaler(part_names)
-            scaler.center, scaler.scale = stats[f"{part}_center"], stats[f"{part}_scale"]
-            scalers[part] = scaler
+        if self.scalers is None:  # fit on the training split; a model bundle brings its own (scoring new data)
+            key = getattr(self, "_cache_key", None)
+            stats = cache.load_or_fit_scalers(key, train, fit) if key else fit()
+            self.scalers = {}
+            for part, part_names in names.items():
+                scaler = feat.RobustScaler(part_names)
+                scaler.center, scaler.scale = stats[f"{part}_center"], stats[f"{part}_scale"]
+                self.scalers[part] = scaler
+        scalers = self.scalers
         return {
             "word": _ScaledRows((shared["word_raw"], scalers["word"])),
             "word_offsets": shared["word_offsets"],

@@ -291,6 +291,20 @@ class RobustScaler:
         self.scale = np.where(binary | ~(iqr > 0), 1.0, iqr)
         return self
 
+    def to_dict(self) -> dict:
+        """``{"names", "center", "scale"}`` as JSON-ready lists (a model bundle stores its fitted scalers so)."""
+        if self.center is None:
+            raise RuntimeError("RobustScaler.to_dict before fit")
+        return {"names": list(self.names), "center": self.center.tolist(), "scale": self.scale.tolist()}
+
+    @classmethod
+    def from_dict(cls, saved: dict) -> RobustScaler:
+        """The scaler :meth:`to_dict` wrote, fitted as it was."""
+        scaler = cls(tuple(saved["names"]))
+        scaler.center = np.asarray(saved["center"], dtype=np.float64)
+        scaler.scale = np.asarray(saved["scale"], dtype=np.float64)
+        return scaler
+
     def transform(self, values: np.ndarray) -> np.ndarray:
         """Scaled values (float32) with NaN → 0, followed by the indicator columns of the nullable features."""
         if self.center is None:

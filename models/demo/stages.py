@@ -228,6 +228,11 @@ class Stages:
                 table.add_row(DISPLAY.get(model, model) if k == 0 else "", name,
                               *[_cell(cells.get((model, r)), metric) for r in regimes], end_section=k == 1)
         self.console.print(table)
+        if any(row.get("small_sample") for row in cells.values()):
+            from readgaze.metrics import SMALL_MARK, SMALL_SAMPLE_TRIALS
+
+            self.console.print(f"{SMALL_MARK} per-fold scores from fewer than {SMALL_SAMPLE_TRIALS} trials on average "
+                               "(or a fold with one class): too few for the number to mean much.")
         self.console.print("* headline regimes: the reading goal is constant per participant, so only unseen "
                            "participants test the goal rather than the reader.")
         self.console.print(f"report: {paths['readme'].parent}  (README.md, results.md, roc.png, scanpath.png); "
@@ -243,10 +248,13 @@ class Stages:
 
 
 def _cell(row: dict | None, metric: str) -> str:
+    from readgaze.metrics import SMALL_MARK
+
     mean, sem = (None, None) if row is None else (row[f"{metric}_mean"], row[f"{metric}_sem"])
     if mean is None:
         return "-"
-    return f"{100 * mean:.1f}" + ("" if sem is None else f" ± {100 * sem:.1f}")
+    return (f"{100 * mean:.1f}" + ("" if sem is None else f" ± {100 * sem:.1f}")
+            + (f" {SMALL_MARK}" if row.get("small_sample") else ""))
 
 
 def _line_assigner(requested: str) -> str:

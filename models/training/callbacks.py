@@ -8,7 +8,10 @@
 * ``predictions_{val,test,predict}.parquet`` after each evaluation: one row per trial with the columns
   ``trial_id, label, regime, prediction_prob, fold_index, participant_id, item_id, split, model`` that
   :func:`readgaze.metrics.evaluate` reads. ``prediction_prob`` is P(class 1) for two classes and the list of class
-  probabilities otherwise.
+  probabilities otherwise;
+* ``bundle/`` (:meth:`RunWriter.write_bundle`, called by ``readgaze fit`` and each ``readgaze cv`` fold once the
+  best checkpoint has been validated and tested): the model bundle that ``readgaze predict`` scores new data with
+  (:mod:`readgaze.models.training.bundle`).
 
 The model (:class:`readgaze.models.base.ReadingModel`) leaves its gathered, de-duplicated evaluation outputs in
 ``model.evaluation_outputs[split]`` (every process's trials under DDP); only global rank 0 writes, so a DDP run
@@ -73,6 +76,24 @@ class RunWriter(L.Callback):
         path = directory / f"predictions_{split}.parquet"
         frame.write_parquet(path)
         return path
+
+
+    def write_bundle(self, trainer: L.Trainer, pl_module: L.LightningModule, checkpoint: str | Path, *,
+                     seconds: float | None = None, tested: bool = True) -> Path | None:
+        """``<run folder>/bundle`` for ``checkpoint`` (:func:`readgaze.models.training.bundle.write_bundle`), from
+        the run folder's ``predictions_{val,test}.parquet``, which must be the checkpoint's (validate and test it
+        first); None when this is not global rank 0."""
+        if trainer.global_rank != 0:
+            return None
+        from readgaze.models.training.bundle import write_bundle
+
+        folder = run_folder(trainer, pl_module)
+        log_dir = getattr(trainer.logger, "log_dir", None)  # not trainer.log_dir: under DDP it waits for every rank
+        return write_bundle(folder / "bundle", checkpoint=checkpoint, model=pl_module, datamodule=trainer.datamodule,
+                            val_predictions=folder / "predictions_val.parquet",
+                            test_predictions=folder / "predictions_test.parquet" if tested else None,
+                            config=Path(log_dir or folder) / "config.yaml", seconds=seconds,
+                            epochs=trainer.current_epoch)
 
 
 def prediction_frame(outputs: dict, datamodule, split: str, model: str) -> pl.DataFrame:

@@ -1,4 +1,4 @@
-"""``readgaze fit|validate|test|predict``: LightningCLI over :class:`~readgaze.models.data.ReadingDataModule` and any
+"""``readgaze fit|validate|test``: LightningCLI over :class:`~readgaze.models.data.ReadingDataModule` and any
 model.
 
 The YAML picks the model by ``model.class_path`` (any :class:`~readgaze.models.base.ReadingModel` subclass; no
@@ -20,10 +20,13 @@ YAML names ``lightning.pytorch.loggers.WandbLogger``.
 ``-c`` takes a file or the name of a packaged config (``reading_goal/roberteye_f``; ``readgaze configs`` lists them).
 ``readgaze fit`` then restores the best checkpoint (lowest validation loss), validates and tests it on the fold's
 test split (``--no-test`` skips the test), writes ``predictions_val.parquet`` and ``predictions_test.parquet`` to the
-run folder and ends with a summary: where it wrote, balanced accuracy and AUROC per regime, and a warning when the
-predictions are constant. With ``--data.text_encoder tiny`` (randomly initialised, 32 wide) a config written for a
-pretrained encoder gets the tiny encoder's recipe (:func:`tiny_recipe`: learning rate, no gradient accumulation),
-and the run says so; values given on the command line win.
+run folder, writes the model bundle (``<run>/bundle``: :mod:`readgaze.models.training.bundle`, what ``readgaze
+predict`` scores new data with) and ends with a summary: where it wrote, balanced accuracy and AUROC per regime
+(a score from fewer than 30 trials marked), and a warning when the predictions are constant. While it trains it
+prints the expected time after the first epoch and, off a terminal, a line per epoch
+(:mod:`readgaze.models.training.epochs`). With ``--data.text_encoder tiny`` (randomly initialised, 32 wide) a
+config written for a pretrained encoder gets the tiny encoder's recipe (:func:`tiny_recipe`: learning rate, no
+gradient accumulation), and the run says so; values given on the command line win.
 
 A bad key or value is one line: the key, the closest valid ones, and ``readgaze fit --help`` for the full usage.
 
@@ -71,8 +74,10 @@ class ReadgazeCLI(LightningCLI):
     def instantiate_trainer(self, **kwargs):
         """Default loggers: CSV (``<root>/csv/version_N``, the run's log_dir) and TensorBoard
         (``<root>/tensorboard``); the :class:`~readgaze.models.training.callbacks.RunWriter` that writes
-        predictions and qc.json is always added."""
+        predictions, qc.json and the model bundle, and :class:`~readgaze.models.training.epochs.EpochLines` (a line
+        per epoch and the expected time), are always added."""
         from readgaze.models.training.callbacks import RunWriter
+        from readgaze.models.training.epochs import EpochLines
 
         config = self._get(self.config_init, "trainer", default={})
         if config.get("logger") in (None, True):
@@ -81,6 +86,8 @@ class ReadgazeCLI(LightningCLI):
         trainer = super().instantiate_trainer(**kwargs)
         if not any(isinstance(c, RunWriter) for c in trainer.callbacks):
             trainer.callbacks.append(RunWriter())
+        if not any(isinstance(c, EpochLines) for c in trainer.callbacks):
+            trainer.callbacks.append(EpochLines())
         return trainer
 
     def before_fit(self) -> None:
@@ -115,11 +122,10 @@ class ReadgazeCLI(LightningCLI):
                     print(f"readgaze: --data.text_encoder tiny: {note}", file=sys.stderr)
 
     def after_fit(self) -> None:
-        """Validate and test the best checkpoint, then print the run's summary (see the module docstring)."""
-        if getattr(self, "_skip_test", False):
-            return
+        """Validate (and test) the best checkpoint, write the model bundle, then print the run's summary."""
         fit_summary(self.trainer, self.model, self.datamodule,
-                    time.perf_counter() - getattr(self, "_started", time.perf_counter()))
+                    time.perf_counter() - getattr(self, "_started", time.perf_counter()),
+                    test=not getattr(self, "_skip_test", False))
 
 
 def tiny_recipe(config, explicit: set[str]) -> list[str]:
@@ -170,35 +176,45 @@ def effective_batch(trainer, datamodule) -> str:
             f"(data.batch_size) x {accumulate} accumulation step(s)")
 
 
-def fit_summary(trainer, model, datamodule, seconds: float) -> None:
-    """Validate and test ``trainer``'s best checkpoint and print (on global rank 0 only) where the run wrote and how
-    well it did. Under DDP every process validates and tests (they gather each other's trials)."""
+def fit_summary(trainer, model, datamodule, seconds: float, test: bool = True) -> None:
+    """Validate and test ``trainer``'s best checkpoint, write its model bundle (the run's
+    :class:`~readgaze.models.training.callbacks.RunWriter`, in ``<run>/bundle``) and print (on global rank 0 only)
+    where the run wrote and how well it did. ``test=False`` (``--no-test``) skips the test. Under DDP every process
+    validates and tests (they gather each other's trials)."""
     from readgaze.models.training.callbacks import run_folder
     from readgaze.models.training.summary import constant_warning, metric_table, regime_counts, written
 
     callback = trainer.checkpoint_callback
     best = callback.best_model_path if callback is not None else ""
     ckpt = best or None
+    folder = run_folder(trainer, model)
+    # the best checkpoint's predictions replace the last epoch's in the run folder (with the loggers hidden below
+    # they went to default_root_dir, and the run folder kept the last epoch's validation predictions)
+    model.predictions_dir = str(folder)
     loggers, trainer.loggers = trainer.loggers, []  # metrics.csv keeps one validation row per epoch
     try:
         val = trainer.validate(model, datamodule=datamodule, ckpt_path=ckpt, verbose=False, weights_only=False)
     finally:
         trainer.loggers = loggers
-    test = trainer.test(model, datamodule=datamodule, ckpt_path=ckpt, verbose=False, weights_only=False)
+    tested = (trainer.test(model, datamodule=datamodule, ckpt_path=ckpt, verbose=False, weights_only=False)
+              if test else [])
     if not trainer.is_global_zero:
         return
-    folder = run_folder(trainer, model)
-    lines = [f"readgaze fit: done in {seconds:.0f} s; wrote {folder}", f"  files: {written(folder)}"]
+    bundle = _bundle(trainer, model, best, seconds, test)
+    lines = [f"readgaze fit: done in {seconds:.0f} s ({trainer.current_epoch} epoch"
+             f"{'' if trainer.current_epoch == 1 else 's'}); wrote {folder}",
+             f"  files: {written(folder)}"]
     if trainer.world_size > 1:
         lines.append(f"  {trainer.world_size} processes ({trainer.strategy.__class__.__name__}): "
                      f"{effective_batch(trainer, datamodule)}; metrics over every process's trials")
     if best:
         lines.append(f"  best checkpoint: {best} (epoch {_epoch(best, trainer)}, {callback.monitor} "
                      f"{float(callback.best_model_score):.4f})")
+    lines.append(bundle)
     import polars as pl
 
     counts, warnings = {}, []
-    for split in ("val", "test"):
+    for split in ("val", "test") if test else ("val",):
         path = folder / f"predictions_{split}.parquet"
         if path.is_file():
             predictions = pl.read_parquet(path)
@@ -206,8 +222,25 @@ def fit_summary(trainer, model, datamodule, seconds: float) -> None:
             warning = constant_warning(predictions, f"{split} predictions", getattr(model, "learning_rate", None))
             if warning:
                 warnings.append(warning)
-    lines += [metric_table(val[0] if val else {}, test[0] if test else {}, counts), *warnings]
+    lines += [metric_table(val[0] if val else {}, tested[0] if tested else {}, counts), *warnings]
     print("\n".join(lines), file=sys.stderr)
+
+
+def _bundle(trainer, model, best: str, seconds: float, tested: bool) -> str:
+    """Write the run's model bundle (:meth:`RunWriter.write_bundle`); the summary line saying where (or why not)."""
+    from readgaze.models.training.callbacks import RunWriter
+
+    if not best:
+        return "  model bundle: none (no best checkpoint was saved; the config needs a ModelCheckpoint)"
+    datamodule = getattr(trainer, "datamodule", None)
+    if getattr(datamodule, "scalers", None) is None:
+        return f"  model bundle: none ({type(datamodule).__name__} has no feature scalers to save)"
+    writer = next((c for c in trainer.callbacks if isinstance(c, RunWriter)), RunWriter())
+    try:
+        path = writer.write_bundle(trainer, model, best, seconds=seconds, tested=tested)
+    except (OSError, ReadgazeError, ValueError) as error:  # a finished run keeps its checkpoint and summary
+        return f"  warning: no model bundle written ({error})"
+    return f"  model bundle: {path}  (score new data: readgaze predict {path} DATASET --out predictions.parquet)"
 
 
 def _epoch(best: str, trainer) -> str:
@@ -322,7 +355,8 @@ def make_cli(args: list[str], run: bool = True, cli_class: type | None = None) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``readgaze fit|validate|test|predict``; ``argv[0]`` is the subcommand."""
+    """Entry point of ``readgaze fit|validate|test``; ``argv[0]`` is the subcommand (``readgaze predict`` is
+    :mod:`readgaze.models.training.predict`, on a model bundle)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv else "fit"
     skip_test = "--no-test" in argv

@@ -9,14 +9,16 @@ fold's choice (EyeBench's selection, Shubi et al., 2025: lowest ``loss/val_all``
 (:mod:`readgaze.baselines`) are fit on the same training trials. Written under ``OUT/RUN`` (``--out results``,
 ``--run`` default ``<task>_<config stem>``):
 
-* ``fold_k/`` (or ``fold_k/grid_i/seed_s/`` with a grid or several seeds): logs, checkpoint, ``qc.json`` and
-  ``predictions_{val,test}.parquet`` of each trial;
+* ``fold_k/`` (or ``fold_k/grid_i/seed_s/`` with a grid or several seeds): logs, checkpoint, ``qc.json``,
+  ``predictions_{val,test}.parquet`` of each trial and the fold model's bundle (``bundle/``, what ``readgaze
+  predict`` scores new data with: :mod:`readgaze.models.training.bundle`);
 * ``predictions.parquet`` and ``predictions_val.parquet``: every fold's test and validation predictions (the
   chosen grid point, seed 0) and the baselines'; ``grid.csv``: every grid trial's validation loss and the choice
   per fold;
 * ``results_per_fold.csv``: every (model, regime, fold) cell with the fold's validation-chosen threshold;
 * ``results.csv`` and ``results.md``: balanced accuracy at 0.5, balanced accuracy at the threshold chosen on
-  validation, and AUROC per regime, mean ± SEM over folds (:func:`readgaze.metrics.evaluate`); for goal_question
+  validation, and AUROC per regime, mean ± SEM over folds (:func:`readgaze.metrics.evaluate`), a cell whose
+  per-fold scores come from fewer than 30 trials marked (``small_sample``); for goal_question
   also All / Different spans / Same span with their chance levels (``goal_selection.{csv,md}``);
 * ``seeds.csv`` (``--seeds N`` > 1): each seed's scores and their spread (standard deviation over seeds);
 * ``qc.json``: the datamodule's QC records per fold (non-zero ones are printed);
@@ -163,7 +165,10 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
                                          out=out, run=run, threads=threads, baselines=baselines)
     if seeds < 1:
         raise ConfigError(f"--seeds: got {seeds}, expected at least 1")
+    default = baselines is True
     baselines = baseline_kinds(baselines)
+    if default and "PARAGRAPH_RT" in pl.scan_parquet(Path(data_path) / "trials.parquet").collect_schema().names():
+        baselines = (*baselines, PARAGRAPH_TIME_BASELINE)  # a paragraph time of its own: not reading_speed again
     run_dir = Path(out) / (run or f"{settings['task']}_{Path(config).stem}")
     run_dir.mkdir(parents=True, exist_ok=True)
     grid = {**settings["grid"], **(grid or {})}
@@ -309,10 +314,13 @@ def _config_without_grid(config: str, run_dir: Path) -> str:
     return str(path)
 
 
-DEFAULT_BASELINES = ("majority", "reading_speed", "words_per_paragraph_time", "mean_total_fixation_duration",
-                     "meziere_logistic_regression")
+DEFAULT_BASELINES = ("majority", "reading_speed", "mean_total_fixation_duration", "meziere_logistic_regression")
 """The baseline rows ``readgaze cv`` adds by default: majority class, the reading-time baselines and Mézière's
-logistic regression (the grid-searched SVM, random forest, kNN and gradient boosting with ``--baselines all``)."""
+logistic regression (the grid-searched SVM, random forest, kNN and gradient boosting with ``--baselines all``).
+``words_per_paragraph_time`` joins them only for data with Data Viewer's ``PARAGRAPH_RT``
+(:data:`PARAGRAPH_TIME_BASELINE`): without it the paragraph time is the fixation span and that baseline is
+``reading_speed`` again (a logistic regression on words per the same time; predictions equal to 3e-16)."""
+PARAGRAPH_TIME_BASELINE = "words_per_paragraph_time"
 
 
 def baseline_kinds(baselines: bool | Sequence[str]) -> tuple[str, ...]:
@@ -414,6 +422,10 @@ def _fit_and_predict(config: str, data_path: str, fold: int, overrides: list[str
         raise ConfigError(f"fold {fold}: no best-on-validation checkpoint was saved (did validation run?)")
     validated = cli.trainer.validate(cli.model, datamodule=cli.datamodule, ckpt_path=best, weights_only=False)
     cli.trainer.test(cli.model, datamodule=cli.datamodule, ckpt_path=best, weights_only=False)
+    from readgaze.models.training.callbacks import RunWriter
+
+    writer = next(c for c in cli.trainer.callbacks if isinstance(c, RunWriter))
+    writer.write_bundle(cli.trainer, cli.model, best)
     return {"val": directory / "predictions_val.parquet", "test": directory / "predictions_test.parquet",
             "val_loss": float(validated[0]["loss/val"]), "checkpoint": best, "datamodule": cli.datamodule,
             "model": type(cli.model).__name__}

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import polars as pl
 
+from readgaze.metrics import SMALL_MARK, SMALL_SAMPLE_TRIALS
 from readgaze.splits.regimes import ALL
 from readgaze.splits.regimes import REGIMES as TEST_REGIMES
 
@@ -19,6 +20,8 @@ CONSTANT_SPREAD = 0.02
 
 REGIMES = (ALL, *TEST_REGIMES)
 """The rows of the end-of-run summary: all pooled first, then each regime."""
+SMALL_NOTE = (f"{SMALL_MARK} from fewer than {SMALL_SAMPLE_TRIALS} trials (or one class): too few for a score to mean "
+              f"much (an AUROC from 6 trials moves by 10 points with one trial)")
 
 ADVICE = ("try another learning rate (--model.init_args.learning_rate; 1e-5 suits a pretrained encoder, 1e-3 to "
           "3e-3 the tiny one), more epochs (--trainer.max_epochs), a pretrained encoder (--data.text_encoder minilm), "
@@ -79,13 +82,21 @@ def metric_table(val: dict, test: dict | None, counts: dict | None = None) -> st
     numbers.
     ``counts`` maps ``(split, regime)`` to the trials behind a cell and ``(split, regime, "classes")`` to their
     label classes (:func:`regime_counts`); without it the ``n`` columns show ``-``. A cell whose trials hold one
-    class shows ``1 cls``: no balanced accuracy or AUROC measures anything there.
+    class shows ``1 cls``: no balanced accuracy or AUROC measures anything there. A score from fewer than
+    :data:`readgaze.metrics.SMALL_SAMPLE_TRIALS` trials carries :data:`SMALL_MARK`, explained under the table.
     """
+    marked = []
+
     def cell(metrics: dict | None, name: str, regime: str, split: str) -> str:
         value = (metrics or {}).get(f"{name}_{regime}/{split}")
         if value is not None and (counts or {}).get((split, regime, "classes")) == 1:
             return "1 cls"
-        return "    -" if value is None else f"{100 * float(value):5.1f}"
+        if value is None:
+            return "    -"
+        n_trials = (counts or {}).get((split, regime))
+        small = n_trials is not None and n_trials < SMALL_SAMPLE_TRIALS
+        marked.append(small)
+        return f"{100 * float(value):5.1f}" + (SMALL_MARK if small else " ")
 
     def n(split: str, regime: str) -> str:
         value = (counts or {}).get((split, regime))
@@ -98,6 +109,8 @@ def metric_table(val: dict, test: dict | None, counts: dict | None = None) -> st
         rows.append(f"  {regime:<22}  {n('val', regime):>5}  {cell(val, 'balanced_accuracy', regime, 'val'):>11}  "
                     f"{cell(val, 'auroc', regime, 'val'):>9}  {n('test', regime):>6}  "
                     f"{cell(test, 'balanced_accuracy', regime, 'test'):>12}  {cell(test, 'auroc', regime, 'test'):>10}")
+    if any(marked):
+        rows.append(f"  {SMALL_NOTE}")
     return "\n".join(rows)
 
 
@@ -139,3 +152,74 @@ def constant_warnings(predictions: pl.DataFrame, split: str = "test") -> list[st
         if warning:
             out.append(warning)
     return out
+
+
+def regime_scores(predictions: pl.DataFrame, threshold: float | None = None) -> pl.DataFrame:
+    """Scores of labelled predictions per regime present and pooled (``all``), each with its sample size.
+
+    Parameters
+    ----------
+    predictions : polars.DataFrame
+        ``label`` (Int64; null rows are left out), ``prediction_prob`` (Float64 P(class 1), or List(Float64) per
+        class) and ``regime`` (String; optional, else only ``all``).
+    threshold : float, optional
+        Binary: the validation-chosen threshold (class 1 when ``prediction_prob > threshold``); default 0.5.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``regime``, ``n_trials``, ``n_classes``, ``balanced_accuracy`` (at 0.5, the argmax),
+        ``balanced_accuracy_at_threshold``, ``auroc`` (null with one class), ``small_sample`` (fewer than
+        :data:`readgaze.metrics.SMALL_SAMPLE_TRIALS` trials or one class); fractions, not %.
+    """
+    import numpy as np
+    from sklearn.metrics import roc_auc_score
+
+    from readgaze.metrics import _balanced_accuracy
+
+    labelled = predictions.filter(pl.col("label").is_not_null()) if "label" in predictions.columns else \
+        predictions.head(0)
+    parts = [("all", labelled)]
+    if "regime" in labelled.columns:
+        order = {r: i for i, r in enumerate(("seen", *REGIMES[1:]))}
+        parts += sorted(((r, p) for (r,), p in labelled.group_by(["regime"])), key=lambda rp: order.get(rp[0], 9))
+    rows = []
+    for regime, part in parts:
+        if part.height == 0:
+            continue
+        labels = part["label"].to_numpy().astype(np.int64)
+        multiclass = isinstance(part.schema["prediction_prob"], pl.List)
+        scores = np.stack(part["prediction_prob"].to_list()) if multiclass else part["prediction_prob"].to_numpy()
+        classes = int(np.unique(labels).size)
+        if multiclass:
+            predicted = tuned = scores.argmax(axis=1)
+            auroc = (roc_auc_score(labels, scores, multi_class="ovr") if classes == scores.shape[1] else None)
+        else:
+            predicted = (scores > 0.5).astype(np.int64)
+            tuned = (scores > (0.5 if threshold is None else threshold)).astype(np.int64)
+            auroc = roc_auc_score(labels, scores) if classes == 2 else None
+        rows.append({"regime": regime, "n_trials": part.height, "n_classes": classes,
+                     "balanced_accuracy": _balanced_accuracy(labels, predicted),
+                     "balanced_accuracy_at_threshold": _balanced_accuracy(labels, tuned),
+                     "auroc": None if auroc is None else float(auroc),
+                     "small_sample": part.height < SMALL_SAMPLE_TRIALS or classes < 2})
+    schema = {"regime": pl.String, "n_trials": pl.Int64, "n_classes": pl.Int64, "balanced_accuracy": pl.Float64,
+              "balanced_accuracy_at_threshold": pl.Float64, "auroc": pl.Float64, "small_sample": pl.Boolean}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def score_table(scores: pl.DataFrame, indent: str = "  ") -> str:
+    """:func:`regime_scores` as text: one row per regime, % with :data:`SMALL_MARK` on small samples."""
+    def pct(value, small):
+        return "    - " if value is None else f"{100 * value:5.1f}" + (SMALL_MARK if small else " ")
+
+    rows = [f"{indent}{'regime':<22}  {'n':>6}  {'bal.acc':>8}  {'bal.acc @ val thr.':>18}  {'AUROC':>7}"]
+    for r in scores.iter_rows(named=True):
+        one = r["n_classes"] < 2
+        rows.append(f"{indent}{r['regime']:<22}  {r['n_trials']:>6,}  "
+                    f"{'1 cls' if one else pct(r['balanced_accuracy'], r['small_sample']):>8}  "
+                    f"{'1 cls' if one else pct(r['balanced_accuracy_at_threshold'], r['small_sample']):>18}  "
+                    f"{'1 cls' if one else pct(r['auroc'], r['small_sample']):>7}")
+    if scores.height and scores["small_sample"].any():
+        rows.append(f"{indent}{SMALL_NOTE}")
+    return "\n".join(rows)
