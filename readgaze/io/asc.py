@@ -1,9 +1,10 @@
 """Read an EyeLink ``.asc`` file into canonical samples, fixations and a per-trial QC report.
 
-Pipeline: :func:`readgaze.io.asc_repair.scan_asc` classifies every line and finds the recording
-blocks (repairing what ``mne.io.read_raw_eyelink`` mishandles); :mod:`readgaze.io.asc_block` parses the
-samples and end-of-event lines with Polars (the same frames as mne returns on the repaired block,
-:mod:`readgaze.io.asc_mne`, which a test checks on every file); this module adds messages,
+Pipeline: :func:`readgaze.io.asc_scan.scan_asc` classifies every line and finds the recording
+blocks, and :mod:`readgaze.io.asc_repair` checks their samples (repairing what ``mne.io.read_raw_eyelink``
+mishandles); :mod:`readgaze.io.asc_block` parses the samples and end-of-event lines with Polars (the same
+frames as mne returns on the repaired block, :mod:`readgaze.io.asc_mne`, which a test checks on every file); this
+module adds messages,
 ``SFIX``/``SSACC``/``SBLINK`` without an end line, trial names and variables, validation results and
 flags, picks one eye per trial and builds the frames. Trials are recording blocks by default, named by
 their ``TRIALID`` message.
@@ -35,8 +36,9 @@ import polars as pl
 from readgaze.errors import ConfigError
 from readgaze.io import asc_qc, asc_trials
 from readgaze.io.asc_block import parse_events, parse_samples
-from readgaze.io.asc_repair import CHUNK_LINES, AscScan, Block, BlockSamples, block_end_ms, scan_asc
+from readgaze.io.asc_repair import BlockSamples, block_end_ms
 from readgaze.io.asc_samples import SampleSink, check_target
+from readgaze.io.asc_scan import CHUNK_LINES, AscScan, Block, scan_asc
 from readgaze.qc import QCLog
 
 STEP = "read_asc"

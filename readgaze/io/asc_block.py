@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from readgaze.io.asc_repair import AscScan, Block
+from readgaze.io.asc_scan import AscScan, Block
 
 EYES = {"L": "left", "R": "right"}
 EVENTS = {"EFIX": ("fixation", ("x_px", "y_px", "pupil")),
@@ -45,7 +45,7 @@ def parse_samples(block: Block, times: pl.DataFrame) -> pl.DataFrame:
     Parameters
     ----------
     block
-        From :func:`readgaze.io.asc_repair.scan_asc` (its eyes).
+        From :func:`readgaze.io.asc_scan.scan_asc` (its eyes).
     times : polars.DataFrame
         Sample lines with ``text`` and ``time_ms_repaired`` (:meth:`readgaze.io.asc_repair.BlockSamples.times`),
         a whole block or one chunk of it.

@@ -20,7 +20,9 @@ from pathlib import Path
 import polars as pl
 
 from readgaze.errors import ConfigError, DataError, SchemaError
-from readgaze.io.csv import header, read_csv, require_numeric, scan_csv
+from readgaze.io import cells
+from readgaze.io.csv import header, read_csv, scan_csv
+from readgaze.io.faults import text_file
 from readgaze.io.rows import per_row_run
 from readgaze.io.sources import SOURCES, resolve
 from readgaze.qc import QCLog
@@ -69,7 +71,8 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
                          separator: str | None = None, decimal_comma: bool = False,
                          schema: dict | None = None, qc: QCLog | None = None,
                          in_memory: bool = False, ia_report: str | Path | pl.LazyFrame | None = None,
-                         encoding: str = "utf-8", keep: list[str] | None = None) -> pl.LazyFrame:
+                         encoding: str = "utf-8", keep: list[str] | None = None,
+                         rename: dict[str, str] | None = None) -> pl.LazyFrame:
     """Read a Data Viewer fixation report as canonical ``fixations``.
 
     Parameters
@@ -102,7 +105,11 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
         all; names the file lacks are ignored). Only these are parsed: with ``in_memory`` it bounds
         the memory and the parse time.
     qc : QCLog, optional
-        Receives the count of off-word fixations (one extra pass).
+        Receives the repairs of the file's lines (:mod:`readgaze.io.faults`), and the counts of off-word
+        fixations, of nulls per column and of trials whose fixation numbers are not 1..n (flagged; one extra pass).
+    rename : dict, optional
+        ``{file column: name}`` applied before anything else (``keep`` and ``columns`` use the new names): a column
+        map onto a source's own names (:func:`readgaze.io.onestop.load_onestop`).
 
     Returns
     -------
@@ -120,6 +127,10 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
         A mapped numeric column holds a non-number (file, row, column, value).
     SchemaError
         x, y or duration, or the trial identity, is missing.
+    ParseError
+        A key cell that is empty, padded or holds a control character; a trial number, fixation number or
+        interest-area id that is not a whole number (>= 0; fixation numbers >= 1); a coordinate, time or pupil size
+        that is not finite; a negative duration (file, row, column and value named).
     DataError
         ``check_keys`` and a (trial, fixation index) key repeats: names the file, the rows and the key; or
         the labels agree with ``ia_report`` under neither base.
@@ -132,26 +143,27 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
             else ia_report
         raw0 = read_fixation_report(path, columns=columns, source=source, ia_id_base=0, check_keys=False,
                                     separator=separator, decimal_comma=decimal_comma, schema=schema,
-                                    encoding=encoding)
+                                    encoding=encoding, rename=rename)
         ia_id_base = detect_ia_id_base(raw0, ia, fixation_file=path, ia_file=getattr(ia_report, "name", "IA report")
                                        if not isinstance(ia_report, (str, Path)) else ia_report).base
+    dialect = {"separator": separator, "decimal_comma": decimal_comma, "schema": schema, "encoding": encoding,
+               "qc": qc, "step": "read_fixation_report", "table": "fixations", "rename": rename}
     if keep is None:
-        raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema, in_memory=in_memory,
-                       encoding=encoding)
+        raw = scan_csv(path, in_memory=in_memory, **dialect)
     else:  # only the mapped columns, the trial-id columns and `keep` are parsed
-        names = header(path, separator=separator, encoding=encoding)
+        names = header(path, separator=separator, encoding=encoding, rename=rename)
         wanted = {*resolve(source, "fixations", names, columns, path).values(),
                   *SOURCES[source].required_trial_columns, *keep}
-        raw = (read_csv(path, columns=wanted, separator=separator, decimal_comma=decimal_comma, schema=schema,
-                        encoding=encoding).lazy() if in_memory else
-               scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema, encoding=encoding)
-               .select([c for c in names if c in wanted]))
+        raw = (read_csv(path, columns=wanted, **dialect).lazy() if in_memory else
+               scan_csv(path, **dialect).select([c for c in names if c in wanted]))
     cols = resolve(source, "fixations", raw.collect_schema().names(), columns, path)
     missing = [r for r in ("duration_ms", "x_px", "y_px") if r not in cols]
     if missing:
-        raise SchemaError(f"fixation report: no column for {missing}", file=path)
-    raw = require_numeric(raw, path, [cols[r] for r in _FIX_FLOATS if r in cols])
-    raw = require_numeric(raw, path, [cols[r] for r in ("fixation_index", "ia_id") if r in cols], pl.Int64)
+        raise SchemaError(f"fixation report: no column for {missing} (expected "
+                          f"{', '.join(_expected(source, 'fixations', r) for r in missing)}; map yours with "
+                          "columns={role: column}, in readgaze prep --columns role=COLUMN)", file=path)
+    raw = cells.numbers(raw, path, cols, (*_FIX_FLOATS, "fixation_index", "ia_id"))
+    _check_keys(raw, path, cols, source)
     trial_id = _trial_id(raw, cols, source, path, session_key).alias("trial_id")
     if in_memory:  # built once (once per run of a trial's rows), for the key check and the output
         raw = raw.collect().lazy()  # the casts done: the parsed columns they replace are freed now
@@ -180,7 +192,28 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
         n_off = out.select(pl.col("word_index").is_null().sum()).collect().item()
         qc.add("read_fixation_report", "fixations", "off_word", n_off, action="flagged",
                detail=f"{Path(path).name}: fixations outside every interest area keep word_index null")
+        cells.null_counts(out, qc, "read_fixation_report", "fixations", path)
+        if "fixation_index" in cols:
+            cells.index_gaps(out, qc, "read_fixation_report", "fixations", path, group="trial_id",
+                             index="fixation_index", first=0, what="fixation numbers of a trial not 1..n")
     return out
+
+
+def _expected(source: str, table: str, role: str) -> str:
+    spec = SOURCES[source]
+    names = (spec.fixation_columns if table == "fixations" else spec.ia_columns).get(role, ())
+    return f"{role} <- {' or '.join(names)}" if names else role
+
+
+def _check_keys(raw: pl.LazyFrame, path, cols: dict[str, str], source: str) -> None:
+    """The key cells of a report (:func:`readgaze.io.cells.keys`): participant and trial number, or the trial id,
+    and the columns the source builds its trial id from (OneStop's ``repeated_reading_trial`` must be a boolean)."""
+    names = [cols[r] for r in ("trial_id",) if r in cols] or [cols[r] for r in ("participant_id", "trial")
+                                                             if r in cols]
+    spec = SOURCES[source]
+    numbers = [cols["trial"]] if "trial" in cols and "trial_id" not in cols else []
+    cells.keys(raw, path, [*names, *spec.required_trial_columns], numbers_only=[*numbers, *spec.number_keys],
+               booleans_only=spec.boolean_keys)
 
 
 def _fixation_base(raw: pl.LazyFrame, cols: dict[str, str], source: str, path) -> int:
@@ -217,12 +250,13 @@ def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, s
                    ia_id_base: int | None = None, check_keys: bool = True, separator: str | None = None,
                    decimal_comma: bool = False, schema: dict | None = None,
                    in_memory: bool = False, keep: list[str] | None = None,
-                   encoding: str = "utf-8") -> pl.LazyFrame:
+                   encoding: str = "utf-8", qc: QCLog | None = None,
+                   rename: dict[str, str] | None = None) -> pl.LazyFrame:
     """Read a Data Viewer interest-area report: one row per trial x interest area.
 
     Parameters
     ----------
-    path, columns, source, separator, decimal_comma, schema, in_memory, encoding
+    path, columns, source, separator, decimal_comma, schema, in_memory, encoding, rename
         As in :func:`read_fixation_report`.
     ia_id_base : {0, 1}, optional
         Base of ``IA_ID``. Default: detected from the file (0 if any id is 0, else 1), because an IA
@@ -233,6 +267,9 @@ def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, s
         Source columns to keep besides the mapped ones and those the trial id is built from (default:
         all; names the file lacks are ignored). Only these are parsed: with ``in_memory`` it bounds
         the memory.
+    qc : QCLog, optional
+        Receives the repairs of the file's lines, the nulls per column and the trials whose interest-area ids are
+        not consecutive (flagged; one extra pass).
 
     Returns
     -------
@@ -242,22 +279,35 @@ def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, s
         ``bottom_px`` (Float64, px, half-open box), then every other column under its source name,
         including the ``IA_*`` measures (``.`` read as null). :func:`word_measures_from_ia_report`
         maps those measures onto canonical names.
+
+    Raises
+    ------
+    SchemaError
+        The report lacks the id, the label or a box edge (the column names expected are listed).
+    ParseError
+        A box edge or id that is not a finite number (an id: a whole number >= 0), or a bad key cell (file, row,
+        column).
+    DataError
+        ``check_keys`` and a (trial, IA id) key repeats.
     """
     _check_base(ia_id_base)
-    names = header(path, separator=separator, encoding=encoding)
+    names = header(path, separator=separator, encoding=encoding, rename=rename)
     cols = resolve(source, "ia", names, columns, path)
-    wanted = None if keep is None else [*cols.values(), *SOURCES[source].required_trial_columns, *keep]
-    if in_memory:
-        raw = read_csv(path, columns=wanted, separator=separator, decimal_comma=decimal_comma, schema=schema,
-                       encoding=encoding).lazy()
-    else:
-        raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema, encoding=encoding)
-        raw = raw if wanted is None else raw.select([c for c in names if c in set(wanted)])
-    missing = [r for r in ("ia_id", "word") if r not in cols]
+    missing = [r for r in ("ia_id", "word", *_BOX) if r not in cols]
     if missing:
-        raise SchemaError(f"interest-area report: no column for {missing}", file=path)
-    raw = require_numeric(raw, path, [cols[r] for r in _BOX if r in cols])
-    raw = require_numeric(raw, path, [cols["ia_id"]], pl.Int64)
+        raise SchemaError(f"interest-area report: no column for {missing} (expected "
+                          f"{', '.join(_expected(source, 'ia', r) for r in missing)}; map yours with "
+                          "columns={role: column}, in readgaze prep --columns role=COLUMN)", file=path)
+    wanted = None if keep is None else [*cols.values(), *SOURCES[source].required_trial_columns, *keep]
+    dialect = {"separator": separator, "decimal_comma": decimal_comma, "schema": schema, "encoding": encoding,
+               "qc": qc, "step": "read_ia_report", "table": "ia_rows", "rename": rename}
+    if in_memory:
+        raw = read_csv(path, columns=wanted, **dialect).lazy()
+    else:
+        raw = scan_csv(path, **dialect)
+        raw = raw if wanted is None else raw.select([c for c in names if c in set(wanted)])
+    raw = cells.numbers(raw, path, cols, (*_BOX, "ia_id"))
+    _check_keys(raw, path, cols, source)
     trial_id = _trial_id(raw, cols, source, path, None).alias("trial_id")
     spec = SOURCES[source]
     text_id = (spec.text_id(cols) if spec.text_id else
@@ -282,7 +332,12 @@ def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, s
     rest = [c for c in raw.collect_schema().names() if c not in used and c not in canonical]
     out = raw.with_columns(trial_id.alias("trial_id")).select(
         [e.alias(n) for n, e in canonical.items()] + rest)
-    return _name_participant(out, cols)
+    out = _name_participant(out, cols)
+    if qc is not None:
+        cells.null_counts(out, qc, "read_ia_report", "ia_rows", path)
+        cells.index_gaps(out, qc, "read_ia_report", "ia_rows", path, group="trial_id", index="ia_index", first=None,
+                         what="interest-area ids of a trial not consecutive")
+    return out
 
 
 def _with_trial_id(raw: pl.LazyFrame, trial_id: pl.Expr, *, row_wise: bool,
@@ -325,13 +380,19 @@ def _check_unique(raw: pl.LazyFrame, path, key: dict[str, pl.Expr], shown: list[
               .agg(pl.len().alias("n"), pl.col(inner).n_unique().alias("distinct")))
     if counts.select((pl.col("n") > pl.col("distinct")).any()).collect(engine="streaming").item() is not True:
         return
-    dups = (raw.with_row_index("__row", offset=2)
+    dups = (raw.with_row_index("__row")
             .select(pl.col("__row"), *[e.alias(n) for n, e in key.items()], *[pl.col(c).alias(f"__{c}") for c in shown])
             .group_by(list(key)).agg(pl.col("__row").sort(), *[pl.col(f"__{c}").first() for c in shown])
             .filter(pl.col("__row").list.len() > 1)
             .sort(pl.col("__row").list.get(1)).collect())
     if dups.is_empty():
         return
+    text = text_file(path)  # data rows -> the user's lines (a repaired file is read through a copy)
+    flat = dups.select(pl.int_range(pl.len()).alias("__g"), "__row").explode("__row")
+    lines = flat["__row"].to_numpy().astype("int64")
+    lines = text.user_lines(lines) if text is not None else lines + 2
+    dups = dups.with_columns(flat.with_columns(pl.Series("__row", lines)).group_by("__g", maintain_order=True)
+                             .agg("__row")["__row"])
     repeated = sorted(r for rows in dups["__row"] for r in rows[1:])
     examples = "; ".join(
         "(" + ", ".join(str(rec[f"__{c}"]) for c in shown) + f") at rows {', '.join(map(str, rec['__row']))}"

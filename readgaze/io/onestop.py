@@ -23,6 +23,13 @@ fixation and IA reports with its design, answer and linguistic columns merged in
   where an IA label ends in a letter or digit followed by ``-`` and the next IA starts a new line.
 * **Participant aliases** (:data:`PARTICIPANT_ALIASES`): OneStop's documentation (Berzak et al., "Known issues") says
   ``l38_104`` is saved as ``l38_97``; such ids are renamed and counted.
+* **Damaged input** (issue 29): each report goes through :mod:`readgaze.io.faults` (lines and bytes) and the cell
+  rules of :mod:`readgaze.io.cells` (keys, ids, coordinates); the trial columns OneStop reads as booleans
+  (``question_preview``, ``repeated_reading_trial``, ``practice_trial``, ``is_correct``) must hold ``True``/``False``
+  (else a :class:`ParseError` naming the cell), and a trial whose rows disagree with its ``TRIAL_IA_COUNT`` /
+  ``TRIAL_FIXATION_COUNT`` (a deleted row, a file cut at a line end) is counted (``rows_differ_from_trial_count``).
+* **Column map** (``columns=``): reports whose columns have other names are read with them renamed to OneStop's own
+  (a role of :mod:`readgaze.io.sources` -> the file's column), without rewriting the files.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ import hashlib
 import math
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
@@ -39,10 +46,13 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from readgaze.errors import ParseError
+from readgaze.errors import ConfigError, ParseError
+from readgaze.io import cells
 from readgaze.io.csv import header
 from readgaze.io.dataviewer import detect_ia_id_base, read_fixation_report, read_ia_report, rebase_fixations
+from readgaze.io.faults import text_file
 from readgaze.io.rows import line_starts, per_run, read_rows
+from readgaze.io.sources import SOURCES
 from readgaze.qc import QCLog
 
 PARTICIPANT_ALIASES: dict[str, str] = {"l38_97": "l38_104"}
@@ -68,6 +78,55 @@ WORD_FEATURES = (
 """OneStop's shipped linguistic features: they go to ``words`` only, under their source names."""
 
 _SPLIT_WORD = r"[\p{L}\p{N}]-$"
+BOOLEAN_COLUMNS = ("question_preview", "repeated_reading_trial", "practice_trial", "is_correct")
+"""OneStop trial columns read as booleans (``True``/``False``)."""
+TRIAL_COUNTS = {"ia_count": "TRIAL_IA_COUNT", "fixation_count": "TRIAL_FIXATION_COUNT"}
+"""Rows per trial of each report -> the Data Viewer trial variable that states it."""
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How one report is read: its separator, decimal commas and ``{file column: OneStop name}`` renames."""
+
+    separator: str | None = None
+    decimal_comma: bool = False
+    rename: dict[str, str] | None = None
+
+    def reader(self) -> dict:
+        return {"separator": self.separator, "decimal_comma": self.decimal_comma, "rename": self.rename}
+
+
+def dialect(path, table: str, columns: dict | None, separator: str | None = None,
+            decimal_comma: bool = False) -> Dialect:
+    """The :class:`Dialect` of a report: ``columns`` (``{role: column}``, or ``{"fixations": {...}, "ia": {...}}``)
+    renames each mapped column to the name OneStop's own files use for its role (the role's first name in
+    :mod:`readgaze.io.sources`, or the role itself when that is one: ``participant_id``). Roles OneStop does not
+    read from a column (``trial_id``, ``text_id``) are ignored: OneStop builds those from its design columns.
+
+    Raises
+    ------
+    ConfigError
+        A mapped column the file does not have.
+    """
+    spec = (columns or {}).get(table, columns or {}) if any(k in (columns or {}) for k in ("fixations", "ia")) \
+        else (columns or {})
+    spec = {r: c for r, c in spec.items() if isinstance(c, str)}
+    if not spec:
+        return Dialect(separator, decimal_comma)
+    names = header(path, separator=separator)
+    defaults = SOURCES["onestop"].fixation_columns if table == "fixations" else SOURCES["onestop"].ia_columns
+    rename = {}
+    for role, column in spec.items():
+        if role not in defaults:
+            continue
+        if column not in names:
+            raise ConfigError(f"columns: {role!r} -> {column!r}, but the file has no column {column!r}", file=path,
+                              column=column)
+        rename[column] = role if role in defaults[role] else defaults[role][0]
+    # a file column already under the OneStop name that another column replaces is read no more
+    clash = [c for old, c in rename.items() if c in names and c != old and c not in rename]
+    rename.update({c: f"{c} (replaced by the column map)" for c in clash})
+    return Dialect(separator, decimal_comma, rename or None)
 
 
 @dataclass
@@ -96,7 +155,8 @@ class OneStopData:
 
 
 def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = None, *,
-                 aliases: dict[str, str] | None = None) -> OneStopData:
+                 aliases: dict[str, str] | None = None, columns: dict | None = None, separator: str | None = None,
+                 decimal_comma: bool = False) -> OneStopData:
     """Load a OneStop fixation report and (optionally) its IA report into canonical tables.
 
     The IA report is parsed in a thread once the fixation report is parsed (while the fixations are split and
@@ -115,6 +175,11 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
         not versioned.
     aliases : dict, optional
         Participant id aliases; default :data:`PARTICIPANT_ALIASES`.
+    columns : dict, optional
+        Column map for reports exported under other column names: ``{role: column}`` for both reports, or
+        ``{"fixations": {role: column}, "ia": {role: column}}`` (roles: :mod:`readgaze.io.sources`; :func:`dialect`).
+    separator, decimal_comma
+        As in :func:`readgaze.io.csv.scan_csv` (both reports).
 
     Returns
     -------
@@ -134,7 +199,9 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
     DataError
         Repeated trial keys, or IA labels that agree under neither id base (naming both files).
     ParseError, SchemaError
-        As :func:`readgaze.io.read_fixation_report`.
+        As :func:`readgaze.io.read_fixation_report`; a OneStop boolean trial column holding something else.
+    ConfigError
+        A column map naming a column the report lacks.
     """
     qc, aliases = QCLog(), PARTICIPANT_ALIASES if aliases is None else aliases
     fix_qc, ia_qc = QCLog(), QCLog()  # the fixation report's records, then the IA report's (as when serial)
@@ -145,12 +212,14 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
     for report in (fixation_report, ia_report):  # before any thread reads them: the readers' error, in order
         if report is not None and not Path(report).is_file():
             raise ParseError("no such file", file=report)
+    fix_d = dialect(fixation_report, "fixations", columns, separator, decimal_comma)
+    ia_d = None if ia_report is None else dialect(ia_report, "ia", columns, separator, decimal_comma)
     parsed, failed = threading.Event(), threading.Event()
     with ThreadPoolExecutor(max_workers=1) as pool:
-        fix_lines = pool.submit(line_starts, fixation_report)  # newline scans (I/O) beside the fixation parse
-        ia_job = None if ia_report is None else pool.submit(_load_ia, ia_report, aliases, ia_qc, parsed, failed)
+        ia_job = None if ia_report is None else pool.submit(_load_ia, ia_report, aliases, ia_qc, parsed, failed,
+                                                             ia_d)
         try:
-            fix_trials, fix = _load_fixations(fixation_report, aliases, fix_qc, parsed, fix_lines)
+            fix_trials, fix = _load_fixations(fixation_report, aliases, fix_qc, parsed, fix_d)
         except BaseException:
             failed.set()  # the IA report is not parsed: this error is raised once its newline scan ends
             raise
@@ -175,19 +244,20 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
         ia = ia.join(versions.lazy(), on="trial_id", how="left", maintain_order="left").with_columns(
             pl.coalesce("versioned_text_id", "text_id").alias("text_id")).drop("versioned_text_id").collect().lazy()
     # the rows read whole: each trial's first row (trial columns) and the representative trials' rows (words)
-    names = header(ia_report)
+    names = header(ia_report, separator=ia_d.separator, rename=ia_d.rename)
     trial_cols = [c for c in TRIAL_COLUMNS if c in names]
     word_cols = [c for c in ("word_length",) + WORD_FEATURES if c in names]
     first = ia.group_by("trial_id").agg(pl.col("__row").min()).collect()["__row"]
     reps = ia.join(ia.group_by("text_id").agg(pl.col("trial_id").min()), on=["text_id", "trial_id"], how="semi")
     rows = pl.concat([first, reps.select("__row").collect()["__row"]]).unique().sort().to_numpy()
     wide = _with_rows(read_rows(ia_report, rows, [c for c in trial_cols + word_cols if c not in _schema(ia)],
-                                n_rows=n_ia, starts=ia_starts), rows)
-    ia_trials, ia = _split_trial_columns(ia, "ia_count", ia_report, trial_cols=trial_cols, wide=wide)
-    words = _words(reps, wide, word_cols)
+                                n_rows=n_ia, starts=ia_starts, **ia_d.reader()), rows)
+    ia_trials, ia = _split_trial_columns(ia, "ia_count", ia_report, trial_cols=trial_cols, wide=wide, qc=qc,
+                                         dialect=ia_d)
+    words = _words(reps, wide, word_cols, ia_report)
     texts = ia.group_by("trial_id").agg(pl.col("text_id").first()).collect()  # every text: one layout now
     del ia, reps, wide  # the IA rows are done with: their memory is free before the fixation steps
-    ia_rows = partial(_ia_rows, ia_report, ia_base, aliases, texts, words)
+    ia_rows = partial(_ia_rows, ia_report, ia_base, aliases, texts, words, ia_d)
     # All trials of a (versioned) text share one IA layout: fixations are matched to text x IA (small
     # tables) instead of trial x IA.
     # Each fixation gets its text's integer code (the rank of its versioned text id; null when the IA report
@@ -210,32 +280,36 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
     ia_trials = (ia_trials.join(texts, on="trial_id", how="left")
                  .select("trial_id", "text_id", pl.exclude("trial_id", "text_id")))
     fix = fix.drop("__w", "__l").collect().lazy()  # in (trial_id, fixation_index) order since _load_fixations
-    return OneStopData(_trials([ia_trials, fix_trials]).lazy(), words.lazy(), fix, ia_rows,
+    trials = _trials([ia_trials, fix_trials])
+    _count_rows(trials, "fixation_count", qc, fixation_report)
+    cells.null_counts(words, qc, "load_onestop", "words", ia_report)
+    cells.null_counts(trials, qc, "load_onestop", "trials", ia_report)
+    return OneStopData(trials.lazy(), words.lazy(), fix, ia_rows,
                        qc, {str(fixation_report): fix_base, str(ia_report): ia_base})
 
 
 def _load_ia(path, aliases: dict[str, str], qc: QCLog, start: threading.Event,
-             cancel: threading.Event) -> tuple[pl.LazyFrame, np.ndarray] | None:
-    """The IA report's line starts, then (once ``start`` is set, unless ``cancel`` is) the report parsed
-    (:func:`_parse`, every-row columns only) and aliased."""
-    starts = line_starts(path)
+             cancel: threading.Event, d: Dialect) -> tuple[pl.LazyFrame, np.ndarray] | None:
+    """The IA report's line starts (its check, :func:`readgaze.io.faults.check_text`), then (once ``start`` is set,
+    unless ``cancel`` is) the report parsed (:func:`_parse`, every-row columns only) and aliased."""
+    starts = line_starts(path, separator=d.separator)
     start.wait()
     if cancel.is_set():
         return None
-    return _aliased(_parse(read_ia_report, path, ["participant_id"]), aliases, qc, "ia_rows"), starts
+    return _aliased(_parse(read_ia_report, path, ["participant_id"], d, qc), aliases, qc, "ia_rows"), starts
 
 
 def _load_fixations(path, aliases: dict[str, str], qc: QCLog, parsed: threading.Event | None = None,
-                    lines: Future | None = None) -> tuple[pl.DataFrame, pl.LazyFrame]:
+                    d: Dialect = Dialect()) -> tuple[pl.DataFrame, pl.LazyFrame]:
     """The fixation report parsed (:func:`_parse`; then ``parsed`` is set), aliased, split into its trial table
-    and its rows, the rows sorted by (``trial_id``, ``fixation_index``) (:func:`_sort_order`). ``lines``: the
-    future of its :func:`readgaze.io.rows.line_starts`, else they are found here."""
-    fix = _parse(read_fixation_report, path, [c for c in header(path) if c not in TRIAL_COLUMNS])
+    and its rows, the rows sorted by (``trial_id``, ``fixation_index``) (:func:`_sort_order`)."""
+    names = header(path, separator=d.separator, rename=d.rename)
+    fix = _parse(read_fixation_report, path, [c for c in names if c not in TRIAL_COLUMNS], d, qc)
     if parsed is not None:
         parsed.set()
-    starts = line_starts(path) if lines is None else lines.result()
+    starts = line_starts(path, separator=d.separator)
     fix = _aliased(fix, aliases, qc, "fixations")
-    fix_trials, fix = _split_trial_columns(fix, "fixation_count", path, starts)
+    fix_trials, fix = _split_trial_columns(fix, "fixation_count", path, starts, qc=qc, dialect=d)
     del starts
     columns = fix.collect().get_columns()
     del fix  # the columns list is the only reference left: each column is freed once its sorted copy exists
@@ -294,24 +368,25 @@ def _schema(lf: pl.LazyFrame) -> set[str]:
     return set(lf.collect_schema().names())
 
 
-def _parse(reader, path, keep: list[str]) -> pl.LazyFrame:
+def _parse(reader, path, keep: list[str], d: Dialect, qc: QCLog) -> pl.LazyFrame:
     """A report parsed once, in the columns ``keep`` (+ the mapped and trial-id ones), held in memory as
-    canonical columns with ``__row`` (the data row in the file).
+    canonical columns with ``__row`` (the data row in the file, or in its cleaned copy: :mod:`readgaze.io.faults`).
 
     Every later step collects this frame several times; a lazy scan would re-parse the CSV each time.
     """
-    return (reader(path, source="onestop", ia_id_base=0, in_memory=True, keep=keep)
+    return (reader(path, source="onestop", ia_id_base=0, in_memory=True, keep=keep, qc=qc, **d.reader())
             .with_row_index("__row").collect().lazy())
 
 
-def _ia_rows(path, base: int, aliases: dict[str, str], texts: pl.DataFrame, words: pl.DataFrame) -> pl.LazyFrame:
+def _ia_rows(path, base: int, aliases: dict[str, str], texts: pl.DataFrame, words: pl.DataFrame,
+             d: Dialect = Dialect()) -> pl.LazyFrame:
     """Lazy trial x IA rows (all ``IA_*`` columns) from a scan of the whole IA report.
 
     ``texts`` (``trial_id`` -> versioned ``text_id``) and ``words`` (``word_index`` per text and IA)
     come from the rows the loader held in memory. Called on first use of :attr:`OneStopData.ia_rows`
     (the dtype pass over the whole file is paid only by callers that want these rows).
     """
-    rows = _alias(read_ia_report(path, source="onestop", ia_id_base=base, check_keys=False), aliases)
+    rows = _alias(read_ia_report(path, source="onestop", ia_id_base=base, check_keys=False, **d.reader()), aliases)
     rows = (rows.join(texts.lazy().rename({"text_id": "__t"}), on="trial_id", how="left", maintain_order="left")
             .with_columns(pl.coalesce("__t", "text_id").alias("text_id")).drop("__t")
             .join(words.lazy().select("text_id", "ia_index", "word_index"), on=["text_id", "ia_index"],
@@ -372,9 +447,7 @@ def _count_fixations(fix: pl.LazyFrame, qc: QCLog) -> None:
     if "__w" in have:
         exprs += [(pl.col("ia_index").is_not_null() & pl.col("__w").is_null()).sum().alias("no_ia"),
                   (pl.col("__l").is_not_null() & (pl.col("__l") != pl.col("ia_label"))).sum().alias("mismatch")]
-    c = fix.select(exprs).collect().row(0, named=True)
-    qc.add("load_onestop", "fixations", "off_word", c["off"], action="flagged",
-           detail="no interest-area id in the report: word_index null")
+    c = fix.select(exprs).collect().row(0, named=True)  # off-word fixations: counted by read_fixation_report
     if "__w" in have:
         qc.add("load_onestop", "fixations", "no_ia_row", c["no_ia"], action="flagged",
                detail="fixated IA id has no IA-report row: word_index = id - base, unchecked")
@@ -412,12 +485,29 @@ def _text_versions(ia: pl.LazyFrame, qc: QCLog) -> pl.DataFrame:
             .select("trial_id", (pl.col("text_id") + "_v" + pl.col("digest")).alias("versioned_text_id")))
 
 
-def _words(reps: pl.LazyFrame, wide: pl.DataFrame, word_cols: list[str]) -> pl.DataFrame:
+def _check_numbers(frame: pl.DataFrame, columns: list[str], path) -> None:
+    """The word features readgaze computes with must be numbers: a :class:`ParseError` names the first other value's
+    row (``__row``) and column."""
+    for c in columns:
+        if frame.schema[c] != pl.String:
+            continue
+        bad = frame.filter(pl.col(c).is_not_null() & pl.col(c).str.strip_chars().cast(pl.Float64, strict=False)
+                           .is_null()).sort("__row")
+        if bad.height:
+            known = text_file(path)
+            row = int(bad["__row"][0])
+            raise ParseError(f"got {bad[c][0]!r}, expected a number (OneStop's word feature {c})", file=path,
+                             row=known.user_line(row) if known is not None else row + 2, column=c)
+
+
+def _words(reps: pl.LazyFrame, wide: pl.DataFrame, word_cols: list[str], path=None) -> pl.DataFrame:
     """One row per (text_id, ia_index) from ``reps``, the IA rows of the first trial (by trial_id) of each
     text layout, with their word features (``word_cols``) from ``wide`` (rows read whole, by ``__row``)."""
     w = (reps.join(wide.lazy().select("__row", *word_cols), on="__row", how="left")
-         .select("text_id", "ia_index", "word", "left_px", "right_px", "top_px", "bottom_px", *word_cols)
+         .select("text_id", "ia_index", "word", "left_px", "right_px", "top_px", "bottom_px", *word_cols, "__row")
          .sort("text_id", "ia_index").collect())
+    _check_numbers(w, [c for c in ("word_length", "wordfreq_frequency", "gpt2_surprisal") if c in w.columns], path)
+    w = w.drop("__row")
     prev = {c: pl.col(c).shift(1).over("text_id") for c in ("word", "top_px", "bottom_px", "left_px")}
     continued = (prev["word"].str.contains(_SPLIT_WORD) & (pl.col("top_px") > prev["top_px"])).fill_null(False)
     new_line = ((pl.col("top_px") >= prev["bottom_px"]) | (pl.col("left_px") < prev["left_px"])).fill_null(False)
@@ -426,7 +516,7 @@ def _words(reps: pl.LazyFrame, wide: pl.DataFrame, word_cols: list[str]) -> pl.D
         new_line.cast(pl.Int32).cum_sum().over("text_id").cast(pl.Int32).alias("line_index"))
     extra = []
     if "word_length" in w.columns:
-        extra.append(pl.col("word_length").cast(pl.Int32))
+        extra.append(pl.col("word_length").cast(pl.Float64).cast(pl.Int32, strict=False))
     else:
         extra.append(pl.col("word").str.len_chars().cast(pl.Int32).alias("word_length"))
     if "wordfreq_frequency" in w.columns:
@@ -447,7 +537,8 @@ def _spans(column: str, prefix: str) -> list[pl.Expr]:
 
 
 def _split_trial_columns(lf: pl.LazyFrame, count: str, path, starts=None, *, trial_cols: list[str] | None = None,
-                         wide: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.LazyFrame]:
+                         wide: pl.DataFrame | None = None, qc: QCLog | None = None,
+                         dialect: Dialect = Dialect()) -> tuple[pl.DataFrame, pl.LazyFrame]:
     """``(per-trial table, rows without the trial columns)``: the trial-constant :data:`TRIAL_COLUMNS`
     (first value per trial) and the row count per trial (Int32, ``count``) leave the big table early.
 
@@ -455,9 +546,11 @@ def _split_trial_columns(lf: pl.LazyFrame, count: str, path, starts=None, *, tri
     (``trial_cols``, default all it has) come from each trial's first row: from ``wide`` (rows read
     whole, by ``__row``), else read now (:func:`readgaze.io.rows.read_rows`, ``starts`` its line
     starts). The fixation report's table also gets ``text_id`` (the unversioned paragraph id), and
-    its rows lose ``__row``.
+    its rows lose ``__row``. The boolean trial columns are checked (:data:`BOOLEAN_COLUMNS`), and a trial whose row
+    count differs from the report's own count of it (:data:`TRIAL_COUNTS`) is counted in ``qc``.
     """
-    trial_cols = [c for c in TRIAL_COLUMNS if c in header(path)] if trial_cols is None else trial_cols
+    names = header(path, separator=dialect.separator, rename=dialect.rename)
+    trial_cols = [c for c in TRIAL_COLUMNS if c in names] if trial_cols is None else trial_cols
     have = _schema(lf)
     text = []
     if count == "fixation_count":
@@ -476,12 +569,50 @@ def _split_trial_columns(lf: pl.LazyFrame, count: str, path, starts=None, *, tri
     if wide is None:
         rows = part["__row"].sort()
         n = lf.select(pl.len()).collect().item()
-        wide = _with_rows(read_rows(path, rows.to_numpy(), missing, n_rows=n, starts=starts), rows.to_numpy())
+        wide = _with_rows(read_rows(path, rows.to_numpy(), missing, n_rows=n, starts=starts, **dialect.reader()),
+                          rows.to_numpy())
     part = part.join(wide.select("__row", *missing), on="__row", how="left")
+    _check_booleans(part, path)
+    if count == "ia_count":
+        _count_rows(part, count, qc, path)
     part = part.select("trial_id", *[e.meta.output_name() for e in text], *trial_cols, count)
     rest = lf.drop([c for c in trial_cols if c in have and c != "participant_id"]
                    + (["__row"] if count == "fixation_count" else []))
     return part, rest.collect().lazy()
+
+
+def _check_booleans(part: pl.DataFrame, path) -> None:
+    """Each :data:`BOOLEAN_COLUMNS` column of a trial table (with ``__row``, the trial's first data row) holds
+    ``True``/``False`` or nothing; else a :class:`ParseError` names the trial's first row and the column."""
+    for c in BOOLEAN_COLUMNS:
+        if c not in part.columns or part.schema[c] == pl.Boolean:
+            continue
+        text = pl.col(c).cast(pl.String).str.to_lowercase()
+        bad = part.filter(pl.col(c).is_not_null() & ~text.is_in(["true", "false"])).sort("__row")
+        if bad.height:
+            known = text_file(path)
+            row = int(bad["__row"][0])
+            raise ParseError(f"got {bad[c][0]!r}, expected True or False (OneStop's {c})", file=path,
+                             row=known.user_line(row) if known is not None else row + 2, column=c)
+        part.replace_column(part.get_column_index(c), (part[c].cast(pl.String).str.to_lowercase() == "true")
+                            .alias(c))
+
+
+def _count_rows(trials: pl.DataFrame, count: str, qc: QCLog | None, path) -> None:
+    """Count the trials whose rows (``count``) differ from the report's own count of them (:data:`TRIAL_COUNTS`):
+    a deleted row, or a file cut at a line end."""
+    stated = TRIAL_COUNTS[count]
+    if qc is None or stated not in trials.columns or count not in trials.columns:
+        return
+    want = pl.col(stated).cast(pl.Int64, strict=False)
+    odd = trials.filter(pl.col(count).is_not_null() & want.is_not_null() & (want != pl.col(count).cast(pl.Int64))
+                        ).sort("trial_id")
+    detail = None
+    if odd.height:
+        r = odd.row(0, named=True)
+        detail = (f"{Path(path).name}: first trial {r['trial_id']}: {r[count]} rows, {stated} {r[stated]} (a row "
+                  "deleted, or the file cut short?)")
+    qc.add("load_onestop", "trials", f"rows_differ_from_{stated}", odd.height, action="flagged", detail=detail)
 
 
 def _trials(parts: list[pl.DataFrame]) -> pl.DataFrame:
@@ -489,6 +620,11 @@ def _trials(parts: list[pl.DataFrame]) -> pl.DataFrame:
     t = (pl.concat(parts, how="diagonal_relaxed").group_by("trial_id", maintain_order=True)
          .agg(pl.all().drop_nulls().first()).sort("trial_id"))
     have = t.columns
+    if "question_preview" not in have:
+        from readgaze.errors import SchemaError
+
+        raise SchemaError("OneStop reports: no question_preview column in either report (the reading goal: True = "
+                          "information seeking, False = ordinary reading)")
     goal = pl.col("question_preview").cast(pl.Boolean)
     practice = (pl.col("practice_trial").cast(pl.Boolean) if "practice_trial" in have
                 else pl.col("article_id").cast(pl.Int64) == 0)

@@ -31,8 +31,10 @@ import numpy as np
 import polars as pl
 
 from readgaze.errors import LeakageError, ParseError, SchemaError
-from readgaze.io.csv import scan_csv
-from readgaze.io.dataviewer import read_fixation_report
+from readgaze.io import cells
+from readgaze.io.csv import require_numeric, scan_csv
+from readgaze.io.dataviewer import _check_unique, read_fixation_report
+from readgaze.qc import QCLog
 
 _TRIAL_COLUMNS = ("RECORDING_SESSION_LABEL", "INDEX", "type", "book_name", "page_name", "answer",
                   "correct_answer")
@@ -50,8 +52,12 @@ def read_sbsat_fixations(path: str | Path, **kwargs) -> pl.LazyFrame:
     return read_fixation_report(path, **kwargs)
 
 
-def read_sbsat_trials(path: str | Path) -> pl.LazyFrame:
+def read_sbsat_trials(path: str | Path, *, qc: QCLog | None = None) -> pl.LazyFrame:
     """Read the SB-SAT trial report (``18sat_trialfinal.csv``) as canonical ``trials``.
+
+    The report is checked as every report is (:mod:`readgaze.io.faults`, :mod:`readgaze.io.cells`): the key cells
+    (``RECORDING_SESSION_LABEL``, ``INDEX`` a whole number), one row per trial, ``answer`` and ``correct_answer``
+    numbers; ``qc`` receives the repairs and the nulls per column.
 
     Returns
     -------
@@ -64,11 +70,21 @@ def read_sbsat_trials(path: str | Path) -> pl.LazyFrame:
     ------
     SchemaError
         A required SB-SAT column is missing (all are listed).
+    ParseError
+        A bad key cell, or an answer that is not a number (file, row, column).
+    DataError
+        A trial (participant, ``INDEX``) on two rows.
     """
-    raw = scan_csv(path)
+    raw = scan_csv(path, in_memory=True, qc=qc, step="read_sbsat_trials", table="trials")
     missing = [c for c in _TRIAL_COLUMNS if c not in raw.collect_schema().names()]
     if missing:
         raise SchemaError(f"SB-SAT trial report: missing columns {missing}", file=path)
+    cells.keys(raw, path, ["RECORDING_SESSION_LABEL", "INDEX", "page_name", "book_name", "type"],
+               numbers_only=["INDEX"])
+    raw = require_numeric(raw, path, ["answer", "correct_answer"], pl.Int64, what="an answer number (-99: none)")
+    _check_unique(raw, path, {"RECORDING_SESSION_LABEL": pl.col("RECORDING_SESSION_LABEL"),
+                              "INDEX": pl.col("INDEX")}, shown=["RECORDING_SESSION_LABEL", "INDEX"], session_key=None)
+    cells.null_counts(raw, qc, "read_sbsat_trials", "trials", path)
     keyed = (pl.col("type") == "question") & (pl.col("correct_answer") != NO_ANSWER_KEY)
     visit = pl.col("INDEX").rank("ordinal").over("RECORDING_SESSION_LABEL", "page_name")
     return raw.select(

@@ -1,0 +1,159 @@
+"""Cell rules of report columns: what a key, an id, a coordinate and a duration may hold, and the counts a reader
+records so that no changed cell goes unsaid.
+
+Choices (issue 29: each fault is an error naming the cell, or a counted repair a researcher would agree with):
+
+* **Key cells** (participant, trial number, trial id, and the columns a source builds its trial id from) must be
+  non-empty, with no leading or trailing space and no control character (TAB, NUL, CR, a byte-order mark): such a
+  cell would make a trial of its own. A trial number must be a whole number >= 0 (Data Viewer's ``TRIAL_INDEX``
+  counts from 1); in a column of trial numbers any other value is an error (``TRIAL_INDEX = abc``, ``-32768``).
+  Errors, naming the file, the row and the column.
+* **Numbers** of mapped roles (:data:`ROLE_RULES`): coordinates, times and pupil sizes must be finite (``inf`` and
+  ``NaN`` are errors) and coordinates within 100,000 px, durations from 0 to an hour, fixation numbers whole and
+  >= 1, interest-area ids whole and >= 0 (``-32768``, EyeLink's "missing", is an error pointing at the cell; Data
+  Viewer writes ``.`` for "none"). A null stays null and is counted (:func:`null_counts`).
+* **Completeness flags** (counts, never errors: a report may legitimately skip them): fixation numbers of a trial
+  that are not 1, 2, ..., n (a deleted or moved row?) and interest-area ids of a trial that are not consecutive,
+  both with the first trial named.
+
+Sources: SR Research (2021), *EyeLink Data Viewer User's Manual* 4.2, "Fixation Report" and "Interest Area Report"
+(``TRIAL_INDEX`` and ``CURRENT_FIX_INDEX`` from 1, ``.`` for a missing value).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import polars as pl
+
+from readgaze.errors import ParseError
+from readgaze.io.csv import first_row_where, require_numeric
+from readgaze.qc import QCLog
+
+PX = 100_000.0
+"""Largest absolute coordinate in px (screens are below 10,000 px; gaze off screen lies within a few thousand)."""
+ROLE_RULES: dict[str, dict] = {
+    "start_ms": {"finite": True, "largest": 1e13, "what": "a time in ms (a finite number)"},
+    "duration_ms": {"finite": True, "minimum": 0.0, "largest": 3.6e6,
+                    "what": "a duration in ms (a number from 0 to 3,600,000)"},
+    "x_px": {"finite": True, "largest": PX, "what": "a coordinate in px (a finite number, |x| <= 100,000)"},
+    "y_px": {"finite": True, "largest": PX, "what": "a coordinate in px (a finite number, |y| <= 100,000)"},
+    "pupil": {"finite": True, "what": "a pupil size (a finite number)"},
+    "left_px": {"finite": True, "largest": PX, "what": "a box edge in px (a finite number, |x| <= 100,000)"},
+    "right_px": {"finite": True, "largest": PX, "what": "a box edge in px (a finite number, |x| <= 100,000)"},
+    "top_px": {"finite": True, "largest": PX, "what": "a box edge in px (a finite number, |y| <= 100,000)"},
+    "bottom_px": {"finite": True, "largest": PX, "what": "a box edge in px (a finite number, |y| <= 100,000)"},
+    "fixation_index": {"dtype": pl.Int64, "minimum": 1.0, "what": "a fixation number (1, 2, ...)"},
+    "ia_id": {"dtype": pl.Int64, "minimum": 0.0,
+              "what": "an interest-area id (0, 1, 2, ...; Data Viewer writes '.' for none)"},
+}
+"""Per role: ``dtype`` (default Float64), ``finite``, ``minimum`` and the expectation named in errors."""
+_BAD_KEY = r"^\s|\s$|[\x00-\x1f\x7f\ufeff]|^(?:-32768|nan|NaN|null|None)$"
+"""An edge space, a control character, or a missing-value spelling (EyeLink's -32768, NaN, null) as a key."""
+
+
+def numbers(raw: pl.LazyFrame, path, cols: dict[str, str], roles: Iterable[str]) -> pl.LazyFrame:
+    """``raw`` with the mapped columns of ``roles`` checked (:data:`ROLE_RULES`) and cast (one pass per dtype).
+
+    Raises
+    ------
+    ParseError
+        The first offending cell: file, row, column, value and what was expected.
+    """
+    for role in roles:
+        if role in cols:
+            rule = ROLE_RULES[role]
+            raw = require_numeric(raw, path, [cols[role]], rule.get("dtype", pl.Float64),
+                                  finite=rule.get("finite", False), minimum=rule.get("minimum"),
+                                  largest=rule.get("largest"), what=rule["what"])
+    return raw
+
+
+def keys(raw: pl.LazyFrame, path, columns: Iterable[str], *, numbers_only: Iterable[str] = (),
+         booleans_only: Iterable[str] = ()) -> None:
+    """Check the key cells of ``columns`` (module docstring); ``numbers_only``: those that hold trial numbers,
+    ``booleans_only``: those that hold ``True``/``False`` (OneStop's ``repeated_reading_trial``).
+
+    Key columns are constant over a trial's rows, so a frame in memory is checked once per run of equal keys.
+
+    Raises
+    ------
+    ParseError
+        An empty key cell, one with an edge space or a control character, or a trial number that is not a whole
+        number >= 0 (file, row, column, value).
+    """
+    have = raw.collect_schema()
+    columns = [c for c in dict.fromkeys(columns) if c in have]
+    numbers_only = [c for c in numbers_only if c in columns]
+    booleans_only = [c for c in booleans_only if c in columns]
+    if not columns:
+        return
+
+    def bad(c: str) -> pl.Expr:
+        col = pl.col(c)
+        if have[c] == pl.String:
+            text = col.str.contains(_BAD_KEY) | (col.str.len_chars() == 0)
+            if c in numbers_only:
+                number = col.str.strip_chars().cast(pl.Float64, strict=False)
+                text = text | number.is_null() | ~_whole(number)
+            if c in booleans_only:
+                text = text | ~col.str.to_lowercase().is_in(["true", "false"])
+            return col.is_null() | text
+        if have[c].is_numeric():
+            return col.is_null() | ~_whole(col.cast(pl.Float64))
+        return col.is_null()
+
+    flags = raw.select([bad(c).any().alias(c) for c in columns]).collect().row(0, named=True)
+    for c in columns:
+        if flags[c]:
+            row, value = first_row_where(raw, bad(c), c, path=path)
+            what = ("a trial number (0, 1, 2, ...)" if c in numbers_only else "True or False" if c in booleans_only
+                    else "a key (not empty; no edge spaces or control characters)")
+            shown = "an empty cell" if value is None or value == "" else repr(value)
+            raise ParseError(f"got {shown}, expected {what}: a row with this key would be a trial of its own",
+                             file=path, row=row, column=c)
+
+
+def _whole(number: pl.Expr) -> pl.Expr:
+    return number.is_finite() & (number == number.round()) & (number >= 0) & (number < 2.0 ** 53)
+
+
+def null_counts(frame: pl.DataFrame | pl.LazyFrame, qc: QCLog | None, step: str, table: str, path,
+                columns: Iterable[str] | None = None) -> None:
+    """One flagged QC record: the nulls of each column that has any (an emptied cell is counted; Data Viewer's
+    ``.`` is a null too), the count their total."""
+    if qc is None:
+        return
+    lf = frame.lazy()
+    names = lf.collect_schema().names() if columns is None else list(columns)
+    if not names:
+        return
+    counts = lf.select([pl.col(c).null_count() for c in names]).collect().row(0, named=True)
+    hit = {c: n for c, n in counts.items() if n}
+    detail = f"{Path(path).name}: " + (", ".join(f"{c} {n:,}" for c, n in hit.items()) or "none")
+    qc.add(step, table, "missing values (null cells), per column", sum(hit.values()), action="flagged",
+           detail=detail)
+
+
+def index_gaps(frame: pl.DataFrame | pl.LazyFrame, qc: QCLog | None, step: str, table: str, path, *,
+               group: str, index: str, first: int | None, what: str) -> None:
+    """Flag the groups (trials) whose ``index`` is not ``first, first + 1, ...`` without gaps (``first`` None: any
+    start), counting them, the first named in the detail (a row deleted, moved or damaged?)."""
+    if qc is None:
+        return
+    lf = frame.lazy()
+    if index not in lf.collect_schema().names():
+        return
+    per = (lf.filter(pl.col(index).is_not_null()).group_by(group)
+           .agg(lo=pl.col(index).min(), hi=pl.col(index).max(), n=pl.len(), distinct=pl.col(index).n_unique()))
+    start_ok = pl.lit(True) if first is None else pl.col("lo") == first
+    odd = per.filter(~(start_ok & (pl.col("hi") - pl.col("lo") + 1 == pl.col("n")) & (pl.col("distinct") ==
+                                                                                         pl.col("n"))))
+    odd = odd.sort(group).collect()
+    detail = None
+    if odd.height:
+        r = odd.row(0, named=True)
+        detail = (f"{Path(path).name}: first {group} {r[group]}: {r['n']} rows, {index} {r['lo']}..{r['hi']} "
+                  f"(a row deleted, moved or damaged?)")
+    qc.add(step, table, what, odd.height, action="flagged", detail=detail)
