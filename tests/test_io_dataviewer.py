@@ -135,4 +135,4 @@ def test_non_number_in_a_coordinate_names_row_and_column(tmp_path):
     with pytest.raises(ParseError) as e:
         read_fixation_report(p)
     assert str(e.value) == ("fix.csv, row 3, column CURRENT_FIX_X: got '12;5', expected a coordinate in px "
-                            "(a finite number)")
+                            "(a finite number, |x| <= 100,000)")

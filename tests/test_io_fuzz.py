@@ -143,11 +143,17 @@ def _asc(paths):
 
 
 def _labels(paths):
-    from readgaze.data_prep.labels import read_table
+    """A labels table read and joined onto the SB-SAT trials (participant x book): the join's keys are checked."""
+    from readgaze.data_prep.labels import attach_labels, read_table
+    from readgaze.io.sbsat import read_sbsat_trials
     from readgaze.qc import QCLog
 
     qc = QCLog()
-    return {"labels": read_table(paths[0], **_qc(read_table, qc))}, qc, ()
+    table = read_table(paths[0], **_qc(read_table, qc))
+    trials = read_sbsat_trials(paths[1]).collect()
+    joined = attach_labels(trials, table, trials_file=str(paths[1]), table_file=str(paths[0]),
+                           keys=[("participant_id", "subj"), ("item_id", "book")], qc=qc)
+    return {"labels": table, "trials": joined.trials}, qc, tuple(joined.messages)
 
 
 def _aoi(paths):
@@ -177,7 +183,8 @@ TARGETS = (
     Target("read_asc (binocular)", ("eyelink_asc/eyelink_binocular_example.asc",), 0, _asc, ASC),
     Target("read_asc (monocular)", ("eyelink_asc/eyelink_monocular_example.asc",), 0, _asc, ASC),
     Target("read_asc (no END)", ("eyelink_asc/eyelink_monocular_no_dummy_example.asc",), 0, _asc, ASC),
-    Target("labels read_table", ("sbsat/fixation/18sat_labels.csv",), 0, _labels,
+    Target("labels read_table + attach_labels", ("sbsat/fixation/18sat_labels.csv",
+                                                 "sbsat/fixation/18sat_trialfinal.csv"), 0, _labels,
            CSV + (damage.key_cell(("subj", "book")),)),
     Target("read_aoi_file (PoTeC words)", ("pymovements_examples/potec_word_aoi_b0.tsv",), 0, _aoi, CSV),
 )
@@ -204,9 +211,16 @@ def _run(target: Target, paths: list[Path]) -> Output:
     return Output(tables, _said(qc, [w for w in caught if not issubclass(w.category, DeprecationWarning)], extra))
 
 
-def _same(a: pl.DataFrame, b: pl.DataFrame, renamed: dict[str, str]) -> bool:
-    """Equal values under the same names (a renamed or moved free column is read as the file says)."""
+LINE_COLUMNS = ("line", "start_line", "end_line")
+"""Where an ``.asc`` record lies in its file: a line added or deleted above shifts it, as it shifts in an editor."""
+
+
+def _same(a: pl.DataFrame, b: pl.DataFrame, renamed: dict[str, str], dropped: str | None) -> bool:
+    """Equal values under the same names: a renamed, moved or deleted free column is read as the file says, and
+    ``.asc`` line numbers follow the file."""
     a = a.rename({k: v for k, v in renamed.items() if k in a.columns and v not in a.columns})
+    b = b.drop([c for c in (dropped,) if c and c not in a.columns], strict=False)
+    a, b = a.drop(LINE_COLUMNS, strict=False), b.drop(LINE_COLUMNS, strict=False)
     return set(a.columns) == set(b.columns) and a.select(sorted(a.columns)).equals(b.select(sorted(b.columns)))
 
 
@@ -215,6 +229,13 @@ def _renamed(what: str) -> dict[str, str]:
 
     hit = re.match(r"column '(.*)' renamed '(.*)'$", what)
     return {hit.group(2): hit.group(1)} if hit else {}
+
+
+def _dropped(what: str) -> str | None:
+    import re
+
+    hit = re.match(r"column '(.*)' deleted$", what)
+    return hit.group(1) if hit else None
 
 
 def classify(target: Target, reference: Output, paths: list[Path], op: str, what: str = "") -> tuple[str, str]:
@@ -233,9 +254,9 @@ def classify(target: Target, reference: Output, paths: list[Path], op: str, what
     if out.said != reference.said:
         new = sorted(set(out.said) - set(reference.said))
         return "counted repair", "; ".join(new)[:300]
-    renamed = _renamed(what)
+    renamed, dropped = _renamed(what), _dropped(what)
     differ = [k for k in out.tables if k not in reference.tables or not _same(out.tables[k], reference.tables[k],
-                                                                               renamed)]
+                                                                               renamed, dropped)]
     if not differ:
         return "correct load", ""
     return "silent", f"tables differ: {differ}"

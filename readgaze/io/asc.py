@@ -303,21 +303,36 @@ def _read_one_block(scan, block, chunks, eye, segments, sink, parts, screen, min
     """One block: its sample chunks (checked, repaired, parsed, flagged, given trials) go to ``sink``;
     then its events, closed at the block end, go to ``parts``."""
     base = _empty_events().select("kind", "eye", "start_ms", "end_ms", "duration_ms", "x_px", "y_px", "pupil")
-    tracked = parse_events(scan, block) if block.n_samples else pl.DataFrame()
+    report: dict[str, list[int]] = {}
+    tracked = parse_events(scan, block, report) if block.n_samples else pl.DataFrame()
+    for line in report.get("cut", []):
+        warnings.append(f"{scan.path.name} line {line}: the file's last line is an event line cut short (a truncated "
+                        "recording?); not read")
+        qc.add(STEP, "events", "last line cut short", 1, detail=f"line {line}")
+    if report.get("repeated"):
+        lines = sorted(report["repeated"])
+        warnings.append(f"{scan.path.name} line {lines[0]}: {len(lines)} event line(s) repeat an earlier line of "
+                        "the block word for word; the repeats are not read")
+        qc.add(STEP, "events", "repeated event line", len(lines), detail=f"first line {lines[0]}")
     # blinks for the sample mask: an SBLINK without EBLINK lasts to the block end, which lies after every
     # sample (known only after the last chunk), so it is open-ended here
     open_ended = pl.concat([base, _with_open_events(scan, block, tracked, float("inf"))], how="diagonal_relaxed")
     mask_blinks = open_ended.filter(pl.col("kind") == "blink", pl.col("eye") == eye)
     state = BlockSamples(scan, block)
+    malformed: list[tuple[int, int]] = []
     for rows in chunks:
+        rows = state.fields(rows)
+        if not rows.height:
+            continue
         times = state.times(rows)
-        state.fields(rows)
-        samples = parse_samples(block, times)
+        samples = parse_samples(block, times, malformed)
         samples = samples.with_columns(
             x_px=_eye_col(samples, f"x_{eye}_px"), y_px=_eye_col(samples, f"y_{eye}_px"),
             pupil=_eye_col(samples, f"pupil_{eye}"), eye=pl.lit(eye), block=pl.lit(block.index, pl.Int32))
         samples = samples.with_columns(in_blink=asc_qc.blink_mask(samples, mask_blinks))
         sink.add(asc_trials.assign_trials(samples, segments, "time_ms"))
+    if malformed:
+        state.malformed = [sum(n for n, _ in malformed), malformed[0][1]]
     state.finish(warnings, qc)  # repairs reported; the fields present are read, inconsistent lines raise
     end_ms = block_end_ms(block, state.max_repaired)
     events = pl.concat([base, _with_open_events(scan, block, tracked, end_ms)], how="diagonal_relaxed")

@@ -48,7 +48,10 @@ class BlockSamples:
         self.max_repaired: float | None = None
         self.changed = 0
         self.late, self.back = [0, None], [0, None]  # count, first line
+        self.gap = [0, None]  # samples missing between consecutive timestamps, first line after a gap
         self.first: dict | None = None  # the block's first sample line and its number of values
+        self.cut: int | None = None  # the file's last line, cut short (dropped)
+        self.malformed = [0, None]  # sample lines with a value neither a number nor '.', first line
 
     def times(self, rows: pl.DataFrame) -> pl.DataFrame:
         rows = rows.with_columns(time_ms=pl.col("text").str.extract(r"^(\S+)").cast(pl.Float64, strict=False))
@@ -69,8 +72,14 @@ class BlockSamples:
         r = pl.col("time_ms_repaired")
         prev = r.shift(1) if self.last_repaired is None else r.shift(1, fill_value=self.last_repaired)
         end = self.block.end_ms if self.block.end_ms is not None else float("inf")
-        flags = rows.select("line", changed=pl.col("time_ms") != r, late=r >= end, back=(r - prev) <= 0)
+        missing = ((r - prev) / self.interval).round() - 1  # samples the tracker's clock says are absent
+        flags = rows.select("line", changed=pl.col("time_ms") != r, late=r >= end, back=(r - prev) <= 0,
+                            gap=pl.when(missing > 0).then(missing).fill_null(0))
         self.changed += int(flags["changed"].sum())
+        gaps = flags.filter(pl.col("gap") > 0)
+        if gaps.height:
+            self.gap[0] += int(gaps["gap"].sum())
+            self.gap[1] = self.gap[1] or int(gaps["line"][0])
         for tally, name in ((self.late, "late"), (self.back, "back")):
             hit = flags.filter(pl.col(name))["line"]
             if hit.len():
@@ -81,17 +90,25 @@ class BlockSamples:
         self.max_repaired = top if self.max_repaired is None else max(self.max_repaired, top)
         return rows
 
-    def fields(self, rows: pl.DataFrame) -> None:
+    def fields(self, rows: pl.DataFrame) -> pl.DataFrame:
+        """Check the number of values on each sample line; returns ``rows`` without the file's last line when it is
+        cut short (a truncated recording: dropped, counted by :meth:`finish`)."""
         counts = rows.select("line", n=pl.col("text").str.count_matches(r"\S+")
                              - pl.col("text").str.count_matches(_STATUS))
         if self.first is None:
             self.first = counts.row(0, named=True)
+        last = counts.filter(pl.col("line") == self.scan.n_lines)
+        if last.height and self.first["line"] != self.scan.n_lines and last["n"][0] < self.first["n"]:
+            self.cut = self.scan.n_lines
+            counts = counts.filter(pl.col("line") != self.scan.n_lines)
+            rows = rows.filter(pl.col("line") != self.scan.n_lines)
         odd = counts.filter(pl.col("n") != self.first["n"])
         if odd.height:
             spec_line, _, want, _ = self._declared()
             raise ParseError(f"sample lines disagree on their number of values: line {self.first['line']} has "
                              f"{self.first['n']}, line {odd['line'][0]} has {odd['n'][0]} (SAMPLES line "
                              f"{spec_line} declares {want})", file=self.scan.path, row=int(odd["line"][0]))
+        return rows
 
     def _declared(self) -> tuple[int, str, int, list[tuple[str, int]]]:
         spec = self.scan.block_lines(self.block.index).filter(pl.col("kind") == "SAMPLES").head(1)
@@ -104,6 +121,15 @@ class BlockSamples:
     def finish(self, warnings: list[str], qc: QCLog) -> str | None:
         scan, block = self.scan, self.block
         name = scan.path.name
+        if self.cut is not None:
+            warnings.append(f"{name} line {self.cut}: the file's last line is a sample line cut short (a truncated "
+                            "recording?); not read")
+            qc.add(STEP, "samples", "last line cut short", 1, detail=f"line {self.cut}")
+        if self.malformed[0]:
+            warnings.append(f"{name} line {self.malformed[1]}: {self.malformed[0]} sample line(s) hold a value that is "
+                            "neither a number nor '.' (a damaged line?); read as missing")
+            qc.add(STEP, "samples", "malformed value read as missing", self.malformed[0], action="changed",
+                   detail=f"first line {self.malformed[1]}")
         if self.changed:
             qc.add(STEP, "samples", f"repeated timestamp at {block.sampling_rate_hz:g} Hz spread by the sample "
                    "interval", self.changed, action="changed", detail=f"block at line {block.start_line}")
@@ -111,6 +137,9 @@ class BlockSamples:
             warnings.append(f"{name} line {block.last_line}: END time {block.end_ms:.10g} is not after "
                             f"{self.late[0]} sample(s) (first on line {self.late[1]}); the block ends after its "
                             "last sample")
+        qc.add(STEP, "samples", "absent between timestamps (a gap in the recording)", self.gap[0], action="flagged",
+               detail=f"block at line {block.start_line}" + (f", first gap before line {self.gap[1]}" if self.gap[1]
+                                                              else ""))
         if self.back[0]:
             warnings.append(f"{name} line {self.back[1]}: {self.back[0]} sample timestamp(s) not after "
                             "the previous one; kept in time order")
@@ -184,7 +213,7 @@ def sample_fields(scan: AscScan, block: Block, warnings: list[str]) -> str | Non
     state = BlockSamples(scan, block)
     for rows in block_samples(scan, block):
         state.fields(rows)
-    state.changed, state.late, state.back = 0, [0, None], [0, None]
+    state.changed, state.late, state.back, state.cut, state.gap = 0, [0, None], [0, None], None, [0, None]
     return state.finish(warnings, QCLog())
 
 

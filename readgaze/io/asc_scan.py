@@ -45,7 +45,8 @@ KEYWORDS = ("START", "END", "MSG", "SFIX", "EFIX", "SSACC", "ESACC", "SBLINK", "
 FOR_MNE = ("START", "PRESCALER", "VPRESCALER", "PUPIL", "EVENTS", "SAMPLES", "sample", "EFIX",
            "ESACC", "EBLINK", "END")
 STEP = "read_asc"
-LINE_KINDS = pl.Enum([*KEYWORDS, "sample", "calibration", "header", "blank", "continuation", "other"])
+LINE_KINDS = pl.Enum([*KEYWORDS, "sample", "calibration", "header", "blank", "continuation", "negative", "other"])
+"""``negative``: a line that starts like a sample with a negative timestamp (``-123 ...``)."""
 #: Lines that carry recording data (an open block extends at least to its last one).
 DATA_KINDS = ("sample", "SFIX", "EFIX", "SSACC", "ESACC", "SBLINK", "EBLINK", "INPUT", "BUTTON")
 TRIALID_RE = r"^MSG\s+\S+\s+(?:-?\d+\s+)?TRIALID\b"
@@ -209,6 +210,7 @@ def _kinds(frame: pl.DataFrame) -> pl.Series:
                                   return_dtype=pl.UInt8)
     codes = frame.select(
         pl.when(head.str.contains(r"^[0-9]")).then(code["sample"])
+        .when(head.str.contains(r"^-[0-9]")).then(code["negative"])
         .when(head.str.starts_with(">>>>>>>")).then(code["calibration"])
         .when(head.str.starts_with("**")).then(code["header"])
         .when(pl.col("text").str.contains(r"^\s*$")).then(code["blank"])
@@ -432,3 +434,11 @@ def _count_stray_lines(lines: pl.DataFrame, read: _Lines, blocks: list[Block], n
     if cont.height:
         qc.add(STEP, "lines", "indented line inside block (not a sample)", cont.height, action="dropped",
                detail=f"first line {cont['line'][0]}")
+    for kind, what in (("negative", "sample line(s) with a negative timestamp (EyeLink's clock never is)"),
+                       ("other", "line(s) of no known kind (a damaged line?)")):
+        odd = lines.filter(pl.col("block").is_not_null(), pl.col("kind") == kind)
+        if odd.height:
+            first = int(odd["line"][0])
+            warnings.append(f"{name} line {first}: {odd.height} {what} inside a recording block; not read")
+            qc.add(STEP, "lines", f"{what.replace('(s)', '')} inside a block", odd.height, action="dropped",
+                   detail=f"first line {first}")

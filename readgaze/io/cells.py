@@ -66,7 +66,7 @@ def numbers(raw: pl.LazyFrame, path, cols: dict[str, str], roles: Iterable[str])
             rule = ROLE_RULES[role]
             raw = require_numeric(raw, path, [cols[role]], rule.get("dtype", pl.Float64),
                                   finite=rule.get("finite", False), minimum=rule.get("minimum"),
-                                  largest=rule.get("largest"), what=rule["what"])
+                                  largest=rule.get("largest"), coded=rule.get("finite", False), what=rule["what"])
     return raw
 
 
@@ -113,6 +113,22 @@ def keys(raw: pl.LazyFrame, path, columns: Iterable[str], *, numbers_only: Itera
             shown = "an empty cell" if value is None or value == "" else repr(value)
             raise ParseError(f"got {shown}, expected {what}: a row with this key would be a trial of its own",
                              file=path, row=row, column=c)
+
+
+def boxes(raw: pl.LazyFrame, path, pairs) -> None:
+    """Each ``(start, end)`` column pair of a box: the end is not before the start (Data Viewer never writes an
+    inverted box: a damaged cell). One pass over the pairs; a :class:`ParseError` names the first row."""
+    have = set(raw.collect_schema().names())
+    pairs = [(lo, hi) for lo, hi in pairs if lo in have and hi in have]
+    if not pairs:
+        return
+    bad = {hi: (pl.col(hi) < pl.col(lo)).fill_null(False) for lo, hi in pairs}
+    found = raw.select([e.any().alias(hi) for hi, e in bad.items()]).collect().row(0, named=True)
+    for lo, hi in pairs:
+        if found[hi]:
+            row, value = first_row_where(raw, bad[hi], hi, path=path)
+            raise ParseError(f"got {value!r}, expected an edge at or after {lo} (an inverted box)", file=path,
+                             row=row, column=hi)
 
 
 def _whole(number: pl.Expr) -> pl.Expr:

@@ -67,6 +67,10 @@ _NUMBER_OR_DECIMAL_COMMA = r"^\s*[-+]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][-+]?\d+
 STRAY = "values that are not numbers in a numeric column (read as text)"
 STRAY_BOOL = "values that are not True/False in a boolean column (read as text)"
 ODD_WHOLE = "non-finite or huge numbers in a column of whole numbers (read as Float64)"
+MISSING_CODE = -32768.0
+"""EyeLink's "no value" (gaze lost): in a report's numeric column it is flagged (:data:`CODED`), never averaged
+unawares."""
+CODED = "EyeLink's missing-value code -32768 in a numeric column (read as a number)"
 
 
 def decimal_comma_hint(separator: str) -> str:
@@ -259,7 +263,8 @@ def _read(text: TextFile, columns, schema, schema_overrides, decimal_comma, null
     head = _head_text(path, names, common)
     check_comma = sep != "," and not decimal_comma
     open_columns, guess = [], dict.fromkeys(names, pl.String)  # columns not read are never parsed
-    for c, passed in _head_flags(head, parsed, decimal_comma, check_comma).items():
+    head_flags = _head_flags(head, parsed, decimal_comma, check_comma)
+    for c, passed in head_flags.items():
         guess[c] = _decide(passed)
         if passed["n"] or (guess[c] == pl.String and (passed.get("d") or _mostly(passed))):
             open_columns.append(c)
@@ -272,6 +277,16 @@ def _read(text: TextFile, columns, schema, schema_overrides, decimal_comma, null
         full.update(schema_overrides or {})
         return _checked(text, pl.scan_csv(path, schema=full, **common).select(parsed).collect(), wanted)
     df = _checked(text, df, parsed)
+    for c, passed in head_flags.items():  # a Float64 column whose head is whole numbers but for nan/inf/huge ones
+        if guess[c] == pl.Float64 and not passed["kw"] and passed["kx"]:
+            got = df.select([e.alias(t) for t, e in _odd_whole(c, False).items() if t != "__bad"]).row(0, named=True)
+            _flag_odd_whole(text, df.lazy(), c, got["m"], got["kx"], got["kw"], path)
+    numeric = [c for c in parsed if df.schema[c] in (pl.Int64, pl.Float64)]
+    if numeric:
+        coded = df.select([(pl.col(c) == MISSING_CODE).sum().alias(c) for c in numeric]).row(0, named=True)
+        for c in numeric:
+            if coded[c]:
+                _flag_coded(text, df.lazy(), c, int(coded[c]), path)
     if not open_columns:
         return df.select(wanted)
     tests = {c: _column_tests(c, decimal_comma, check_comma) for c in open_columns}
@@ -464,6 +479,8 @@ def infer_schema(path: str | Path, *, separator: str, decimal_comma: bool = Fals
             flags[c]["c"] = passed["c"]  # "any" test: true on the head is true on the file
         todo += [(i, c, t) for t, ok in passed.items() if t in ("n", "b", "i", "f", "d") and ok]
         todo += [(i, c, t) for t in ("c",) if t in passed and not passed[t]]
+        if passed["i"] or passed["f"] or passed["ke"]:
+            todo.append((i, c, "ke"))
     exprs = [tests[c][t].alias(f"{t}{i}") for i, c, t in todo]
     exprs += [pl.col(names[-1]).null_count().alias("__last_nulls"), pl.len().alias("__rows")]
     whole = text.select(exprs).collect(engine="streaming").row(0, named=True)
@@ -477,7 +494,8 @@ def infer_schema(path: str | Path, *, separator: str, decimal_comma: bool = Fals
     # count its values (a second pass, over these columns only; none in a clean file)
     recount = [(i, c) for i, c in enumerate(names) if _decide(flags[c]) == pl.String and not flags[c]["n"]
                and (_mostly(head[c]) or any(head[c][t] for t in ("b", "i", "f")))]
-    floats = [(i, c) for i, c in enumerate(names) if head[c]["i"] and _decide(flags[c]) == pl.Float64]
+    floats = [(i, c) for i, c in enumerate(names) if _decide(flags[c]) == pl.Float64
+              and (head[c]["i"] or (not head[c]["kw"] and head[c]["kx"]))]
     if recount or floats:
         got = text.select([tests[c][t].alias(f"{t}{i}") for i, c in recount for t in ("m", "kf", "kb")]
                           + [e.alias(f"{t}{i}") for i, c in floats for t, e in _odd_whole(c).items()]
@@ -485,17 +503,13 @@ def infer_schema(path: str | Path, *, separator: str, decimal_comma: bool = Fals
         for i, c in recount:
             flags[c].update({t: got[f"{t}{i}"] for t in ("m", "kf", "kb")})
         for i, c in floats:
-            m, kx = got[f"m{i}"], got[f"kx{i}"]
-            if 0 < kx <= STRAY_SHARE * m:
-                bad = _odd_whole(c)["__bad"]
-                row, value = first_row_where(text, bad, c, path=path)
-                _add_note(checked, Repair(ODD_WHOLE, kx, row, "flagged"),
-                          f"column {c}: {kx} of {m:,} values are not finite whole numbers (first {value!r}, a "
-                          "damaged cell?); the column is read as Float64")
+            _flag_odd_whole(checked, text, c, got[f"m{i}"], got[f"kx{i}"], got[f"kw{i}"], path)
     schema: dict[str, pl.DataType] = {}
     for c in names:
         f = flags[c]
         schema[c] = _decide(f)
+        if schema[c] in (pl.Int64, pl.Float64) and f.get("ke"):
+            _flag_coded(checked, text, c, int(f["ke"]), path)
         if schema[c] == pl.String and not f["n"]:
             if check_comma and f["d"] and f["c"]:
                 row, value = first_row_where(text, pl.col(c).str.contains(_DECIMAL_COMMA), c, path=path)
@@ -506,12 +520,33 @@ def infer_schema(path: str | Path, *, separator: str, decimal_comma: bool = Fals
     return schema
 
 
-def _odd_whole(c: str) -> dict[str, pl.Expr]:
-    """Counts of a column of whole numbers but for a few: ``m`` values, ``kx`` non-finite or huge ones (and the
-    row test ``__bad``)."""
-    number = pl.col(c).str.strip_chars().cast(pl.Float64, strict=False)
+def _odd_whole(c: str, text: bool = True) -> dict[str, pl.Expr]:
+    """Counts of a column of whole numbers but for a few: ``m`` values, ``kx`` non-finite or huge ones, ``kw`` finite
+    ones that are not whole (and the row test ``__bad``). ``text``: the column is text (else Float64)."""
+    number = pl.col(c).str.strip_chars().cast(pl.Float64, strict=False) if text else pl.col(c)
     bad = pl.col(c).is_not_null() & (~number.is_finite() | (number.abs() >= 2.0 ** 53)).fill_null(False)
-    return {"m": pl.col(c).is_not_null().sum(), "kx": bad.sum(), "__bad": bad}
+    frac = (number.is_finite() & (number != number.round())).fill_null(False)
+    return {"m": pl.col(c).is_not_null().sum(), "kx": bad.sum(), "kw": frac.sum(), "__bad": bad}
+
+
+def _flag_coded(text: TextFile, lf: pl.LazyFrame, c: str, k: int, path) -> None:
+    """Note a numeric column holding EyeLink's missing-value code, naming the first cell."""
+    number = pl.col(c).str.strip_chars().cast(pl.Float64, strict=False) if lf.collect_schema()[c] == pl.String \
+        else pl.col(c)
+    row, _ = first_row_where(lf, (number == MISSING_CODE).fill_null(False), c, path=path)
+    _add_note(text, Repair(CODED, k, row, "flagged"),
+              f"column {c}: {k} value(s) -32768, EyeLink's missing-value code (Data Viewer writes '.'); read as "
+              "numbers")
+
+
+def _flag_odd_whole(text: TextFile, lf: pl.LazyFrame, c: str, m: int, kx: int, kw: int, path) -> None:
+    """Note a column of whole numbers but for a few non-finite or huge ones (read as Float64), naming the first."""
+    if kw or not 0 < kx <= STRAY_SHARE * m:
+        return
+    row, value = first_row_where(lf, _odd_whole(c, lf.collect_schema()[c] == pl.String)["__bad"], c, path=path)
+    _add_note(text, Repair(ODD_WHOLE, kx, row, "flagged"),
+              f"column {c}: {kx} of {m:,} values are not finite whole numbers (first {value!r}, a damaged cell?); "
+              "the column is read as Float64")
 
 
 def _column_tests(c: str, decimal_comma: bool, check_comma: bool) -> dict[str, pl.Expr]:
@@ -529,6 +564,10 @@ def _column_tests(c: str, decimal_comma: bool, check_comma: bool) -> dict[str, p
              "m": pl.len() - nulls,
              "kf": num.str.strip_chars().cast(pl.Float64, strict=False).null_count() - nulls,
              "kb": (col.is_not_null() & ~is_bool).sum()}
+    number = num.str.strip_chars().cast(pl.Float64, strict=False)
+    tests["kx"] = (col.is_not_null() & (~number.is_finite() | (number.abs() >= 2.0 ** 53)).fill_null(False)).sum()
+    tests["kw"] = (number.is_finite() & (number != number.round())).fill_null(False).sum()
+    tests["ke"] = (num.cast(pl.Float64, strict=False) == MISSING_CODE).fill_null(False).sum()  # shares "f"'s cast
     if check_comma:
         tests["d"] = (col.str.contains(_NUMBER_OR_DECIMAL_COMMA) | col.is_null()).all()
         tests["c"] = col.str.contains(_DECIMAL_COMMA).any()
@@ -552,14 +591,14 @@ def first_row_where(lf: pl.LazyFrame, predicate: pl.Expr, column: str, *, path=N
 
 def require_numeric(lf: pl.LazyFrame, path: str | Path, columns: Iterable[str],
                     dtype: pl.DataType = pl.Float64, *, finite: bool = False, minimum: float | None = None,
-                    largest: float | None = None, what: str = "a number") -> pl.LazyFrame:
+                    largest: float | None = None, coded: bool = False, what: str = "a number") -> pl.LazyFrame:
     """Check that the named columns of a raw scan hold numbers and cast them to ``dtype``.
 
     A column that whole-file inference left as String is either entirely null (cast silently) or holds
     a non-number, which is reported with its row and value. With ``finite`` (no NaN or infinity), ``minimum``
-    (no smaller value), ``largest`` (no larger absolute value) or an integer ``dtype`` (whole, finite numbers
-    only), every value is checked: one pass over the columns, and one more to name the first offending row. Nulls
-    pass.
+    (no smaller value), ``largest`` (no larger absolute value), ``coded`` (no -32768, EyeLink's missing-value
+    code) or an integer ``dtype`` (whole, finite numbers only), every value is checked: one pass over the columns,
+    and one more to name the first offending row. Nulls pass.
 
     Raises
     ------
@@ -593,9 +632,11 @@ def require_numeric(lf: pl.LazyFrame, path: str | Path, columns: Iterable[str],
             odd = odd | (number < minimum)
         if largest is not None:
             odd = odd | (number.abs() > largest)
+        if coded:
+            odd = odd | (number == MISSING_CODE)
         if integer:
             odd = odd | (number != number.round()) | (number.abs() >= 2.0 ** 53)
-        if finite or integer or minimum is not None or largest is not None:
+        if finite or integer or coded or minimum is not None or largest is not None:
             checks.append((c, odd.fill_null(False)))
         if have[c] == pl.String or have[c] != dtype:
             casts.append((number if dtype == pl.Float64 else number.cast(dtype, strict=False)).alias(c))
@@ -604,8 +645,17 @@ def require_numeric(lf: pl.LazyFrame, path: str | Path, columns: Iterable[str],
         for c, e in checks:
             if found[c]:
                 row, value = first_row_where(lf, e, c, path=path)
-                raise ParseError(f"got {value!r}, expected {what}", file=path, row=row, column=c)
+                code = " (EyeLink's missing-value code; Data Viewer writes '.' for missing)" \
+                    if _is_code(value) else ""
+                raise ParseError(f"got {value!r}{code}, expected {what}", file=path, row=row, column=c)
     return lf.with_columns(casts) if casts else lf
+
+
+def _is_code(value) -> bool:
+    try:
+        return float(str(value).strip()) == MISSING_CODE
+    except ValueError:
+        return False
 
 
 def cells(lf: pl.LazyFrame, path, columns: Iterable[str], bad, what: str, error=ParseError) -> None:

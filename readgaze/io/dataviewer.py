@@ -307,6 +307,7 @@ def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, s
         raw = scan_csv(path, **dialect)
         raw = raw if wanted is None else raw.select([c for c in names if c in set(wanted)])
     raw = cells.numbers(raw, path, cols, (*_BOX, "ia_id"))
+    cells.boxes(raw, path, ((cols["left_px"], cols["right_px"]), (cols["top_px"], cols["bottom_px"])))
     _check_keys(raw, path, cols, source)
     trial_id = _trial_id(raw, cols, source, path, None).alias("trial_id")
     spec = SOURCES[source]
