@@ -19,8 +19,12 @@ from collections.abc import Callable
 
 BOM = b"\xef\xbb\xbf"
 NON_NUMBERS = ("abc", "--", "637,6", "1.2.3", "NA", "?", "12a", "x")
-ODD_NUMBERS = ("inf", "-inf", "nan", "NaN", "1e400", "-32768", "99999999999999999999", "-1", "-250.5",
-               "1e308", "0.0000001")
+ODD_NUMBERS = ("inf", "-inf", "nan", "NaN", "1e400", "-32768", "99999999999999999999", "0.0000001")
+"""Numbers that do not fit a column of real measurements: non-finite, overflowing, EyeLink's missing code, or a
+fraction in a column of whole numbers. (A valid-looking value such as -1 in a free column fits the format: no reader
+can tell it from the truth, so it is not drawn.)"""
+IMPLAUSIBLE = ("1e308", "-1e9", "-32768", "nan", "inf", "-250")
+"""Values for the cells of a reader's mapped columns (coordinates, durations, ids): each breaks a stated rule."""
 
 
 # --- delimited text ------------------------------------------------------------------------------------------
@@ -158,6 +162,7 @@ def truncate(data, rng):
         cut = data.rfind(b"\n", 0, cut) + 1
         if cut <= data.find(b"\n") + 1:
             return None
+        return data[:cut], f"cut at byte {cut} of {len(data)}, at a line end"
     return data[:cut], f"cut at byte {cut} of {len(data)}"
 
 
@@ -245,6 +250,14 @@ def key_cell(keys: tuple[str, ...]):
                                                             old + "\t", "\x00" + old]),
                          columns="named", named=keys)
     damage.__name__ = "key_cell"
+    return damage
+
+
+def role_cell(columns: tuple[str, ...]):
+    def damage(data, rng):
+        """A cell of a column the reader maps (a coordinate, a duration, an id) set to a value no real one takes."""
+        return _set_cell(data, rng, lambda old: rng.choice(IMPLAUSIBLE), columns="named", named=columns)
+    damage.__name__ = "role_cell"
     return damage
 
 
@@ -341,9 +354,11 @@ def stray_quote(data, rng):
 
 
 def tab_in_field(data, rng):
-    """A TAB typed into a field (of a comma file) or a comma (of a TAB file)."""
+    """A TAB typed into a field of a comma or semicolon file (in a TAB file a comma is ordinary text)."""
     sep = separator_of(data)
-    other = b"\t" if sep != "\t" else b","
+    if sep == "\t":
+        return None
+    other = b"\t"
     lines = _lines(data)
     i = _data_line(lines, rng)
     if i is None:

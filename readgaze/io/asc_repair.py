@@ -138,8 +138,8 @@ class BlockSamples:
                             f"{self.late[0]} sample(s) (first on line {self.late[1]}); the block ends after its "
                             "last sample")
         qc.add(STEP, "samples", "absent between timestamps (a gap in the recording)", self.gap[0], action="flagged",
-               detail=f"block at line {block.start_line}" + (f", first gap before line {self.gap[1]}" if self.gap[1]
-                                                              else ""))
+               detail=f"block at line {block.start_line}: {self.gap[0]} absent" + (
+                   f", first gap before line {self.gap[1]}" if self.gap[1] else ""))
         if self.back[0]:
             warnings.append(f"{name} line {self.back[1]}: {self.back[0]} sample timestamp(s) not after "
                             "the previous one; kept in time order")

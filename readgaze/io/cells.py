@@ -9,7 +9,8 @@ Choices (issue 29: each fault is an error naming the cell, or a counted repair a
   counts from 1); in a column of trial numbers any other value is an error (``TRIAL_INDEX = abc``, ``-32768``).
   Errors, naming the file, the row and the column.
 * **Numbers** of mapped roles (:data:`ROLE_RULES`): coordinates, times and pupil sizes must be finite (``inf`` and
-  ``NaN`` are errors) and coordinates within 100,000 px, durations from 0 to an hour, fixation numbers whole and
+  ``NaN`` are errors) and coordinates within 100,000 px (interest-area box edges, on the screen, from 0), durations
+  from 0 to an hour, fixation numbers whole and
   >= 1, interest-area ids whole and >= 0 (``-32768``, EyeLink's "missing", is an error pointing at the cell; Data
   Viewer writes ``.`` for "none"). A null stays null and is counted (:func:`null_counts`).
 * **Completeness flags** (counts, never errors: a report may legitimately skip them): fixation numbers of a trial
@@ -40,10 +41,10 @@ ROLE_RULES: dict[str, dict] = {
     "x_px": {"finite": True, "largest": PX, "what": "a coordinate in px (a finite number, |x| <= 100,000)"},
     "y_px": {"finite": True, "largest": PX, "what": "a coordinate in px (a finite number, |y| <= 100,000)"},
     "pupil": {"finite": True, "what": "a pupil size (a finite number)"},
-    "left_px": {"finite": True, "largest": PX, "what": "a box edge in px (a finite number, |x| <= 100,000)"},
-    "right_px": {"finite": True, "largest": PX, "what": "a box edge in px (a finite number, |x| <= 100,000)"},
-    "top_px": {"finite": True, "largest": PX, "what": "a box edge in px (a finite number, |y| <= 100,000)"},
-    "bottom_px": {"finite": True, "largest": PX, "what": "a box edge in px (a finite number, |y| <= 100,000)"},
+    "left_px": {"finite": True, "minimum": 0.0, "largest": PX, "what": "a box edge in px (0 to 100,000)"},
+    "right_px": {"finite": True, "minimum": 0.0, "largest": PX, "what": "a box edge in px (0 to 100,000)"},
+    "top_px": {"finite": True, "minimum": 0.0, "largest": PX, "what": "a box edge in px (0 to 100,000)"},
+    "bottom_px": {"finite": True, "minimum": 0.0, "largest": PX, "what": "a box edge in px (0 to 100,000)"},
     "fixation_index": {"dtype": pl.Int64, "minimum": 1.0, "what": "a fixation number (1, 2, ...)"},
     "ia_id": {"dtype": pl.Int64, "minimum": 0.0,
               "what": "an interest-area id (0, 1, 2, ...; Data Viewer writes '.' for none)"},
@@ -150,6 +151,19 @@ def null_counts(frame: pl.DataFrame | pl.LazyFrame, qc: QCLog | None, step: str,
     detail = f"{Path(path).name}: " + (", ".join(f"{c} {n:,}" for c, n in hit.items()) or "none")
     qc.add(step, table, "missing values (null cells), per column", sum(hit.values()), action="flagged",
            detail=detail)
+
+
+def non_finite_counts(frame: pl.DataFrame, qc: QCLog | None, step: str, table: str, path) -> None:
+    """One flagged QC record: the NaN and infinite values of each Float64 column that has any (OneStop's
+    ``subtlex_frequency`` holds inf; a damaged cell may too), the count their total."""
+    if qc is None:
+        return
+    floats = [c for c, t in frame.schema.items() if t == pl.Float64]
+    counts = frame.select([(pl.col(c).is_nan() | pl.col(c).is_infinite()).sum().alias(c) for c in floats]).row(
+        0, named=True) if floats else {}
+    hit = {c: n for c, n in counts.items() if n}
+    qc.add(step, table, "non-finite values (NaN, inf), per column", sum(hit.values()), action="flagged",
+           detail=f"{Path(path).name}: " + (", ".join(f"{c} {n:,}" for c, n in hit.items()) or "none"))
 
 
 def index_gaps(frame: pl.DataFrame | pl.LazyFrame, qc: QCLog | None, step: str, table: str, path, *,

@@ -66,11 +66,12 @@ _NUMBER_OR_DECIMAL_COMMA = r"^\s*[-+]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][-+]?\d+
 """A number with a decimal point or a decimal comma: a column of these with one comma is a locale fault."""
 STRAY = "values that are not numbers in a numeric column (read as text)"
 STRAY_BOOL = "values that are not True/False in a boolean column (read as text)"
-ODD_WHOLE = "non-finite or huge numbers in a column of whole numbers (read as Float64)"
+ODD_WHOLE = "numbers that are not whole in a column of whole numbers (read as Float64)"
 MISSING_CODE = -32768.0
 """EyeLink's "no value" (gaze lost): in a report's numeric column it is flagged (:data:`CODED`), never averaged
 unawares."""
 CODED = "EyeLink's missing-value code -32768 in a numeric column (read as a number)"
+NON_FINITE = "non-finite numbers (NaN, inf) in a numeric column"
 
 
 def decimal_comma_hint(separator: str) -> str:
@@ -112,7 +113,8 @@ def scan_csv(path: str | Path, *, separator: str | None = None,
              schema_overrides: Mapping[str, pl.DataType] | None = None,
              decimal_comma: bool = False, null_values: Iterable[str] = NULL_VALUES,
              in_memory: bool = False, encoding: str = "utf-8", qc: QCLog | None = None,
-             step: str = "read_csv", table: str = "rows", rename: Mapping[str, str] | None = None) -> pl.LazyFrame:
+             step: str = "read_csv", table: str = "rows", rename: Mapping[str, str] | None = None,
+             coded: Iterable[str] = ()) -> pl.LazyFrame:
     """Scan a delimited lab export lazily, with whole-file dtype inference.
 
     Parameters
@@ -147,6 +149,8 @@ def scan_csv(path: str | Path, *, separator: str | None = None,
     rename : mapping, optional
         ``{file column: name}``: columns read under other names (a column map onto a source's own names);
         ``schema`` and ``schema_overrides`` use the new names, errors the file's.
+    coded : iterable of str
+        Columns in which -32768 means "missing" to the caller (gaze coordinates): not flagged.
 
     Returns
     -------
@@ -165,7 +169,7 @@ def scan_csv(path: str | Path, *, separator: str | None = None,
     if in_memory:
         return read_csv(path, separator=separator, schema=schema, schema_overrides=schema_overrides,
                         decimal_comma=decimal_comma, null_values=null_values, encoding=encoding, qc=qc, step=step,
-                        table=table, rename=rename).lazy()
+                        table=table, rename=rename, coded=coded).lazy()
     text = _text(path, separator, encoding, qc, step, table)
     back = _back(rename)
     schema = None if schema is None else {back.get(c, c): t for c, t in schema.items()}
@@ -181,7 +185,7 @@ def scan_csv(path: str | Path, *, separator: str | None = None,
         lf.collect_schema()
     except pl.exceptions.PolarsError as e:
         raise _parse_error(e, text) from None
-    _report_notes(text, qc, step, table)
+    _report_notes(text, qc, step, table, coded)
     return lf.rename(dict(rename), strict=False) if rename else lf
 
 
@@ -210,7 +214,8 @@ def read_csv(path: str | Path, *, columns: Iterable[str] | None = None, separato
              schema: Mapping[str, pl.DataType] | None = None,
              schema_overrides: Mapping[str, pl.DataType] | None = None, decimal_comma: bool = False,
              null_values: Iterable[str] = NULL_VALUES, encoding: str = "utf-8", qc: QCLog | None = None,
-             step: str = "read_csv", table: str = "rows", rename: Mapping[str, str] | None = None) -> pl.DataFrame:
+             step: str = "read_csv", table: str = "rows", rename: Mapping[str, str] | None = None,
+             coded: Iterable[str] = ()) -> pl.DataFrame:
     """Read a delimited export (or some of its columns) into memory, parsing the file once.
 
     Same dtypes as :func:`scan_csv` (whole-file inference, never a 100-row guess), but without a
@@ -225,7 +230,7 @@ def read_csv(path: str | Path, *, columns: Iterable[str] | None = None, separato
     ----------
     columns : iterable of str, optional
         Columns to read (file order is kept; ``rename``d names); default all. Only these (and the last) are parsed.
-    separator, schema, schema_overrides, decimal_comma, null_values, encoding, qc, rename
+    separator, schema, schema_overrides, decimal_comma, null_values, encoding, qc, rename, coded
         As in :func:`scan_csv`.
 
     Returns
@@ -247,7 +252,7 @@ def read_csv(path: str | Path, *, columns: Iterable[str] | None = None, separato
         df = _read(text, columns, schema, schema_overrides, decimal_comma, null_values)
     except pl.exceptions.PolarsError as e:
         raise _parse_error(e, text) from None
-    _report_notes(text, qc, step, table)
+    _report_notes(text, qc, step, table, coded)
     return df.rename(dict(rename), strict=False) if rename else df
 
 
@@ -278,15 +283,20 @@ def _read(text: TextFile, columns, schema, schema_overrides, decimal_comma, null
         return _checked(text, pl.scan_csv(path, schema=full, **common).select(parsed).collect(), wanted)
     df = _checked(text, df, parsed)
     for c, passed in head_flags.items():  # a Float64 column whose head is whole numbers but for nan/inf/huge ones
-        if guess[c] == pl.Float64 and not passed["kw"] and passed["kx"]:
-            got = df.select([e.alias(t) for t, e in _odd_whole(c, False).items() if t != "__bad"]).row(0, named=True)
+        if guess[c] == pl.Float64 and _mostly_whole(passed):
+            got = df.select([e.alias(t) for t, e in _odd_whole(c, False).items() if not t.startswith("__")]
+                            ).row(0, named=True)
             _flag_odd_whole(text, df.lazy(), c, got["m"], got["kx"], got["kw"], path)
     numeric = [c for c in parsed if df.schema[c] in (pl.Int64, pl.Float64)]
     if numeric:
-        coded = df.select([(pl.col(c) == MISSING_CODE).sum().alias(c) for c in numeric]).row(0, named=True)
+        floats = [c for c in numeric if df.schema[c] == pl.Float64]
+        got = df.select([(pl.col(c) == MISSING_CODE).sum().alias(c) for c in numeric]
+                        + [(~pl.col(c).is_finite()).sum().alias(f"\x00{c}") for c in floats]).row(0, named=True)
         for c in numeric:
-            if coded[c]:
-                _flag_coded(text, df.lazy(), c, int(coded[c]), path)
+            if got[c]:
+                _flag_coded(text, df.lazy(), c, int(got[c]), path)
+            if got.get(f"\x00{c}"):
+                _flag_non_finite(text, df.lazy(), c, int(got[f"\x00{c}"]), path)
     if not open_columns:
         return df.select(wanted)
     tests = {c: _column_tests(c, decimal_comma, check_comma) for c in open_columns}
@@ -396,13 +406,17 @@ def _add_note(text: TextFile, note: Repair, detail: str) -> None:
         text.notes.append((note, detail))
 
 
-def _report_notes(text: TextFile, qc: QCLog | None, step: str, table: str) -> None:
-    """The column flags of :func:`_flag_stray`: in ``qc`` (once per step and detail), else warned once."""
+def _report_notes(text: TextFile, qc: QCLog | None, step: str, table: str, coded: Iterable[str] = ()) -> None:
+    """The column flags of :func:`_flag_stray` and the others: in ``qc`` (once per step and detail), else warned once.
+    ``coded``: columns where -32768 means "missing" to the caller (not flagged)."""
     import warnings
 
     from readgaze.io.faults import RepairWarning
 
+    skip = {f"column {c}: " for c in coded}
     for note, detail in text.notes:
+        if note.reason == CODED and any(detail.startswith(k) for k in skip):
+            continue
         full = f"{text.path.name} row {note.first_line}, {detail}"
         if qc is None:
             if full not in text.shown:
@@ -480,7 +494,7 @@ def infer_schema(path: str | Path, *, separator: str, decimal_comma: bool = Fals
         todo += [(i, c, t) for t, ok in passed.items() if t in ("n", "b", "i", "f", "d") and ok]
         todo += [(i, c, t) for t in ("c",) if t in passed and not passed[t]]
         if passed["i"] or passed["f"] or passed["ke"]:
-            todo.append((i, c, "ke"))
+            todo += [(i, c, "ke"), (i, c, "ki")]
     exprs = [tests[c][t].alias(f"{t}{i}") for i, c, t in todo]
     exprs += [pl.col(names[-1]).null_count().alias("__last_nulls"), pl.len().alias("__rows")]
     whole = text.select(exprs).collect(engine="streaming").row(0, named=True)
@@ -495,10 +509,11 @@ def infer_schema(path: str | Path, *, separator: str, decimal_comma: bool = Fals
     recount = [(i, c) for i, c in enumerate(names) if _decide(flags[c]) == pl.String and not flags[c]["n"]
                and (_mostly(head[c]) or any(head[c][t] for t in ("b", "i", "f")))]
     floats = [(i, c) for i, c in enumerate(names) if _decide(flags[c]) == pl.Float64
-              and (head[c]["i"] or (not head[c]["kw"] and head[c]["kx"]))]
+              and (head[c]["i"] or _mostly_whole(head[c]))]
     if recount or floats:
         got = text.select([tests[c][t].alias(f"{t}{i}") for i, c in recount for t in ("m", "kf", "kb")]
-                          + [e.alias(f"{t}{i}") for i, c in floats for t, e in _odd_whole(c).items()]
+                          + [e.alias(f"{t}{i}") for i, c in floats for t, e in _odd_whole(c).items()
+                             if not t.startswith("__")]
                           ).collect(engine="streaming").row(0, named=True)
         for i, c in recount:
             flags[c].update({t: got[f"{t}{i}"] for t in ("m", "kf", "kb")})
@@ -510,6 +525,8 @@ def infer_schema(path: str | Path, *, separator: str, decimal_comma: bool = Fals
         schema[c] = _decide(f)
         if schema[c] in (pl.Int64, pl.Float64) and f.get("ke"):
             _flag_coded(checked, text, c, int(f["ke"]), path)
+        if schema[c] == pl.Float64 and f.get("ki"):
+            _flag_non_finite(checked, text, c, int(f["ki"]), path)
         if schema[c] == pl.String and not f["n"]:
             if check_comma and f["d"] and f["c"]:
                 row, value = first_row_where(text, pl.col(c).str.contains(_DECIMAL_COMMA), c, path=path)
@@ -526,7 +543,23 @@ def _odd_whole(c: str, text: bool = True) -> dict[str, pl.Expr]:
     number = pl.col(c).str.strip_chars().cast(pl.Float64, strict=False) if text else pl.col(c)
     bad = pl.col(c).is_not_null() & (~number.is_finite() | (number.abs() >= 2.0 ** 53)).fill_null(False)
     frac = (number.is_finite() & (number != number.round())).fill_null(False)
-    return {"m": pl.col(c).is_not_null().sum(), "kx": bad.sum(), "kw": frac.sum(), "__bad": bad}
+    return {"m": pl.col(c).is_not_null().sum(), "kx": bad.sum(), "kw": frac.sum(), "__bad": bad, "__frac": frac}
+
+
+def _flag_non_finite(text: TextFile, lf: pl.LazyFrame, c: str, k: int, path) -> None:
+    """Note a numeric column holding NaN or infinity (kept: OneStop's ``subtlex_frequency`` has inf), naming the
+    first cell: a mean over it is not finite."""
+    number = pl.col(c).str.strip_chars().cast(pl.Float64, strict=False) if lf.collect_schema()[c] == pl.String \
+        else pl.col(c)
+    row, value = first_row_where(lf, (number.is_nan() | number.is_infinite()).fill_null(False), c, path=path)
+    _add_note(text, Repair(NON_FINITE, k, row, "flagged"),
+              f"column {c}: {k} value(s) NaN or infinite (first {value!r}); kept")
+
+
+def _mostly_whole(passed: dict) -> bool:
+    """Whole numbers on the head but for a few (:data:`STRAY_SHARE`)."""
+    k, m = int(passed["kx"]) + int(passed["kw"]), int(passed["m"])
+    return 0 < k <= STRAY_SHARE * m and m - k >= 5
 
 
 def _flag_coded(text: TextFile, lf: pl.LazyFrame, c: str, k: int, path) -> None:
@@ -540,12 +573,15 @@ def _flag_coded(text: TextFile, lf: pl.LazyFrame, c: str, k: int, path) -> None:
 
 
 def _flag_odd_whole(text: TextFile, lf: pl.LazyFrame, c: str, m: int, kx: int, kw: int, path) -> None:
-    """Note a column of whole numbers but for a few non-finite or huge ones (read as Float64), naming the first."""
-    if kw or not 0 < kx <= STRAY_SHARE * m:
+    """Note a column of whole numbers but for a few that are not (fractions, NaN, infinity, huge; read as Float64),
+    naming the first."""
+    k = kx + kw
+    if not 0 < k <= STRAY_SHARE * m or m - k < 5:
         return
-    row, value = first_row_where(lf, _odd_whole(c, lf.collect_schema()[c] == pl.String)["__bad"], c, path=path)
-    _add_note(text, Repair(ODD_WHOLE, kx, row, "flagged"),
-              f"column {c}: {kx} of {m:,} values are not finite whole numbers (first {value!r}, a damaged cell?); "
+    odd = _odd_whole(c, lf.collect_schema()[c] == pl.String)
+    row, value = first_row_where(lf, odd["__bad"] | odd["__frac"], c, path=path)
+    _add_note(text, Repair(ODD_WHOLE, k, row, "flagged"),
+              f"column {c}: {k} of {m:,} values are not finite whole numbers (first {value!r}, a damaged cell?); "
               "the column is read as Float64")
 
 
@@ -567,7 +603,9 @@ def _column_tests(c: str, decimal_comma: bool, check_comma: bool) -> dict[str, p
     number = num.str.strip_chars().cast(pl.Float64, strict=False)
     tests["kx"] = (col.is_not_null() & (~number.is_finite() | (number.abs() >= 2.0 ** 53)).fill_null(False)).sum()
     tests["kw"] = (number.is_finite() & (number != number.round())).fill_null(False).sum()
-    tests["ke"] = (num.cast(pl.Float64, strict=False) == MISSING_CODE).fill_null(False).sum()  # shares "f"'s cast
+    as_float = num.cast(pl.Float64, strict=False)  # "f"'s cast: shared
+    tests["ke"] = (as_float == MISSING_CODE).fill_null(False).sum()
+    tests["ki"] = (as_float.is_nan() | as_float.is_infinite()).fill_null(False).sum()
     if check_comma:
         tests["d"] = (col.str.contains(_NUMBER_OR_DECIMAL_COMMA) | col.is_null()).all()
         tests["c"] = col.str.contains(_DECIMAL_COMMA).any()

@@ -430,8 +430,8 @@ def detect_ia_id_base(fixations: pl.LazyFrame, ia: pl.LazyFrame, *, fixation_fil
     ``fixations`` must be read with ``ia_id_base=0`` (so ``ia_index`` holds the raw id) and carry
     ``ia_label``; ``ia`` is a read IA report (0-based ``ia_index``, ``word``). For each candidate base
     b in (1, 0), a fixation agrees when the IA row (same trial, ``ia_index == raw id - b``) has the
-    same label (no-break spaces count as spaces). The base whose agreement is highest and at least
-    ``threshold`` wins.
+    same label (no-break spaces count as spaces); fixations whose IA row does not exist under b are left out. The
+    base whose agreement is highest and at least ``threshold`` wins.
 
     Returns
     -------
@@ -460,12 +460,13 @@ def detect_ia_id_base(fixations: pl.LazyFrame, ia: pl.LazyFrame, *, fixation_fil
            .drop_nulls("k").group_by("k", "__label").agg(pl.len().alias("__n"))
            .with_columns(clean_label(pl.col("__label"))).collect())
     agree, checked = {}, 0
-    for b in (1, 0):
+    for b in (1, 0):  # only fixations whose IA row exists under base b count (an IA report cut short lacks rows)
         word = (pl.col("k") - b).replace_strict(by_key["k"], by_key["__word"], default=None)
-        j = fix.select(pl.col("__n").sum().alias("n"), pl.col("__n").filter(pl.col("__label") == word).sum()
-                       .alias("ok"))
-        checked = int(j["n"][0] or 0)
-        agree[b] = int(j["ok"][0] or 0) / checked if checked else 0.0
+        j = fix.select(pl.col("__n").filter(word.is_not_null()).sum().alias("n"),
+                       pl.col("__n").filter(pl.col("__label") == word).sum().alias("ok"))
+        n = int(j["n"][0] or 0)
+        checked = max(checked, n)
+        agree[b] = int(j["ok"][0] or 0) / n if n else 0.0
     if not checked:
         return IdBaseCheck(None, agree, 0)
     best = max(agree, key=agree.get)

@@ -247,6 +247,9 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
     names = header(ia_report, separator=ia_d.separator, rename=ia_d.rename)
     trial_cols = [c for c in TRIAL_COLUMNS if c in names]
     word_cols = [c for c in ("word_length",) + WORD_FEATURES if c in names]
+    absent = [c for c in WORD_FEATURES if c not in names]
+    qc.add("load_onestop", "words", "OneStop word features absent from the IA report", len(absent), action="flagged",
+           detail=f"{Path(ia_report).name}: {', '.join(absent)}" if absent else None)
     first = ia.group_by("trial_id").agg(pl.col("__row").min()).collect()["__row"]
     reps = ia.join(ia.group_by("text_id").agg(pl.col("trial_id").min()), on=["text_id", "trial_id"], how="semi")
     rows = pl.concat([first, reps.select("__row").collect()["__row"]]).unique().sort().to_numpy()
@@ -282,8 +285,9 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
     fix = fix.drop("__w", "__l").collect().lazy()  # in (trial_id, fixation_index) order since _load_fixations
     trials = _trials([ia_trials, fix_trials])
     _count_rows(trials, "fixation_count", qc, fixation_report)
-    cells.null_counts(words, qc, "load_onestop", "words", ia_report)
-    cells.null_counts(trials, qc, "load_onestop", "trials", ia_report)
+    for name, table in (("words", words), ("trials", trials)):
+        cells.null_counts(table, qc, "load_onestop", name, ia_report)
+        cells.non_finite_counts(table, qc, "load_onestop", name, ia_report)
     return OneStopData(trials.lazy(), words.lazy(), fix, ia_rows,
                        qc, {str(fixation_report): fix_base, str(ia_report): ia_base})
 

@@ -26,6 +26,7 @@ import polars as pl
 from readgaze.errors import ParseError
 from readgaze.io.csv import read_csv
 from readgaze.io.faults import check_text
+from readgaze.qc import QCLog
 
 
 def line_starts(path: str | Path, *, separator: str | None = None, encoding: str = "utf-8") -> np.ndarray:
@@ -74,7 +75,9 @@ def read_rows(path: str | Path, rows: np.ndarray, columns: list[str], *, n_rows:
     rows = np.asarray(rows, dtype=np.int64)
     if not columns:  # nothing to read (every column wanted was parsed already)
         return pl.DataFrame()
-    dialect = {"decimal_comma": decimal_comma, "rename": rename}
+    # the rows' own flags (a column with inf among the rows read, ...) are not the file's: the caller checks the values
+    # it uses (readgaze.io.onestop) and the file was checked for damaged lines when it was parsed
+    dialect = {"decimal_comma": decimal_comma, "rename": rename, "qc": QCLog()}
     if not len(rows):
         names = [(rename or {}).get(c, c) for c in text.names]
         return pl.DataFrame(schema={c: pl.String for c in names if c in set(columns)})

@@ -59,7 +59,10 @@ class ScreenGeometry:
         return cm_per_deg * self.width_px / self.width_cm
 
 
-NON_FINITE = "non-finite gaze value (NaN, inf) read as missing"
+NON_FINITE = "non-finite or implausible gaze value (NaN, inf, |value| > 100,000) read as missing"
+LARGEST = 100_000.0
+"""Largest absolute gaze coordinate or pupil size kept (screens are below 10,000 px); a larger one is a damaged
+value."""
 BACKWARDS = "sample time not after the previous sample of its trial"
 
 
@@ -93,8 +96,9 @@ def read_gaze_csv(path: str | Path, *, separator: str | None = None, missing_val
 
     * a time, x, y or pupil value that is not a number is an error naming its row and column;
     * an empty time, or a NaN or infinite one, is an error (a sample must have a time);
-    * ``missing_value``, ``NaN`` and infinity in x, y or pupil are missing (null); NaN and infinity are counted
-      (``non-finite gaze value``: Tobii writes NaN for "no gaze", a damaged value reads as infinity);
+    * ``missing_value``, ``NaN``, infinity and absolute values above :data:`LARGEST` in x, y or pupil are missing
+      (null); all but ``missing_value`` are counted (``non-finite or implausible gaze value``: Tobii writes NaN for
+      "no gaze", a damaged value reads as infinity or a huge number);
     * a time not after the previous sample's of the same trial is counted (``sample time not after ...``; the
       detector orders samples by time).
 
@@ -161,8 +165,9 @@ def read_gaze_csv(path: str | Path, *, separator: str | None = None, missing_val
     missing = [f"{role} column {name!r}" for role, name in named.items() if name not in text.names]
     if missing:
         raise ParseError(f"missing {', '.join(missing)}; the header has {text.names}", file=path, row=1)
+    coded = [x_column, y_column] if missing_value == MISSING_GAZE else []
     frame = scan_csv(path, separator=separator, decimal_comma=decimal_comma, encoding=encoding, qc=qc,
-                     step="read_gaze_csv", table="samples")
+                     step="read_gaze_csv", table="samples", coded=coded)
     frame = _numbers(frame, path, separator, numeric)
     no_time = pl.col(time_column).is_null() | ~pl.col(time_column).is_finite()
     row, value = first_row_where(frame, no_time, time_column, path=path)
@@ -173,7 +178,7 @@ def read_gaze_csv(path: str | Path, *, separator: str | None = None, missing_val
     trial = (pl.col(trial_column).cast(pl.String) if trial_column else pl.lit(trial_id or path.stem, pl.String))
 
     def gaze(c: str, coordinate: bool) -> pl.Expr:
-        value = pl.when(pl.col(c).is_finite()).then(pl.col(c))
+        value = pl.when(pl.col(c).is_finite() & (pl.col(c).abs() <= LARGEST)).then(pl.col(c))
         return value.otherwise(None) if not coordinate or missing_value is None else \
             pl.when(pl.col(c) == missing_value).then(None).otherwise(value)
 
@@ -200,7 +205,8 @@ def read_gaze_csv(path: str | Path, *, separator: str | None = None, missing_val
 
 def _count(raw: pl.LazyFrame, out: pl.LazyFrame, qc: QCLog, path: Path, gaze: list[str]) -> None:
     """The non-finite gaze values read as missing, the times out of order and the nulls per column (one pass)."""
-    odd = [(pl.col(c).is_not_null() & ~pl.col(c).is_finite()).sum().alias(c) for c in gaze[1:]]
+    odd = [(pl.col(c).is_not_null() & (~pl.col(c).is_finite() | (pl.col(c).abs() > LARGEST))).sum().alias(c)
+           for c in gaze[1:]]
     back = (pl.col("time_ms").diff().over("trial_id") <= 0).sum().alias("__back")
     got = raw.select(odd).collect().row(0, named=True) if odd else {}
     n_back = out.select(back).collect().item()
