@@ -205,9 +205,10 @@ def run(args: argparse.Namespace) -> int:
     except Exception as error:  # nothing raw reaches the user; READGAZE_DEBUG shows the traceback
         if os.environ.get("READGAZE_DEBUG"):
             raise
-        raise ReadgazeError(f"unexpected {type(error).__name__} while preparing: {str(error).splitlines()[0][:300]}. "
-                            "Check the inputs with  readgaze inspect FILE ...; if they look right this is a readgaze "
-                            "bug (READGAZE_DEBUG=1 shows the traceback)") from None
+        first = str(error).splitlines()[0][:300] if str(error) else ""
+        raise ReadgazeError(f"internal error, a bug in readgaze (not a fault of your input: every damaged input is "
+                            f"reported by file, row and column): unexpected {type(error).__name__} while preparing: "
+                            f"{first}. Please report it with the traceback (READGAZE_DEBUG=1 shows it)") from None
     finally:
         if args.mode == "onestop":  # what the load did not take (a cache hit, an early error) is not kept
             from readgaze.io.scan import forget
@@ -217,33 +218,35 @@ def run(args: argparse.Namespace) -> int:
 
 def _prefetch(args: argparse.Namespace) -> None:
     """Start the one pass over each OneStop report that the load needs besides its parse (SHA-256 for the cache
-    key and the manifest, unless the checksum memo knows the files; the line starts, unless a column map or
-    dialect makes the loader read rewritten copies), in a thread, before polars is imported."""
+    key and the manifest, unless the checksum memo knows the files; the line starts and byte range, for the check of
+    the report's lines, :mod:`readgaze.io.faults`), in a thread, before polars is imported."""
     from readgaze.data_prep.cache import stamps_known
     from readgaze.io.scan import prefetch
 
     files = [args.fixation_report, args.ia_report]
     sha256 = not stamps_known(files)  # with --no-cache too: the manifest records it
-    lines = not (args.columns or args.separator or args.decimal_comma)
     if not args.no_cache and not sha256:  # the memo knows the files: most likely a cache hit, nothing to read
         return
-    if sha256 or lines:
-        prefetch(files, sha256=sha256, lines=lines)
+    prefetch(files, sha256=sha256, lines=True)  # the line starts: the check of each report's lines (io.faults)
 
 
 def _run(args: argparse.Namespace) -> int:
+    import warnings
+
     if args.mode == "onestop":
         _prefetch(args)
     from readgaze.data_prep import sources
     from readgaze.data_prep.columns import parse_columns
     from readgaze.data_prep.dataset import DatasetWriter, check_target
     from readgaze.data_prep.pipeline import prepare
+    from readgaze.io.faults import RepairWarning
 
     check_target(args.out, args.force)
     step = _progress(args.quiet)
     spec = parse_columns(args.columns)
     dialect = {"separator": _separator(args.separator), "decimal_comma": args.decimal_comma}
-    with step("load"):
+    with step("load"), warnings.catch_warnings(record=True) as repaired:
+        warnings.simplefilter("always", RepairWarning)  # a reader without a QC log warns: printed with the notes
         if args.mode == "onestop":
             sources.check_kind(args.fixation_report, ("onestop_fixations",) + (("fixations",) if spec else ()),
                                "--fixation-report")
@@ -268,6 +271,10 @@ def _run(args: argparse.Namespace) -> int:
             loaded = sources.load_asc(args.files, args.layout, args.text_id, columns=spec,
                                       encoding=args.encoding, screen_px=_screen(args.screen_px), **dialect)
     notes = [f"warning: {w}" for w in loaded.warnings]
+    notes += [f"repaired: {w.message}" for w in repaired if issubclass(w.category, RepairWarning)]
+    for w in repaired:  # other warnings as Python shows them
+        if not issubclass(w.category, RepairWarning):
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     trials, words = loaded.trials, loaded.words
     if args.trials:
         from readgaze.data_prep.labels import attach_labels, parse_keys, read_table, rekey_words

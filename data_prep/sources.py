@@ -99,6 +99,7 @@ def load_dataviewer(fixation_report, ia_report=None, columns: dict | None = None
             raise ConfigError(f"columns: 'text_id' -> {text_column!r}, but the file has no such column",
                               file=fixation_report, column=text_column)
         text_column = None
+    qc = QCLog()  # the readers' repairs and flags, then the loader's counts
     dialect = {"separator": separator, "decimal_comma": decimal_comma}
     ia = None
     if ia_report is not None:
@@ -111,18 +112,18 @@ def load_dataviewer(fixation_report, ia_report=None, columns: dict | None = None
         ia_header = header(ia_report, separator=separator)
         headers["ia"] = ia_header
         ia_cols = for_table(spec, "ia", ia_header)
-        ia = read_ia_report(ia_report, columns=ia_cols, source=source, **dialect).collect()
+        ia = read_ia_report(ia_report, columns=ia_cols, source=source, qc=qc, **dialect).collect()
         resolved_ia = resolve(source, "ia", ia_header, ia_cols, ia_report)
     base = {"ia_id_base": ia_id_base} if ia_id_base is not None else {"ia_report": ia.lazy()} if ia is not None else {}
     try:
-        fix = read_fixation_report(fixation_report, columns=fix_cols, source=source, **dialect, **base).collect()
+        fix = read_fixation_report(fixation_report, columns=fix_cols, source=source, qc=qc, **dialect,
+                                   **base).collect()
     except ConfigError as error:  # the reader names its keyword arguments; say the command's options
         message = error.message.replace("pass ia_id_base=1", "pass --ia-id-base 1").replace(
             "or ia_report= to", "or --ia-report IA_REPORT to")
         raise ConfigError(message, file=error.file, row=error.row, column=error.column) from None
     resolved = resolve(source, "fixations", fix_header, fix_cols, fixation_report)
     sources = {"fixation_report": [str(fixation_report)]}
-    qc = QCLog()
     assigner = None
     if ia is not None:
         if "text_id" not in ia.columns:
@@ -238,6 +239,13 @@ def load_asc(files, layout, text_id: str | None = None, *, columns: dict | None 
             t = t.with_columns(pl.lit(stem).alias("participant_id"))
         trials.append(t)
         fixations.append(x)
+    if not sum(x.height for x in fixations):  # else the pipeline drops every trial and finds no words to align to
+        n_samples = sum(int(t["n_samples"].sum() or 0) for t in trials if "n_samples" in t.columns)
+        names = ", ".join(Path(f).name for f in files)
+        raise ConfigError(f"no fixation (EFIX line) in {len(files)} recording(s) ({names}; "
+                          f"{sum(t.height for t in trials)} trial(s), {n_samples:,} samples): is the recording cut "
+                          "short, or were its events not exported (edf2asc without -e)? readgaze inspect FILE.asc "
+                          "lists what it holds", file=files[0])
     return Loaded(trials=one_text(pl.concat(trials, how="diagonal_relaxed"), tid), words=words,
                   fixations=pl.concat(fixations, how="diagonal_relaxed"), qc=qc,
                   sources={"asc": [str(f) for f in files], "layout": [str(layout)]}, loader="readgaze.io.asc",
@@ -317,10 +325,12 @@ def load_samples(files, layout, text_id: str | None = None, *, screen, columns: 
             raise ConfigError(f"no column for {', '.join(absent)} (the header has {', '.join(names)}): name yours "
                               f"with --columns, e.g. --columns time_ms={timed} x_px=... y_px=...", file=f, row=1)
         stem = Path(f).stem
+        reading = QCLog()  # the file's repairs and flags (blank lines, non-finite values, ...)
         samples = read_gaze_csv(f, separator=separator, missing_value=missing_value, time_column=role["time_ms"],
                                 x_column=role["x_px"], y_column=role["y_px"], pupil_column=role.get("pupil"),
                                 trial_id=stem, eye=eye, screen=screen, sampling_rate_hz=sampling_rate_hz,
-                                decimal_comma=decimal_comma, time_unit=time_unit)
+                                decimal_comma=decimal_comma, time_unit=time_unit, qc=reading)
+        logs.append((Path(f).name, reading))
         who = pl.col(role["participant_id"]).cast(pl.String) if "participant_id" in role else pl.lit(stem)
         if "trial" in role:  # a trial of a participant (else of the file): "<participant or file stem>_<trial>"
             trial = pl.col(role["trial"]).cast(pl.String)

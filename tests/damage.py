@@ -23,8 +23,9 @@ ODD_NUMBERS = ("inf", "-inf", "nan", "NaN", "1e400", "-32768", "9999999999999999
 """Numbers that do not fit a column of real measurements: non-finite, overflowing, EyeLink's missing code, or a
 fraction in a column of whole numbers. (A valid-looking value such as -1 in a free column fits the format: no reader
 can tell it from the truth, so it is not drawn.)"""
-IMPLAUSIBLE = ("1e308", "-1e9", "-32768", "nan", "inf", "-250")
-"""Values for the cells of a reader's mapped columns (coordinates, durations, ids): each breaks a stated rule."""
+IMPLAUSIBLE = ("1e308", "-1e9", "-32768", "nan", "inf")
+"""Values for the cells of a reader's mapped columns (coordinates, durations, ids): each breaks a stated rule (and
+``-250`` for the columns that cannot be negative: durations, ids, box edges on the screen)."""
 
 
 # --- delimited text ------------------------------------------------------------------------------------------
@@ -253,10 +254,17 @@ def key_cell(keys: tuple[str, ...]):
     return damage
 
 
-def role_cell(columns: tuple[str, ...]):
+def role_cell(columns: tuple[str, ...], positive: tuple[str, ...] = ()):
     def damage(data, rng):
         """A cell of a column the reader maps (a coordinate, a duration, an id) set to a value no real one takes."""
-        return _set_cell(data, rng, lambda old: rng.choice(IMPLAUSIBLE), columns="named", named=columns)
+        lines = _lines(data)
+        header = _fields(lines[0].lstrip(BOM), separator_of(data))
+        named = tuple(c for c in columns + positive if c in header)
+        if not named:
+            return None
+        column = rng.choice(named)
+        values = IMPLAUSIBLE + (("-250",) if column in positive else ())
+        return _set_cell(data, rng, lambda old: rng.choice(values), columns="named", named=(column,))
     damage.__name__ = "role_cell"
     return damage
 

@@ -174,9 +174,9 @@ ONESTOP = ("onestop_sample/fixations.csv", "onestop_sample/ia.csv")
 CSV, ASC = damage.CSV_OPERATORS, damage.ASC_OPERATORS
 ONESTOP_KEYS = ("participant_id", "TRIAL_INDEX", "article_batch", "article_id", "difficulty_level", "paragraph_id",
                 "repeated_reading_trial", "question_preview", "CURRENT_FIX_INDEX", "IA_ID")
-ROLES = damage.role_cell(("CURRENT_FIX_X", "CURRENT_FIX_Y", "CURRENT_FIX_DURATION", "CURRENT_FIX_START",
-                          "CURRENT_FIX_INTEREST_AREA_ID", "IA_ID", "IA_LEFT", "IA_RIGHT", "IA_TOP", "IA_BOTTOM",
-                          "x", "y", "timestamp", "start_x", "end_x", "start_y", "end_y"))
+ROLES = damage.role_cell(("CURRENT_FIX_X", "CURRENT_FIX_Y", "CURRENT_FIX_START", "x", "y", "timestamp"),
+                         ("CURRENT_FIX_DURATION", "CURRENT_FIX_INTEREST_AREA_ID", "IA_ID", "IA_LEFT", "IA_RIGHT",
+                          "IA_TOP", "IA_BOTTOM", "start_x", "end_x", "start_y", "end_y"))
 TARGETS = (
     Target("read_fixation_report", ONESTOP[:1], 0, _fixation_report, CSV + (damage.key_cell(ONESTOP_KEYS), ROLES),
            excerpt=800),

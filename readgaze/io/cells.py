@@ -166,6 +166,34 @@ def non_finite_counts(frame: pl.DataFrame, qc: QCLog | None, step: str, table: s
            detail=f"{Path(path).name}: " + (", ".join(f"{c} {n:,}" for c, n in hit.items()) or "none"))
 
 
+def stray_text(frame: pl.DataFrame, qc: QCLog | None, step: str, table: str, path, *, row: str = "__row") -> None:
+    """Flag the text columns of ``frame`` that hold numbers but for a few values (at most 1 in 10, and at least 5
+    numbers): a damaged cell made the column text. ``row``: each row's data row in ``path``, for the message.
+
+    For tables built from chosen rows of a report (OneStop's trial columns, from each trial's first row), whose
+    columns :func:`readgaze.io.csv.read_csv` flags only on those rows."""
+    if qc is None:
+        return
+    from readgaze.io.faults import text_file
+
+    texts = [c for c, t in frame.schema.items() if t == pl.String and c != row]
+    if not texts:
+        return
+    number = {c: pl.col(c).str.strip_chars().cast(pl.Float64, strict=False) for c in texts}
+    got = frame.select([pl.col(c).is_not_null().sum().alias(f"m{i}") for i, c in enumerate(texts)]
+                       + [(pl.col(c).is_not_null() & number[c].is_null()).sum().alias(f"k{i}")
+                          for i, c in enumerate(texts)]).row(0, named=True)
+    known = text_file(path)
+    for i, c in enumerate(texts):
+        m, k = got[f"m{i}"], got[f"k{i}"]
+        if 0 < k <= 0.1 * m and m - k >= 5:
+            hit = frame.filter(pl.col(c).is_not_null() & number[c].is_null()).row(0, named=True)
+            line = (known.user_line(int(hit[row])) if known is not None else int(hit[row]) + 2) if row in hit else None
+            qc.add(step, table, "values that are not numbers in a numeric column (read as text)", k, action="flagged",
+                   detail=f"{Path(path).name} row {line}, column {c}: {k} of {m:,} values are not numbers (first "
+                          f"{hit[c]!r}, a damaged cell?); the column is read as text")
+
+
 def index_gaps(frame: pl.DataFrame | pl.LazyFrame, qc: QCLog | None, step: str, table: str, path, *,
                group: str, index: str, first: int | None, what: str) -> None:
     """Flag the groups (trials) whose ``index`` is not ``first, first + 1, ...`` without gaps (``first`` None: any

@@ -180,8 +180,8 @@ def scan_csv(path: str | Path, *, separator: str | None = None,
             schema = infer_schema(text.read_path, separator=sep, decimal_comma=decimal_comma, null_values=null_values)
             schema.update(schema_overrides or {})
         else:
-            _check_short_rows(text, pl.scan_csv(text.read_path, schema=dict(schema), **common))
-        lf = pl.scan_csv(text.read_path, schema=dict(schema), **common)
+            _check_rows(text, _scan(text.read_path, dict(schema), common))
+        lf = _scan(text.read_path, dict(schema), common).drop(EXTRA)
         lf.collect_schema()
     except pl.exceptions.PolarsError as e:
         raise _parse_error(e, text) from None
@@ -192,6 +192,27 @@ def scan_csv(path: str | Path, *, separator: str | None = None,
 def _back(rename: Mapping[str, str] | None) -> dict[str, str]:
     """``{new name: file column}`` of a ``rename`` map."""
     return {new: old for old, new in (rename or {}).items()}
+
+
+EXTRA = "\x00extra"
+"""A column past the last one: polars reads a row's fields beyond the header into it (and, parsing only some
+columns, would otherwise drop them silently), so a row with too many fields shows as a value here."""
+
+
+def _scan(path, schema: Mapping[str, pl.DataType], common: dict) -> pl.LazyFrame:
+    """The file's data rows under ``schema`` (every column, in file order) plus :data:`EXTRA`."""
+    return pl.scan_csv(path, has_header=False, skip_rows=1, schema={**schema, EXTRA: pl.String},
+                       missing_columns="insert", **common)
+
+
+def _long_rows(text: TextFile, lf: pl.LazyFrame, n_extra: int | None = None) -> None:
+    """Raise on the first row with a field past the last column (``lf`` from :func:`_scan`)."""
+    if n_extra == 0:
+        return
+    rows = (lf.select(pl.col(EXTRA)).with_row_index("__row").filter(pl.col(EXTRA).is_not_null())
+            .select("__row").collect(engine="streaming")["__row"].to_numpy())
+    if len(rows):
+        check_rows(text, rows, text.n_rows, long=True)
 
 
 def _options(path, separator: str | None, decimal_comma: bool, null_values) -> tuple[str, dict]:
@@ -264,7 +285,7 @@ def _read(text: TextFile, columns, schema, schema_overrides, decimal_comma, null
     wanted = names if columns is None else [c for c in names if c in set(columns)]
     parsed = wanted if names[-1] in wanted else [*wanted, names[-1]]
     if schema is not None:
-        return _checked(text, pl.scan_csv(path, schema=dict(schema), **common).select(parsed).collect(), wanted)
+        return _checked(text, _scan(path, dict(schema), common).select(*parsed, EXTRA).collect(), wanted)
     head = _head_text(path, names, common)
     check_comma = sep != "," and not decimal_comma
     open_columns, guess = [], dict.fromkeys(names, pl.String)  # columns not read are never parsed
@@ -276,11 +297,11 @@ def _read(text: TextFile, columns, schema, schema_overrides, decimal_comma, null
     guess.update(schema_overrides or {})
     open_columns = [c for c in open_columns if c in parsed and c not in (schema_overrides or {})]
     try:
-        df = pl.scan_csv(path, schema=guess, **common).select(parsed).collect()
+        df = _scan(path, guess, common).select(*parsed, EXTRA).collect()
     except pl.exceptions.PolarsError:  # a value past the head does not fit its proposed dtype (or a long row)
         full = infer_schema(path, separator=sep, decimal_comma=decimal_comma, null_values=null_values)
         full.update(schema_overrides or {})
-        return _checked(text, pl.scan_csv(path, schema=full, **common).select(parsed).collect(), wanted)
+        return _checked(text, _scan(path, full, common).select(*parsed, EXTRA).collect(), wanted)
     df = _checked(text, df, parsed)
     for c, passed in head_flags.items():  # a Float64 column whose head is whole numbers but for nan/inf/huge ones
         if guess[c] == pl.Float64 and _mostly_whole(passed):
@@ -318,8 +339,10 @@ def _read(text: TextFile, columns, schema, schema_overrides, decimal_comma, null
 
 
 def _checked(text: TextFile, df: pl.DataFrame, wanted: list[str]) -> pl.DataFrame:
-    """``df`` (parsed with the file's last column) after :func:`readgaze.io.faults.check_rows` on its rows whose
-    last column is null, in the ``wanted`` columns."""
+    """``df`` (parsed with the file's last column and :data:`EXTRA`) after :func:`readgaze.io.faults.check_rows` on
+    its rows with a field too many, or whose last column is null (too few?), in the ``wanted`` columns."""
+    if df[EXTRA].null_count() < df.height:
+        check_rows(text, np.flatnonzero(df[EXTRA].is_not_null().to_numpy()), df.height, long=True)
     last = text.names[-1]
     if df[last].null_count():
         rows = np.flatnonzero(df[last].is_null().to_numpy())
@@ -327,10 +350,12 @@ def _checked(text: TextFile, df: pl.DataFrame, wanted: list[str]) -> pl.DataFram
     return df.select(wanted)
 
 
-def _check_short_rows(text: TextFile, lf: pl.LazyFrame) -> None:
-    """The streaming check of :func:`_checked` for a lazy scan (one pass over the last column)."""
+def _check_rows(text: TextFile, lf: pl.LazyFrame) -> None:
+    """The streaming check of :func:`_checked` for a lazy scan (one pass over the last column and :data:`EXTRA`)."""
     last = text.names[-1]
-    counts = lf.select(pl.col(last).null_count().alias("nulls"), pl.len().alias("n")).collect(engine="streaming")
+    counts = lf.select(pl.col(last).null_count().alias("nulls"), pl.col(EXTRA).is_not_null().sum().alias("long"),
+                       pl.len().alias("n")).collect(engine="streaming")
+    _long_rows(text, lf, int(counts["long"][0]))
     if counts["nulls"][0]:
         rows = (lf.select(pl.col(last)).with_row_index("__row").filter(pl.col(last).is_null())
                 .select("__row").collect(engine="streaming")["__row"].to_numpy())
@@ -419,6 +444,8 @@ def _report_notes(text: TextFile, qc: QCLog | None, step: str, table: str, coded
             continue
         full = f"{text.path.name} row {note.first_line}, {detail}"
         if qc is None:
+            if note.reason == NON_FINITE:  # a valid float value, kept: counted when a log is given, else not said
+                continue
             if full not in text.shown:
                 text.shown.add(full)
                 warnings.warn(RepairWarning(full), stacklevel=3)
@@ -478,9 +505,10 @@ def infer_schema(path: str | Path, *, separator: str, decimal_comma: bool = Fals
     from readgaze.io.faults import text_file
 
     checked = text_file(path) or check_text(path, separator=separator)
-    text = pl.scan_csv(path, separator=separator, infer_schema=False, null_values=list(null_values),
-                       quote_char='"', raise_if_empty=True, encoding="utf8")
-    names = text.collect_schema().names()
+    names = list(checked.names)
+    text = _scan(path, dict.fromkeys(names, pl.String), {"separator": separator, "null_values": list(null_values),
+                                                          "quote_char": '"', "raise_if_empty": True,
+                                                          "encoding": "utf8"})
     check_comma = separator != "," and not decimal_comma
     tests = {c: _column_tests(c, decimal_comma, check_comma) for c in names}
     head = _head_flags(text, names, decimal_comma, check_comma, head_rows)
@@ -496,8 +524,10 @@ def infer_schema(path: str | Path, *, separator: str, decimal_comma: bool = Fals
         if passed["i"] or passed["f"] or passed["ke"]:
             todo += [(i, c, "ke"), (i, c, "ki")]
     exprs = [tests[c][t].alias(f"{t}{i}") for i, c, t in todo]
-    exprs += [pl.col(names[-1]).null_count().alias("__last_nulls"), pl.len().alias("__rows")]
+    exprs += [pl.col(names[-1]).null_count().alias("__last_nulls"), pl.len().alias("__rows"),
+              pl.col(EXTRA).is_not_null().sum().alias("__long")]
     whole = text.select(exprs).collect(engine="streaming").row(0, named=True)
+    _long_rows(checked, text, int(whole["__long"]))
     for i, c, t in todo:
         flags[c][t] = whole[f"{t}{i}"]
     if whole["__last_nulls"]:

@@ -503,10 +503,11 @@ def field_counts(lines: pl.Series, sep: str) -> pl.DataFrame:
         blank=pl.col("t").str.replace_all(r"[\s" + re.escape(sep) + "]", "") == "")
 
 
-def check_rows(text: TextFile, rows: np.ndarray, n_rows: int) -> None:
-    """Look at the data rows ``rows`` (0-based, of ``text.read_path``; those whose last column is null) and raise
-    :class:`ParseError` on the first with too few fields. ``n_rows``: the rows the parser found (a quoted field with
-    a line break makes rows and lines differ; the records are then counted by Python's csv module)."""
+def check_rows(text: TextFile, rows: np.ndarray, n_rows: int, *, long: bool = False) -> None:
+    """Look at the data rows ``rows`` (0-based, of ``text.read_path``) and raise :class:`ParseError` on the first
+    with too few fields (``rows``: those whose last column is null) or, with ``long``, too many (``rows``: those with
+    a field past the last column). ``n_rows``: the rows the parser found (a quoted field with a line break makes rows
+    and lines differ; the records are then counted by Python's csv module)."""
     if not len(rows):
         return
     n = len(text.names)
@@ -514,9 +515,18 @@ def check_rows(text: TextFile, rows: np.ndarray, n_rows: int) -> None:
         lines = np.asarray(rows, np.int64) + 1
         texts = line_texts(text, lines) if len(lines) <= LOOK_AT else _all_lines(text).gather(lines)
         counts = field_counts(texts, text.separator).with_columns(row=pl.Series(np.asarray(rows, np.int64)))
-        short = counts.filter(pl.col("fields") < n)
     else:
-        short = _records(text).filter(pl.col("fields") < n)
+        counts = _records(text)
+    if long:
+        over = counts.filter(pl.col("fields") > n)
+        if over.height:
+            first = over.row(0, named=True)
+            more = f" ({over.height - 1} more row(s) like it)" if over.height > 1 else ""
+            raise ParseError(f"{first['fields']} fields where the header has {n}: an unquoted "
+                             f"{_named(text.separator)} inside a value, or one at the end of the row?{more}",
+                             file=text.path, row=text.user_line(int(first["row"])))
+        return
+    short = counts.filter(pl.col("fields") < n)
     if short.height:
         _raise_short(text, short, n)
 

@@ -257,7 +257,7 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
                                 n_rows=n_ia, starts=ia_starts, **ia_d.reader()), rows)
     ia_trials, ia = _split_trial_columns(ia, "ia_count", ia_report, trial_cols=trial_cols, wide=wide, qc=qc,
                                          dialect=ia_d)
-    words = _words(reps, wide, word_cols, ia_report)
+    words = _words(reps, wide, word_cols, ia_report, qc)
     texts = ia.group_by("trial_id").agg(pl.col("text_id").first()).collect()  # every text: one layout now
     del ia, reps, wide  # the IA rows are done with: their memory is free before the fixation steps
     ia_rows = partial(_ia_rows, ia_report, ia_base, aliases, texts, words, ia_d)
@@ -504,13 +504,15 @@ def _check_numbers(frame: pl.DataFrame, columns: list[str], path) -> None:
                              row=known.user_line(row) if known is not None else row + 2, column=c)
 
 
-def _words(reps: pl.LazyFrame, wide: pl.DataFrame, word_cols: list[str], path=None) -> pl.DataFrame:
+def _words(reps: pl.LazyFrame, wide: pl.DataFrame, word_cols: list[str], path=None,
+           qc: QCLog | None = None) -> pl.DataFrame:
     """One row per (text_id, ia_index) from ``reps``, the IA rows of the first trial (by trial_id) of each
     text layout, with their word features (``word_cols``) from ``wide`` (rows read whole, by ``__row``)."""
     w = (reps.join(wide.lazy().select("__row", *word_cols), on="__row", how="left")
          .select("text_id", "ia_index", "word", "left_px", "right_px", "top_px", "bottom_px", *word_cols, "__row")
          .sort("text_id", "ia_index").collect())
     _check_numbers(w, [c for c in ("word_length", "wordfreq_frequency", "gpt2_surprisal") if c in w.columns], path)
+    cells.stray_text(w.select("__row", *word_cols), qc, "load_onestop", "words", path)
     w = w.drop("__row")
     prev = {c: pl.col(c).shift(1).over("text_id") for c in ("word", "top_px", "bottom_px", "left_px")}
     continued = (prev["word"].str.contains(_SPLIT_WORD) & (pl.col("top_px") > prev["top_px"])).fill_null(False)
@@ -576,13 +578,32 @@ def _split_trial_columns(lf: pl.LazyFrame, count: str, path, starts=None, *, tri
         wide = _with_rows(read_rows(path, rows.to_numpy(), missing, n_rows=n, starts=starts, **dialect.reader()),
                           rows.to_numpy())
     part = part.join(wide.select("__row", *missing), on="__row", how="left")
+    part = _redecided(part, missing)  # ``wide`` also holds rows that are not a trial's first: its dtypes are theirs too
     _check_booleans(part, path)
+    cells.stray_text(part, qc, "load_onestop", "trials", path)
     if count == "ia_count":
         _count_rows(part, count, qc, path)
     part = part.select("trial_id", *[e.meta.output_name() for e in text], *trial_cols, count)
     rest = lf.drop([c for c in trial_cols if c in have and c != "participant_id"]
                    + (["__row"] if count == "fixation_count" else []))
     return part, rest.collect().lazy()
+
+
+def _redecided(frame: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
+    """``frame`` with each text column of ``columns`` whose values are all whole numbers (or all numbers) cast to
+    Int64 (Float64): the dtype :func:`readgaze.io.csv.read_csv` would give these values alone."""
+    texts = [c for c in columns if frame.schema.get(c) == pl.String]
+    if not texts:
+        return frame
+    fits = frame.select([e for c in texts for e in (
+        (pl.col(c).str.strip_chars().cast(pl.Int64, strict=False).null_count() == pl.col(c).null_count()).alias(
+            f"i{c}"),
+        (pl.col(c).str.strip_chars().cast(pl.Float64, strict=False).null_count() == pl.col(c).null_count()).alias(
+            f"f{c}"),
+        (pl.col(c).null_count() < pl.len()).alias(f"n{c}"))]).row(0, named=True)
+    casts = [pl.col(c).str.strip_chars().cast(pl.Int64 if fits[f"i{c}"] else pl.Float64) for c in texts
+             if fits[f"n{c}"] and (fits[f"i{c}"] or fits[f"f{c}"])]
+    return frame.with_columns(casts) if casts else frame
 
 
 def _check_booleans(part: pl.DataFrame, path) -> None:
