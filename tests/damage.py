@@ -467,11 +467,10 @@ ASC_OPERATORS = (_asc_token("sample", NON_NUMBERS + ("\x00",), 1), _asc_token("E
                  nul_in_field, latin1_byte, line_ends, duplicate_row, bom_mid_file)
 
 
-def mutate(data: bytes, seed: int, operators, salt: str = "") -> tuple[str, str, bytes] | None:
+def mutate(data: bytes, seed: int, operators, salt: str = "", shift: int = 0) -> tuple[str, str, bytes] | None:
     """``(operator name, description, damaged bytes)`` of one seeded variant, or None when the operator does not
-    apply to the file. Seed ``s`` takes operator ``s mod len(operators)`` (shifted by ``salt``, e.g. the target's
-    name, so that a few seeds cover every operator over several targets) and draws its choices from ``(salt, s)``."""
-    shift = sum(salt.encode()) % len(operators)
+    apply to the file. Seed ``s`` takes operator ``(s + shift) mod len(operators)`` (a target's shift, so that a few
+    seeds cover every operator over several targets) and draws its choices from ``(salt, s)``."""
     op = operators[(seed + shift) % len(operators)]
     rng = random.Random(f"{salt}|{seed}")
     out = op(data, rng)
