@@ -56,7 +56,8 @@ def sniff(path) -> str:
         return "passages"
     if path.suffix.lower() in (".parquet", ".pq"):
         return "table"
-    head = path.open("rb").read(8192).decode("utf-8", errors="replace").lstrip("\ufeff")
+    with path.open("rb") as f:
+        head = f.read(8192).decode("utf-8", errors="replace").lstrip("\ufeff")
     if path.suffix.lower() == ".asc" or head.startswith("** ") or any(
             line.split("\t")[0].split(" ")[0] in ("MSG", "SFIX", "EFIX", "START") for line in head.splitlines()[:50]):
         return "asc"

@@ -60,7 +60,10 @@ def _read_layouts(path: Path, text_id, spec, separator, decimal_comma) -> list[T
     names = header(path, separator=separator)
     aoi_map = for_table(spec, "aoi", names)
     if aoi_map:
-        raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma).collect()
+        from readgaze.io.cells import numbers
+
+        raw = numbers(scan_csv(path, separator=separator, decimal_comma=decimal_comma), path, aoi_map,
+                      ("ia_id", "left_px", "right_px", "top_px", "bottom_px")).collect()
         renamed = raw.select([pl.col(c).alias("ia_index" if r == "ia_id" else r) for r, c in aoi_map.items()])
         return [layout_from_ia_rows(renamed, text_id=text_id or path.stem)]
     if "IA_LEFT" in names or for_table(spec, "ia", names):

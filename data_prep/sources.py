@@ -403,14 +403,17 @@ def _check_time_step(samples: pl.DataFrame, path, column: str, unit: str) -> Non
 
 def _summed(logs: list[tuple[str, QCLog]]) -> QCLog:
     """One record per (step, table, reason, action): the files' counts summed, each file's count in ``detail``
-    (the first five files) when there are several."""
+    (the first five files) when there are several, the record's own detail when there is one."""
     groups: dict[tuple, list[tuple[str, int]]] = {}
+    details: dict[tuple, str | None] = {}
     for name, log in logs:
         for r in log.records:
-            groups.setdefault((r["step"], r["table"], r["reason"], r["action"]), []).append((name, r["count"]))
+            key = (r["step"], r["table"], r["reason"], r["action"])
+            groups.setdefault(key, []).append((name, r["count"]))
+            details[key] = r["detail"]
     qc = QCLog()
     for (step, table, reason, action), counts in groups.items():
-        detail = None
+        detail = details.get((step, table, reason, action)) if len(counts) == 1 else None  # one file: its own
         if len(counts) > 1:
             detail = "per file: " + ", ".join(f"{n} {c:,}" for n, c in counts[:5]) + (
                 f", and {len(counts) - 5} more" if len(counts) > 5 else "")

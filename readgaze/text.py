@@ -190,7 +190,16 @@ def layout_from_ia_rows(words_df: pl.DataFrame, text_id: str | None = None, dire
     missing = [c for c in ("ia_index", "word", *_BOX) if c not in df.columns]
     if missing:
         raise SchemaError(f"interest-area rows lack column(s) {', '.join(missing)}")
-    df = (df.select(pl.col("ia_index").cast(pl.Int32), clean_label(pl.col("word").cast(pl.String)),
+    for c in ("ia_index", *_BOX):  # rows read as text somewhere: a value that is not a number is named
+        if not df.schema[c].is_numeric():
+            number = pl.col(c).cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
+            bad = df.filter(pl.col(c).is_not_null() & number.is_null())
+            if bad.height:
+                from readgaze.errors import ParseError
+
+                raise ParseError(f"interest-area rows: got {bad[c][0]!r}, expected a number", column=c)
+            df = df.with_columns(number.alias(c))
+    df = (df.select(pl.col("ia_index").cast(pl.Int32, strict=False), clean_label(pl.col("word").cast(pl.String)),
                     *[pl.col(c).cast(pl.Float64) for c in _BOX]).unique().sort("ia_index"))
     if df["ia_index"].n_unique() != df.height:
         dup = df.filter(pl.col("ia_index").is_duplicated())["ia_index"][0]

@@ -504,7 +504,7 @@ def infer_schema(path: str | Path, *, separator: str, decimal_comma: bool = Fals
     path = Path(path)
     from readgaze.io.faults import text_file
 
-    checked = text_file(path) or check_text(path, separator=separator)
+    checked = text_file(path, separator) or check_text(path, separator=separator)
     names = list(checked.names)
     text = _scan(path, dict.fromkeys(names, pl.String), {"separator": separator, "null_values": list(null_values),
                                                           "quote_char": '"', "raise_if_empty": True,

@@ -135,18 +135,18 @@ class TextFile:
 
 _LOCK = threading.Lock()
 _MEMO: OrderedDict[tuple, TextFile] = OrderedDict()
-_BY_PATH: dict[str, tuple[tuple, TextFile]] = {}  # resolved user or read path -> (its stamp, its latest TextFile)
+_BY_PATH: dict[tuple, tuple[tuple, TextFile]] = {}  # (resolved user or read path, separator or None) -> (stamp, text)
 _KEEP = 8
 
 
-def text_file(path) -> TextFile | None:
-    """The latest :class:`TextFile` of ``path`` (the user's file or its cleaned copy), if this version of the file
-    was checked."""
+def text_file(path, separator: str | None = None) -> TextFile | None:
+    """The latest :class:`TextFile` of ``path`` (the user's file or its cleaned copy; read with ``separator``, or with
+    any), if this version of the file was checked."""
     try:
         real, st = str(Path(path).resolve()), stamp(path)
     except OSError:
         return None
-    hit = _BY_PATH.get(real)
+    hit = _BY_PATH.get((real, separator))
     return hit[1] if hit is not None and hit[0] == st else None
 
 
@@ -252,7 +252,8 @@ def check_text(path: str | Path, *, separator: str | None = None, encoding: str 
         while len(_MEMO) > _KEEP:
             _MEMO.popitem(last=False)
         for p in (text.path, text.read_path):
-            _BY_PATH[str(Path(p).resolve())] = (stamp(p), text)
+            for sep in (None, text.separator):
+                _BY_PATH[(str(Path(p).resolve()), sep)] = (stamp(p), text)
     return text
 
 

@@ -32,7 +32,7 @@ import polars as pl
 
 from readgaze.errors import LeakageError, ParseError, SchemaError
 from readgaze.io import cells
-from readgaze.io.csv import require_numeric, scan_csv
+from readgaze.io.csv import read_csv, require_numeric, scan_csv
 from readgaze.io.dataviewer import _check_unique, read_fixation_report
 from readgaze.qc import QCLog
 
@@ -171,7 +171,7 @@ def read_sbsat_windows(folder: str | Path) -> SbsatWindows:
             raise ParseError(f"SB-SAT windows: got an array of shape {array.shape} (finite: "
                              f"{bool(np.isfinite(array).all())}), expected (n_windows, n_fixations, 4) finite "
                              f"values {WINDOW_FEATURES}", file=path)
-        labels = pl.read_csv(label_path)
+        labels = read_csv(label_path)  # damaged lines repaired and warned about, or refused with the line named
         first = labels.columns[0]
         present = tuple(c for c in WINDOW_LABELS if c in labels.columns)
         missing = [c for c in ("subj", "book") if c not in labels.columns] + ([] if present else ["a label column"])
@@ -182,7 +182,9 @@ def read_sbsat_windows(folder: str | Path) -> SbsatWindows:
                              file=label_path)
         names = present if names is None else tuple(c for c in names if c in present)
         arrays[split] = array.astype(np.float32)
-        frames.append(labels.select(
+        checked = require_numeric(labels.lazy(), label_path, [first, *present], pl.Int64,
+                                  what="a whole number (a row index or a binarised label)").collect()
+        frames.append(checked.select(
             pl.lit(split).alias("split"), pl.int_range(pl.len(), dtype=pl.Int64).alias("window_index"),
             pl.col(first).cast(pl.Int64).alias("label_row_index"),
             pl.col("subj").cast(pl.String).alias("participant_id"),
