@@ -445,9 +445,11 @@ def asc_negative_time(data, rng):
 
 
 def asc_delete_line(data, rng):
-    """One line deleted."""
+    """One line of recording data deleted (a sample or an event line; a message deleted leaves a valid file that
+    lacks the message, which no reader can tell)."""
     lines = _lines(data)
-    i = rng.randrange(len(lines))
+    data_lines = [i for i, line in enumerate(lines) if line[:1].isdigit() or line[:1] in (b"S", b"E")]
+    i = rng.choice(data_lines)
     return b"".join(lines[:i] + lines[i + 1:]), f"line {i + 1} deleted"
 
 

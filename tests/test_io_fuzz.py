@@ -184,6 +184,8 @@ def _prep(argv: list[str], out: Path) -> tuple[dict, None, tuple]:
     manifest = json.loads((out / "manifest.json").read_text())
     tables = {name: pl.read_parquet(out / f"{name}.parquet") for name in ("trials", "words", "fixations",
                                                                           "word_measures")}
+    if "samples_file" in tables["trials"].columns:  # the path of the file read: the same name in another folder
+        tables["trials"] = tables["trials"].with_columns(pl.col("samples_file").str.extract(r"([^/]+)$"))
     said = tuple(f"{r['step']}|{r['table']}|{r['reason']}|{r['action']}|{_norm(r['detail'])}"
                  for r in manifest["qc"]) + tuple(manifest.get("notes", []))
     return tables, None, said

@@ -105,10 +105,16 @@ def keys(raw: pl.LazyFrame, path, columns: Iterable[str], *, numbers_only: Itera
             return col.is_null() | ~_whole(col.cast(pl.Float64))
         return col.is_null()
 
-    flags = raw.select([bad(c).any().alias(c) for c in columns]).collect().row(0, named=True)
+    # key columns are constant over a trial's rows: test the first row of each run of equal keys (a report keeps a
+    # trial's rows together, so a few thousand rows stand for millions), then find the first offending row whole
+    frame = raw.select(columns).collect()
+    from readgaze.io.rows import run_starts
+
+    firsts = frame[run_starts(frame, columns)]
+    flags = firsts.select([bad(c).any().alias(c) for c in columns]).row(0, named=True)
     for c in columns:
         if flags[c]:
-            row, value = first_row_where(raw, bad(c), c, path=path)
+            row, value = first_row_where(frame.lazy(), bad(c), c, path=path)
             what = ("a trial number (0, 1, 2, ...)" if c in numbers_only else "True or False" if c in booleans_only
                     else "a key (not empty; no edge spaces or control characters)")
             shown = "an empty cell" if value is None or value == "" else repr(value)
@@ -194,6 +200,24 @@ def stray_text(frame: pl.DataFrame, qc: QCLog | None, step: str, table: str, pat
                           f"{hit[c]!r}, a damaged cell?); the column is read as text")
 
 
+def _gaps_by_runs(pair: pl.DataFrame, group: str, index: str, first: int | None) -> bool:
+    """True when every group is one run of rows whose ``index`` is ``first, first + 1, ...`` (or any start): no gap.
+    False: look closer (a gap, nulls, or groups split over several runs)."""
+    import numpy as np
+
+    if pair.height == 0:
+        return True
+    if pair[index].null_count() or pair[group].null_count():
+        return False
+    run = pair[group].rle_id().to_numpy()
+    new = np.r_[True, run[1:] != run[:-1]]
+    if pair[group].filter(pl.Series(new)).is_duplicated().any():  # a group in two runs
+        return False
+    idx = pair[index].cast(pl.Int64).to_numpy()
+    steps_ok = bool((new[1:] | (np.diff(idx) == 1)).all())
+    return steps_ok and (first is None or bool((idx[new] == first).all()))
+
+
 def index_gaps(frame: pl.DataFrame | pl.LazyFrame, qc: QCLog | None, step: str, table: str, path, *,
                group: str, index: str, first: int | None, what: str) -> None:
     """Flag the groups (trials) whose ``index`` is not ``first, first + 1, ...`` without gaps (``first`` None: any
@@ -203,7 +227,11 @@ def index_gaps(frame: pl.DataFrame | pl.LazyFrame, qc: QCLog | None, step: str, 
     lf = frame.lazy()
     if index not in lf.collect_schema().names():
         return
-    per = (lf.filter(pl.col(index).is_not_null()).group_by(group)
+    pair = lf.select(group, index).collect()
+    if _gaps_by_runs(pair, group, index, first):  # a report in its own order: no gap, found without a group-by
+        qc.add(step, table, what, 0, action="flagged")
+        return
+    per = (pair.lazy().filter(pl.col(index).is_not_null()).group_by(group)
            .agg(lo=pl.col(index).min(), hi=pl.col(index).max(), n=pl.len(), distinct=pl.col(index).n_unique()))
     start_ok = pl.lit(True) if first is None else pl.col("lo") == first
     odd = per.filter(~(start_ok & (pl.col("hi") - pl.col("lo") + 1 == pl.col("n")) & (pl.col("distinct") ==
