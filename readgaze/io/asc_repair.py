@@ -72,6 +72,8 @@ class BlockSamples:
         r = pl.col("time_ms_repaired")
         prev = r.shift(1) if self.last_repaired is None else r.shift(1, fill_value=self.last_repaired)
         end = self.block.end_ms if self.block.end_ms is not None else float("inf")
+        if self.last_repaired is None:  # the first sample: at START (EyeLink writes its first sample at START's time)
+            prev = r.shift(1, fill_value=self.block.start_ms - self.interval)
         missing = ((r - prev) / self.interval).round() - 1  # samples the tracker's clock says are absent
         flags = rows.select("line", changed=pl.col("time_ms") != r, late=r >= end, back=(r - prev) <= 0,
                             gap=pl.when(missing > 0).then(missing).fill_null(0))
@@ -137,6 +139,11 @@ class BlockSamples:
             warnings.append(f"{name} line {block.last_line}: END time {block.end_ms:.10g} is not after "
                             f"{self.late[0]} sample(s) (first on line {self.late[1]}); the block ends after its "
                             "last sample")
+        if block.end_ms is not None and self.max_repaired is not None:  # END follows the last sample by an interval
+            tail = round((block.end_ms - self.max_repaired) / self.interval) - 1
+            if tail > 0:
+                self.gap[0] += tail
+                self.gap[1] = self.gap[1] or block.last_line
         qc.add(STEP, "samples", "absent between timestamps (a gap in the recording)", self.gap[0], action="flagged",
                detail=f"block at line {block.start_line}: {self.gap[0]} absent" + (
                    f", first gap before line {self.gap[1]}" if self.gap[1] else ""))

@@ -183,6 +183,10 @@ def stray_text(frame: pl.DataFrame, qc: QCLog | None, step: str, table: str, pat
     from readgaze.io.faults import text_file
 
     texts = [c for c, t in frame.schema.items() if t == pl.String and c != row]
+    if texts:  # a column of words is ruled out on its first values; the others are counted whole
+        head = frame.head(100).select([(pl.col(c).str.strip_chars().cast(pl.Float64, strict=False).is_not_null().sum()
+                                        >= 0.5 * pl.col(c).is_not_null().sum()).alias(c) for c in texts]).row(0)
+        texts = [c for c, numeric in zip(texts, head) if numeric]
     if not texts:
         return
     number = {c: pl.col(c).str.strip_chars().cast(pl.Float64, strict=False) for c in texts}

@@ -320,7 +320,7 @@ def _read(text: TextFile, columns, schema, schema_overrides, decimal_comma, null
                 _flag_non_finite(text, df.lazy(), c, int(got[f"\x00{c}"]), path)
     if not open_columns:
         return df.select(wanted)
-    tests = {c: _column_tests(c, decimal_comma, check_comma) for c in open_columns}
+    tests = {c: _column_tests(c, decimal_comma, check_comma, counts=True) for c in open_columns}
     flags = df.select([e.alias(f"{t}\x00{c}") for c, ts in tests.items() for t, e in ts.items()]).row(0, named=True)
     casts = []
     for c in open_columns:
@@ -386,11 +386,20 @@ def _head_text(path: Path, names: list[str], common: dict, head_rows: int = HEAD
 
 def _head_flags(text: pl.LazyFrame, names: list[str], decimal_comma: bool, check_comma: bool,
                 head_rows: int = HEAD_ROWS) -> dict[str, dict[str, object]]:
-    """Per column, which :func:`_column_tests` pass on the first ``head_rows`` rows (and the counts)."""
+    """Per column, which :func:`_column_tests` pass on the first ``head_rows`` rows; then, for the columns that are
+    text or floats there (a stray value may have made them so), the counts (``m``, ``kf``, ``kb``, ``kx``, ``kw``)."""
+    head = text.head(head_rows).collect()
     tests = {c: _column_tests(c, decimal_comma, check_comma) for c in names}
-    row = text.head(head_rows).select(
-        [e.alias(f"{t}{i}") for i, c in enumerate(names) for t, e in tests[c].items()]).collect().row(0, named=True)
-    return {c: {t: row[f"{t}{i}"] for t in tests[c]} for i, c in enumerate(names)}
+    row = head.select([e.alias(f"{t}{i}") for i, c in enumerate(names) for t, e in tests[c].items()]).row(0, named=True)
+    flags = {c: {t: row[f"{t}{i}"] for t in tests[c]} for i, c in enumerate(names)}
+    odd = [c for c in names if not flags[c]["n"] and not flags[c]["i"] and not flags[c]["b"]]
+    if odd:
+        counts = {c: {t: e for t, e in _column_tests(c, decimal_comma, False, counts=True).items()
+                      if t in ("m", "kf", "kb", "kx", "kw")} for c in odd}
+        got = head.select([e.alias(f"{t}\x00{c}") for c in odd for t, e in counts[c].items()]).row(0, named=True)
+        for c in odd:
+            flags[c].update({t: got[f"{t}\x00{c}"] for t in counts[c]})
+    return flags
 
 
 def _decide(passed: dict) -> pl.DataType:
@@ -510,18 +519,18 @@ def infer_schema(path: str | Path, *, separator: str, decimal_comma: bool = Fals
                                                           "quote_char": '"', "raise_if_empty": True,
                                                           "encoding": "utf8"})
     check_comma = separator != "," and not decimal_comma
-    tests = {c: _column_tests(c, decimal_comma, check_comma) for c in names}
+    tests = {c: _column_tests(c, decimal_comma, check_comma, counts=True) for c in names}
     head = _head_flags(text, names, decimal_comma, check_comma, head_rows)
     flags: dict[str, dict[str, object]] = {}
     todo = []
     for i, c in enumerate(names):
         passed = head[c]
-        flags[c] = {t: False for t in tests[c]}  # "all" tests failed on the head fail on the file
+        flags[c] = {t: False for t in tests[c]} | {t: 0 for t in ("m", "kf", "kb", "kx", "kw", "ke", "ki")}
         if "c" in passed:
             flags[c]["c"] = passed["c"]  # "any" test: true on the head is true on the file
         todo += [(i, c, t) for t, ok in passed.items() if t in ("n", "b", "i", "f", "d") and ok]
         todo += [(i, c, t) for t in ("c",) if t in passed and not passed[t]]
-        if passed["i"] or passed["f"] or passed["ke"]:
+        if passed["i"] or passed["f"]:
             todo += [(i, c, "ke"), (i, c, "ki")]
     exprs = [tests[c][t].alias(f"{t}{i}") for i, c, t in todo]
     exprs += [pl.col(names[-1]).null_count().alias("__last_nulls"), pl.len().alias("__rows"),
@@ -615,30 +624,31 @@ def _flag_odd_whole(text: TextFile, lf: pl.LazyFrame, c: str, m: int, kx: int, k
               "the column is read as Float64")
 
 
-def _column_tests(c: str, decimal_comma: bool, check_comma: bool) -> dict[str, pl.Expr]:
+def _column_tests(c: str, decimal_comma: bool, check_comma: bool, counts: bool = False) -> dict[str, pl.Expr]:
     """Tests of one text column: ``n`` all null, ``b`` all bool, ``i`` all int, ``f`` all number, and
-    (``check_comma``) ``d`` all number-or-decimal-comma, ``c`` any decimal comma; counts ``m`` of values,
-    ``kf`` of values that are not numbers, ``kb`` of values that are not booleans."""
+    (``check_comma``) ``d`` all number-or-decimal-comma, ``c`` any decimal comma. With ``counts``, also the counts
+    ``m`` of values, ``kf`` of values that are not numbers, ``kb`` not booleans, ``kx`` non-finite or huge numbers,
+    ``kw`` finite numbers that are not whole, ``ke`` values -32768, ``ki`` NaN or infinite values."""
     col = pl.col(c)  # unstripped, as the CSV parser sees it
     num = col.str.replace(",", ".", literal=True) if decimal_comma else col
     nulls = col.null_count()
     is_bool = col.str.to_lowercase().is_in(["true", "false"])
+    as_float = num.cast(pl.Float64, strict=False)  # shared by "f", "ke" and "ki"
     tests = {"n": nulls == pl.len(),
              "b": (is_bool | col.is_null()).all(),
              "i": num.cast(pl.Int64, strict=False).null_count() == nulls,
-             "f": num.cast(pl.Float64, strict=False).null_count() == nulls,
-             "m": pl.len() - nulls,
-             "kf": num.str.strip_chars().cast(pl.Float64, strict=False).null_count() - nulls,
-             "kb": (col.is_not_null() & ~is_bool).sum()}
-    number = num.str.strip_chars().cast(pl.Float64, strict=False)
-    tests["kx"] = (col.is_not_null() & (~number.is_finite() | (number.abs() >= 2.0 ** 53)).fill_null(False)).sum()
-    tests["kw"] = (number.is_finite() & (number != number.round())).fill_null(False).sum()
-    as_float = num.cast(pl.Float64, strict=False)  # "f"'s cast: shared
-    tests["ke"] = (as_float == MISSING_CODE).fill_null(False).sum()
-    tests["ki"] = (as_float.is_nan() | as_float.is_infinite()).fill_null(False).sum()
+             "f": as_float.null_count() == nulls}
     if check_comma:
         tests["d"] = (col.str.contains(_NUMBER_OR_DECIMAL_COMMA) | col.is_null()).all()
         tests["c"] = col.str.contains(_DECIMAL_COMMA).any()
+    if counts:
+        number = num.str.strip_chars().cast(pl.Float64, strict=False)
+        tests.update({
+            "m": pl.len() - nulls, "kf": number.null_count() - nulls, "kb": (col.is_not_null() & ~is_bool).sum(),
+            "kx": (col.is_not_null() & (~number.is_finite() | (number.abs() >= 2.0 ** 53)).fill_null(False)).sum(),
+            "kw": (number.is_finite() & (number != number.round())).fill_null(False).sum(),
+            "ke": (as_float == MISSING_CODE).fill_null(False).sum(),
+            "ki": (as_float.is_nan() | as_float.is_infinite()).fill_null(False).sum()})
     return tests
 
 

@@ -63,7 +63,7 @@ HEADER_AGAIN = "header line repeated inside the file (two exports concatenated?)
 MID_BOM = "byte-order mark (U+FEFF) inside the file removed"
 NUL_PADDING = "NUL bytes after the last line removed"
 CR_ENDS = "CR-only line ends (classic Mac OS) read as line ends"
-CONTROL = "control characters (TAB, ...) inside values (kept)"
+CONTROL = "TAB inside values of a file not separated by TAB (kept)"
 LOOK_AT = 50_000
 """Suspect rows up to which :func:`check_rows` reads the lines one by one (above: one pass over all lines)."""
 
@@ -266,9 +266,9 @@ def _check(path: Path, source: Path, separator: str | None) -> TextFile:
     scan = _scan(source)
     if scan.size == 0:
         raise ParseError("file is empty; expected a header line", file=path, row=1)
-    mm = np.memmap(source, np.uint8, mode="r")
+    mm = np.memmap(source, np.uint8, mode="r")  # read only where a line is looked at (few pages of a clean file)
     starts = scan.starts
-    begin, length = _lines(mm, starts, scan.size)
+    begin, length = _lines(starts, scan.size, scan.crlf)
     head = bytes(mm[begin[0]:begin[0] + length[0]])
     if b"\r" in head:  # a CR inside the header line: the file's lines end with CR only
         return _cr_copy(path, source, separator)
@@ -277,7 +277,7 @@ def _check(path: Path, source: Path, separator: str | None) -> TextFile:
     drop = np.zeros(len(starts), bool)
     cuts: list[tuple[int, int]] = []  # byte ranges removed inside kept lines (byte-order marks)
     end = scan.size
-    if scan.low == 0:  # NUL bytes: a padding after the last line is removed, any other is an error
+    if scan.nul:  # NUL bytes: a padding after the last line is removed, any other is an error
         end = _padding_start(mm, scan.size)
         nul = np.flatnonzero(mm[:end] == 0)
         if len(nul):
@@ -301,8 +301,7 @@ def _check(path: Path, source: Path, separator: str | None) -> TextFile:
         blank = _only(mm, begin, length, (sep, " ", "\t"), width)
     header_line = int(np.argmin(blank))
     bare = head[len(BOM):] if head.startswith(BOM) else head
-    again = _equal(mm, begin, length, bare) | _equal(mm, begin + 3, length - 3, bare) & _starts_with_bom(mm, begin,
-                                                                                                        length)
+    again = _equal(mm, begin, length, bare) | _equal(mm, begin + 3, length - 3, bare, prefix=BOM)
     again[:header_line + 1] = False
     blank[header_line] = False
     for mask, reason in ((blank & ~drop, BLANK), (again & ~drop, HEADER_AGAIN)):
@@ -310,7 +309,7 @@ def _check(path: Path, source: Path, separator: str | None) -> TextFile:
             repairs.append(Repair(reason, int(mask.sum()), int(np.argmax(mask)) + 1))
     drop |= blank | again
     drop[:header_line] = True
-    if scan.high is not None and scan.high >= 0xEF:
+    if scan.ef:
         boms = _boms(mm, end)
         boms = boms[boms > begin[header_line]]  # the header's own BOM is the file's
         if len(boms):
@@ -319,7 +318,7 @@ def _check(path: Path, source: Path, separator: str | None) -> TextFile:
             if keep.any():
                 repairs.append(Repair(MID_BOM, int(keep.sum()), int(line[keep][0]) + 1, "changed"))
                 cuts = [(int(b), int(b) + 3) for b in boms[keep]]
-    notes = _control_characters(mm, starts, begin, sep, head, scan.low, end) if sep != "\t" else []
+    notes = _control_characters(mm, starts, begin, sep, head, end) if sep != "\t" and scan.tab else []
     if not repairs:
         if len(starts) < 2 or (len(starts) == 2 and length[1] == 0):
             raise ParseError("no data row after the header", file=path, row=2)
@@ -335,12 +334,10 @@ def _check(path: Path, source: Path, separator: str | None) -> TextFile:
                     notes=notes)
 
 
-def _control_characters(mm, starts, begin, sep: str, head: bytes, low: int | None, end: int) -> list:
-    """A flag (kept value, counted) for TAB and other control bytes inside the values of a file not separated by TAB:
-    a copy-and-paste artefact that changes a label or key. Looked for only when the file's lowest byte says so."""
-    if low is None or low >= 10:
-        return []
-    hit = np.flatnonzero((mm[:end] < 10) & (mm[:end] != 0))
+def _control_characters(mm, starts, begin, sep: str, head: bytes, end: int) -> list:
+    """A flag (kept value, counted) for TABs inside the values of a file not separated by TAB: a copy-and-paste
+    artefact that changes a label or key. Looked for only when the file's pass saw a TAB."""
+    hit = np.flatnonzero(mm[:end] == 9)
     if not len(hit):
         return []
     lines = np.unique(np.searchsorted(starts, hit, side="right"))
@@ -348,16 +345,18 @@ def _control_characters(mm, starts, begin, sep: str, head: bytes, low: int | Non
     line = int(np.searchsorted(starts, first, side="right"))
     column = _column_at(mm, int(begin[line - 1]), first, sep, head)
     note = Repair(CONTROL, len(lines), line, "flagged")
-    return [(note, f"{len(lines)} line(s) hold a control byte (first {bytes(mm[first:first + 1])!r} in column "
-                   f"{column}); kept in the value")]
+    return [(note, f"{len(lines)} line(s) hold a TAB inside a value (first in column {column}); kept in the value")]
 
 
-def _lines(mm: np.ndarray, starts: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per line: first byte, and length without its line end (``\\n`` or ``\\r\\n``)."""
+def _lines(starts: np.ndarray, size: int, crlf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per line: first byte, and length without its line end (``\\n`` or ``\\r\\n``), from the line starts and
+    the CR flags of the line breaks (:class:`readgaze.io.scan.FileScan`): no byte of the file is read again."""
     ends = np.r_[starts[1:], size]  # one past the line end
-    newline = mm[ends - 1] == 10
-    cr = newline & (ends - 2 >= starts) & (mm[np.maximum(ends - 2, 0)] == 13)
-    return starts, ends - starts - newline - cr
+    breaks = len(crlf)  # the lines that end with a break: all, or all but the last
+    newline = np.arange(len(starts)) < breaks
+    cr = np.zeros(len(starts), bool)
+    cr[:min(breaks, len(starts))] = crlf[:len(starts)]
+    return starts, ends - starts - newline - (cr & newline)
 
 
 def _gather(mm, begin, length, width) -> np.ndarray:
@@ -383,23 +382,16 @@ def _only(mm, begin, length, chars, width: int) -> np.ndarray:
     return out
 
 
-def _equal(mm, begin, length, content: bytes) -> np.ndarray:
-    """Lines (from ``begin``, ``length`` bytes) equal to ``content``."""
+def _equal(mm, begin, length, content: bytes, prefix: bytes = b"") -> np.ndarray:
+    """Lines (from ``begin``, ``length`` bytes) equal to ``content``, after ``prefix`` (the bytes before ``begin``);
+    only lines of the right length are read."""
     out = np.zeros(len(begin), bool)
-    rows = np.flatnonzero(length == len(content))
-    want = np.frombuffer(content, np.uint8)
+    rows = np.flatnonzero((length == len(content)) & (begin >= len(prefix)))
+    want = np.frombuffer(prefix + content, np.uint8)
     for lo in range(0, len(rows), 100_000):
         part = rows[lo:lo + 100_000]
-        out[part] = (_gather(mm, begin[part], length[part], len(content)) == want).all(axis=1)
-    return out
-
-
-def _starts_with_bom(mm, begin, length) -> np.ndarray:
-    out = np.zeros(len(begin), bool)
-    rows = np.flatnonzero(length >= 3)
-    for lo in range(0, len(rows), 1_000_000):
-        part = rows[lo:lo + 1_000_000]
-        out[part] = (_gather(mm, begin[part], length[part], 3) == np.frombuffer(BOM, np.uint8)).all(axis=1)
+        got = _gather(mm, begin[part] - len(prefix), length[part] + len(prefix), len(want))
+        out[part] = (got == want).all(axis=1)
     return out
 
 

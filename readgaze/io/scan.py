@@ -27,14 +27,16 @@ _SCANS: dict[str, tuple[tuple, Future]] = {}  # real path -> (stamp, future of F
 @dataclass
 class FileScan:
     """A file's SHA-256 (hex; None when not asked for), line starts (``numpy`` Int64, None when not asked) and,
-    with the line starts, its size and its lowest and highest byte (``low`` 0: a NUL byte somewhere; ``high`` at
-    least 0xEF: maybe a byte-order mark; :mod:`readgaze.io.faults` looks closer only then)."""
+    with the line starts, its size, whether it holds a NUL byte, a 0xEF byte (maybe a byte-order mark) or a TAB
+    (:mod:`readgaze.io.faults` looks closer only then), and per line break whether a CR precedes it (``crlf``)."""
 
     sha256: str | None
     starts: object | None
     size: int = 0
-    low: int | None = None
-    high: int | None = None
+    nul: bool = False
+    ef: bool = False
+    tab: bool = False
+    crlf: object | None = None
 
 
 def stamp(path) -> tuple:
@@ -52,7 +54,8 @@ def scan_file(path, *, sha256: bool = True, lines: bool = True) -> FileScan:
     import numpy as np
 
     h = hashlib.sha256() if sha256 else None
-    parts, pos, low, high = [np.zeros(1, np.int64)], 0, 255, 0
+    parts, crs, pos, last = [np.zeros(1, np.int64)], [], 0, 0
+    nul = ef = tab = False
     block = bytearray(BLOCK)
     view = memoryview(block)
     with open(path, "rb") as f:
@@ -61,16 +64,24 @@ def scan_file(path, *, sha256: bool = True, lines: bool = True) -> FileScan:
                 h.update(view[:n])  # releases the GIL
             if lines:
                 data = np.frombuffer(block, np.uint8, n)
-                parts.append(np.flatnonzero(data == 10) + (pos + 1))
-                low, high = min(low, int(data.min())), max(high, int(data.max()))  # reductions: no temporaries
+                breaks = np.flatnonzero(data == 10)
+                before = data[np.maximum(breaks - 1, 0)] == 13  # a CR before the break (the last block's last byte
+                if len(breaks) and breaks[0] == 0:  # when the break opens this block)
+                    before[0] = last == 13
+                parts.append(breaks + (pos + 1))
+                crs.append(before)
+                nul = nul or block.find(0, 0, n) >= 0  # memchr: far cheaper than a numpy pass
+                ef = ef or block.find(0xEF, 0, n) >= 0
+                tab = tab or block.find(9, 0, n) >= 0
+                last = int(data[-1])
             pos += n
-    starts = None
+    starts = crlf = None
     if lines:
         starts = np.concatenate(parts).astype(np.int64, copy=False)
+        crlf = np.concatenate(crs) if crs else np.zeros(0, bool)
         if len(starts) > 1 and starts[-1] == pos:
             starts = starts[:-1]
-    return FileScan(h.hexdigest() if h is not None else None, starts, pos, low if pos else None,
-                    high if pos else None)
+    return FileScan(h.hexdigest() if h is not None else None, starts, pos, nul, ef, tab, crlf)
 
 
 def prefetch(paths, *, sha256: bool = True, lines: bool = True) -> None:
@@ -146,7 +157,7 @@ def take_lines(path) -> FileScan | None:
         return None
     if result.starts is None:
         return None
-    out = FileScan(None, result.starts, result.size, result.low, result.high)
+    out = FileScan(None, result.starts, result.size, result.nul, result.ef, result.tab, result.crlf)
     with _LOCK:
         result.starts = None
         if result.sha256 is None and _SCANS.get(real) is entry:
