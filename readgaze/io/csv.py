@@ -37,48 +37,38 @@ import numpy as np
 import polars as pl
 
 from readgaze.errors import ParseError
-from readgaze.io.faults import (
-    Repair,
+from readgaze.io.dtypes import (  # noqa: F401 -- HEAD_ROWS, NULL_VALUES, infer_schema, decimal_comma_hint: public here
+    DECIMAL_COMMA,
+    HEAD_ROWS,
+    MISSING_CODE,
+    NULL_VALUES,
+    column_tests,
+    decide,
+    decimal_comma_hint,
+    flag_coded,
+    flag_non_finite,
+    flag_odd_whole,
+    flag_stray,
+    head_flags,
+    infer_schema,
+    mostly,
+    mostly_whole,
+    odd_whole,
+    report_notes,
+)
+from readgaze.io.faults import (  # noqa: F401 -- as_utf8, first_row_where: public here too
     TextFile,
-    as_utf8,  # noqa: F401 -- re-exported: readgaze.io.csv.as_utf8 is public
-    check_rows,
+    as_utf8,
     check_text,
     detect_separator_text,
-    locate_parse_error,
+    first_row_where,
     report,
     user_line,
 )
+from readgaze.io.ragged import EXTRA, check_rows, locate_parse_error, long_rows, scan_rows
 from readgaze.qc import QCLog
 
-NULL_VALUES = (".",)
-"""Data Viewer's missing-value marker; empty fields are null anyway."""
-
-HEAD_ROWS = 10_000
-"""Rows :func:`infer_schema` tests before the whole-file pass (a speed-up only; never decides alone)."""
-
-STRAY_SHARE = 0.1
-"""A column whose non-null values are numbers (or booleans) but for at most this share (and at least 5 of them
-are) is flagged: its other values are read as text, and the QC log names the first (a damaged cell?)."""
-
 _SEPARATORS = (",", "\t", ";")
-_DECIMAL_COMMA = r"^\s*[-+]?\d+,\d+\s*$"
-_NUMBER_OR_DECIMAL_COMMA = r"^\s*[-+]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][-+]?\d+)?\s*$"
-"""A number with a decimal point or a decimal comma: a column of these with one comma is a locale fault."""
-STRAY = "values that are not numbers in a numeric column (read as text)"
-STRAY_BOOL = "values that are not True/False in a boolean column (read as text)"
-ODD_WHOLE = "numbers that are not whole in a column of whole numbers (read as Float64)"
-MISSING_CODE = -32768.0
-"""EyeLink's "no value" (gaze lost): in a report's numeric column it is flagged (:data:`CODED`), never averaged
-unawares."""
-CODED = "EyeLink's missing-value code -32768 in a numeric column (read as a number)"
-NON_FINITE = "non-finite numbers (NaN, inf) in a numeric column"
-
-
-def decimal_comma_hint(separator: str) -> str:
-    """The hint of a "not a number" error on a value like ``390,6``: the Python and the ``readgaze prep`` spelling."""
-    named = {"\t": "tab", ";": "';'", " ": "space"}.get(separator, repr(separator))
-    return (f"decimal comma? try separator={separator!r} with decimal_comma=True; in readgaze prep: --separator "
-            f"{named} --decimal-comma")
 
 
 def detect_separator(path: str | Path) -> str:
@@ -180,39 +170,18 @@ def scan_csv(path: str | Path, *, separator: str | None = None,
             schema = infer_schema(text.read_path, separator=sep, decimal_comma=decimal_comma, null_values=null_values)
             schema.update(schema_overrides or {})
         else:
-            _check_rows(text, _scan(text.read_path, dict(schema), common))
-        lf = _scan(text.read_path, dict(schema), common).drop(EXTRA)
+            _check_rows(text, scan_rows(text.read_path, dict(schema), common))
+        lf = scan_rows(text.read_path, dict(schema), common).drop(EXTRA)
         lf.collect_schema()
     except pl.exceptions.PolarsError as e:
         raise _parse_error(e, text) from None
-    _report_notes(text, qc, step, table, coded)
+    report_notes(text, qc, step, table, coded)
     return lf.rename(dict(rename), strict=False) if rename else lf
 
 
 def _back(rename: Mapping[str, str] | None) -> dict[str, str]:
     """``{new name: file column}`` of a ``rename`` map."""
     return {new: old for old, new in (rename or {}).items()}
-
-
-EXTRA = "\x00extra"
-"""A column past the last one: polars reads a row's fields beyond the header into it (and, parsing only some
-columns, would otherwise drop them silently), so a row with too many fields shows as a value here."""
-
-
-def _scan(path, schema: Mapping[str, pl.DataType], common: dict) -> pl.LazyFrame:
-    """The file's data rows under ``schema`` (every column, in file order) plus :data:`EXTRA`."""
-    return pl.scan_csv(path, has_header=False, skip_rows=1, schema={**schema, EXTRA: pl.String},
-                       missing_columns="insert", **common)
-
-
-def _long_rows(text: TextFile, lf: pl.LazyFrame, n_extra: int | None = None) -> None:
-    """Raise on the first row with a field past the last column (``lf`` from :func:`_scan`)."""
-    if n_extra == 0:
-        return
-    rows = (lf.select(pl.col(EXTRA)).with_row_index("__row").filter(pl.col(EXTRA).is_not_null())
-            .select("__row").collect(engine="streaming")["__row"].to_numpy())
-    if len(rows):
-        check_rows(text, rows, text.n_rows, long=True)
 
 
 def _options(path, separator: str | None, decimal_comma: bool, null_values) -> tuple[str, dict]:
@@ -273,7 +242,7 @@ def read_csv(path: str | Path, *, columns: Iterable[str] | None = None, separato
         df = _read(text, columns, schema, schema_overrides, decimal_comma, null_values)
     except pl.exceptions.PolarsError as e:
         raise _parse_error(e, text) from None
-    _report_notes(text, qc, step, table, coded)
+    report_notes(text, qc, step, table, coded)
     return df.rename(dict(rename), strict=False) if rename else df
 
 
@@ -285,29 +254,29 @@ def _read(text: TextFile, columns, schema, schema_overrides, decimal_comma, null
     wanted = names if columns is None else [c for c in names if c in set(columns)]
     parsed = wanted if names[-1] in wanted else [*wanted, names[-1]]
     if schema is not None:
-        return _checked(text, _scan(path, dict(schema), common).select(*parsed, EXTRA).collect(), wanted)
+        return _checked(text, scan_rows(path, dict(schema), common).select(*parsed, EXTRA).collect(), wanted)
     head = _head_text(path, names, common)
     check_comma = sep != "," and not decimal_comma
     open_columns, guess = [], dict.fromkeys(names, pl.String)  # columns not read are never parsed
-    head_flags = _head_flags(head, parsed, decimal_comma, check_comma)
-    for c, passed in head_flags.items():
-        guess[c] = _decide(passed)
-        if passed["n"] or (guess[c] == pl.String and (passed.get("d") or _mostly(passed))):
+    on_head = head_flags(head, parsed, decimal_comma, check_comma)
+    for c, passed in on_head.items():
+        guess[c] = decide(passed)
+        if passed["n"] or (guess[c] == pl.String and (passed.get("d") or mostly(passed))):
             open_columns.append(c)
     guess.update(schema_overrides or {})
     open_columns = [c for c in open_columns if c in parsed and c not in (schema_overrides or {})]
     try:
-        df = _scan(path, guess, common).select(*parsed, EXTRA).collect()
+        df = scan_rows(path, guess, common).select(*parsed, EXTRA).collect()
     except pl.exceptions.PolarsError:  # a value past the head does not fit its proposed dtype (or a long row)
         full = infer_schema(path, separator=sep, decimal_comma=decimal_comma, null_values=null_values)
         full.update(schema_overrides or {})
-        return _checked(text, _scan(path, full, common).select(*parsed, EXTRA).collect(), wanted)
+        return _checked(text, scan_rows(path, full, common).select(*parsed, EXTRA).collect(), wanted)
     df = _checked(text, df, parsed)
-    for c, passed in head_flags.items():  # a Float64 column whose head is whole numbers but for nan/inf/huge ones
-        if guess[c] == pl.Float64 and _mostly_whole(passed):
-            got = df.select([e.alias(t) for t, e in _odd_whole(c, False).items() if not t.startswith("__")]
+    for c, passed in on_head.items():  # a Float64 column whose head is whole numbers but for nan/inf/huge ones
+        if guess[c] == pl.Float64 and mostly_whole(passed):
+            got = df.select([e.alias(t) for t, e in odd_whole(c, False).items() if not t.startswith("__")]
                             ).row(0, named=True)
-            _flag_odd_whole(text, df.lazy(), c, got["m"], got["kx"], got["kw"], path)
+            flag_odd_whole(text, df.lazy(), c, got["m"], got["kx"], got["kw"], path)
     numeric = [c for c in parsed if df.schema[c] in (pl.Int64, pl.Float64)]
     if numeric:
         floats = [c for c in numeric if df.schema[c] == pl.Float64]
@@ -315,23 +284,23 @@ def _read(text: TextFile, columns, schema, schema_overrides, decimal_comma, null
                         + [(~pl.col(c).is_finite()).sum().alias(f"\x00{c}") for c in floats]).row(0, named=True)
         for c in numeric:
             if got[c]:
-                _flag_coded(text, df.lazy(), c, int(got[c]), path)
+                flag_coded(text, df.lazy(), c, int(got[c]), path)
             if got.get(f"\x00{c}"):
-                _flag_non_finite(text, df.lazy(), c, int(got[f"\x00{c}"]), path)
+                flag_non_finite(text, df.lazy(), c, int(got[f"\x00{c}"]), path)
     if not open_columns:
         return df.select(wanted)
-    tests = {c: _column_tests(c, decimal_comma, check_comma, counts=True) for c in open_columns}
+    tests = {c: column_tests(c, decimal_comma, check_comma, counts=True) for c in open_columns}
     flags = df.select([e.alias(f"{t}\x00{c}") for c, ts in tests.items() for t, e in ts.items()]).row(0, named=True)
     casts = []
     for c in open_columns:
         passed = {t: flags[f"{t}\x00{c}"] for t in tests[c]}
-        dtype = _decide(passed)
+        dtype = decide(passed)
         if dtype == pl.String and check_comma and passed["d"] and passed["c"]:
-            row, value = first_row_where(df.lazy(), pl.col(c).str.contains(_DECIMAL_COMMA), c, path=path)
+            row, value = first_row_where(df.lazy(), pl.col(c).str.contains(DECIMAL_COMMA), c, path=path)
             raise ParseError(f"{value!r} is not a number ({decimal_comma_hint(sep)})", file=text.path, row=row,
                              column=c)
-        if dtype == pl.String and _mostly(passed):
-            _flag_stray(text, df.lazy(), c, passed)
+        if dtype == pl.String and mostly(passed):
+            flag_stray(text, df.lazy(), c, passed)
         if dtype != pl.String:
             num = pl.col(c).str.replace(",", ".", literal=True) if decimal_comma else pl.col(c)
             casts.append((num.str.to_lowercase() == "true" if dtype == pl.Boolean else num.cast(dtype)).alias(c))
@@ -355,7 +324,7 @@ def _check_rows(text: TextFile, lf: pl.LazyFrame) -> None:
     last = text.names[-1]
     counts = lf.select(pl.col(last).null_count().alias("nulls"), pl.col(EXTRA).is_not_null().sum().alias("long"),
                        pl.len().alias("n")).collect(engine="streaming")
-    _long_rows(text, lf, int(counts["long"][0]))
+    long_rows(text, lf, int(counts["long"][0]))
     if counts["nulls"][0]:
         rows = (lf.select(pl.col(last)).with_row_index("__row").filter(pl.col(last).is_null())
                 .select("__row").collect(engine="streaming")["__row"].to_numpy())
@@ -363,7 +332,7 @@ def _check_rows(text: TextFile, lf: pl.LazyFrame) -> None:
 
 
 def _head_text(path: Path, names: list[str], common: dict, head_rows: int = HEAD_ROWS) -> pl.LazyFrame:
-    """The file as text (no dtypes), for :func:`_head_flags`: parsed from the bytes of its first ``head_rows``
+    """The file as text (no dtypes), for :func:`head_flags`: parsed from the bytes of its first ``head_rows``
     rows only, where they end at a line break outside quotes (an even count of quote characters before it),
     else a lazy scan of the whole file (a scan's head maps and reads far more of a large file)."""
     data, lines = bytearray(), 0
@@ -382,84 +351,6 @@ def _head_text(path: Path, names: list[str], common: dict, head_rows: int = HEAD
         except pl.exceptions.PolarsError:
             pass
     return pl.scan_csv(path, infer_schema=False, **common)
-
-
-def _head_flags(text: pl.LazyFrame, names: list[str], decimal_comma: bool, check_comma: bool,
-                head_rows: int = HEAD_ROWS) -> dict[str, dict[str, object]]:
-    """Per column, which :func:`_column_tests` pass on the first ``head_rows`` rows; then, for the columns that are
-    text or floats there (a stray value may have made them so), the counts (``m``, ``kf``, ``kb``, ``kx``, ``kw``)."""
-    head = text.head(head_rows).collect()
-    tests = {c: _column_tests(c, decimal_comma, check_comma) for c in names}
-    row = head.select([e.alias(f"{t}{i}") for i, c in enumerate(names) for t, e in tests[c].items()]).row(0, named=True)
-    flags = {c: {t: row[f"{t}{i}"] for t in tests[c]} for i, c in enumerate(names)}
-    odd = [c for c in names if not flags[c]["n"] and not flags[c]["i"] and not flags[c]["b"]]
-    if odd:
-        counts = {c: {t: e for t, e in _column_tests(c, decimal_comma, False, counts=True).items()
-                      if t in ("m", "kf", "kb", "kx", "kw")} for c in odd}
-        got = head.select([e.alias(f"{t}\x00{c}") for c in odd for t, e in counts[c].items()]).row(0, named=True)
-        for c in odd:
-            flags[c].update({t: got[f"{t}\x00{c}"] for t in counts[c]})
-    return flags
-
-
-def _decide(passed: dict) -> pl.DataType:
-    """Dtype from test results: all null -> String; all bool -> Boolean; all int -> Int64; all number
-    -> Float64; else String."""
-    if passed["n"]:
-        return pl.String
-    for t, dtype in (("b", pl.Boolean), ("i", pl.Int64), ("f", pl.Float64)):
-        if passed[t]:
-            return dtype
-    return pl.String
-
-
-def _mostly(passed: dict) -> bool:
-    """Numbers (or booleans) but for a few values (:data:`STRAY_SHARE`): a damaged cell in a numeric column?"""
-    m = int(passed.get("m") or 0)
-    return any(0 < int(passed.get(k) or 0) <= STRAY_SHARE * m and m - int(passed.get(k) or 0) >= 5
-               for k in ("kf", "kb"))
-
-
-def _flag_stray(text: TextFile, lf: pl.LazyFrame, c: str, passed: dict) -> None:
-    """Note (for the QC log) that column ``c`` was read as text because of a few values, naming the first."""
-    kf, kb, m = int(passed.get("kf") or 0), int(passed.get("kb") or 0), int(passed.get("m") or 0)
-    numbers = 0 < kf <= STRAY_SHARE * m and m - kf >= 5
-    bad = (pl.col(c).str.strip_chars().cast(pl.Float64, strict=False).is_null() if numbers
-           else ~pl.col(c).str.to_lowercase().is_in(["true", "false"])) & pl.col(c).is_not_null()
-    row, value = first_row_where(lf, bad, c, path=text.read_path)
-    k = kf if numbers else kb
-    what = "numbers" if numbers else "True/False"
-    note = Repair(STRAY if numbers else STRAY_BOOL, k, row, "flagged")
-    detail = (f"column {c}: {k} of {m:,} values are not {what} (first {value!r}, a damaged cell?); the column is "
-              "read as text")
-    _add_note(text, note, detail)
-
-
-def _add_note(text: TextFile, note: Repair, detail: str) -> None:
-    if all(d != detail for _, d in text.notes):
-        text.notes.append((note, detail))
-
-
-def _report_notes(text: TextFile, qc: QCLog | None, step: str, table: str, coded: Iterable[str] = ()) -> None:
-    """The column flags of :func:`_flag_stray` and the others: in ``qc`` (once per step and detail), else warned once.
-    ``coded``: columns where -32768 means "missing" to the caller (not flagged)."""
-    import warnings
-
-    from readgaze.io.faults import RepairWarning
-
-    skip = {f"column {c}: " for c in coded}
-    for note, detail in text.notes:
-        if note.reason == CODED and any(detail.startswith(k) for k in skip):
-            continue
-        full = f"{text.path.name} row {note.first_line}, {detail}"
-        if qc is None:
-            if note.reason == NON_FINITE:  # a valid float value, kept: counted when a log is given, else not said
-                continue
-            if full not in text.shown:
-                text.shown.add(full)
-                warnings.warn(RepairWarning(full), stacklevel=3)
-        elif not any(r["step"] == step and r["detail"] == full for r in qc.records):
-            qc.add(step, table, note.reason, note.count, action="flagged", detail=full)
 
 
 def _parse_error(e: Exception, text: TextFile) -> ParseError:
@@ -486,185 +377,6 @@ def _column_in(message: str, names: list[str]) -> str | None:
 
     hit = re.search(r"at column '([^']+)'", message)
     return hit.group(1) if hit and hit.group(1) in names else None
-
-
-def infer_schema(path: str | Path, *, separator: str, decimal_comma: bool = False,
-                 null_values: Iterable[str] = NULL_VALUES, head_rows: int = HEAD_ROWS) -> dict[str, pl.DataType]:
-    """Infer every column's dtype from the whole file in one streaming pass (bounded memory).
-
-    Polars' own ``infer_schema_length=None`` holds the whole file in memory (1.25 GB peak RSS for a
-    1 GB report); here the file is read as text and each column is tested: all ``true``/``false`` (any
-    case) -> Boolean, all integers -> Int64, all numbers (``inf`` and ``NaN`` included) -> Float64,
-    else String. A column that is null everywhere is String, as in polars.
-
-    The first ``head_rows`` rows are tested first. Every test is an "all rows pass" test, so a test that
-    fails on the head fails on the file: a column whose head already rules out every numeric type is
-    String without a whole-file look, and the whole-file pass (streaming) reads and tests only the other
-    columns, and only the tests their head passed. The result equals testing the whole file. The same pass
-    counts the nulls of the last column (rows cut short: :func:`readgaze.io.faults.check_rows`) and the values
-    of a column of numbers but for a few (flagged in the QC log by the readers).
-
-    Raises
-    ------
-    ParseError
-        (unless ``decimal_comma``) a column of a ``;``/TAB-separated file holds only numbers, some with a
-        decimal comma; names the file, the first such row and the column. A row with too few or too many fields.
-    """
-    path = Path(path)
-    from readgaze.io.faults import text_file
-
-    checked = text_file(path, separator) or check_text(path, separator=separator)
-    names = list(checked.names)
-    text = _scan(path, dict.fromkeys(names, pl.String), {"separator": separator, "null_values": list(null_values),
-                                                          "quote_char": '"', "raise_if_empty": True,
-                                                          "encoding": "utf8"})
-    check_comma = separator != "," and not decimal_comma
-    tests = {c: _column_tests(c, decimal_comma, check_comma, counts=True) for c in names}
-    head = _head_flags(text, names, decimal_comma, check_comma, head_rows)
-    flags: dict[str, dict[str, object]] = {}
-    todo = []
-    for i, c in enumerate(names):
-        passed = head[c]
-        flags[c] = {t: False for t in tests[c]} | {t: 0 for t in ("m", "kf", "kb", "kx", "kw", "ke", "ki")}
-        if "c" in passed:
-            flags[c]["c"] = passed["c"]  # "any" test: true on the head is true on the file
-        todo += [(i, c, t) for t, ok in passed.items() if t in ("n", "b", "i", "f", "d") and ok]
-        todo += [(i, c, t) for t in ("c",) if t in passed and not passed[t]]
-        if passed["i"] or passed["f"]:
-            todo += [(i, c, "ke"), (i, c, "ki")]
-    exprs = [tests[c][t].alias(f"{t}{i}") for i, c, t in todo]
-    exprs += [pl.col(names[-1]).null_count().alias("__last_nulls"), pl.len().alias("__rows"),
-              pl.col(EXTRA).is_not_null().sum().alias("__long")]
-    whole = text.select(exprs).collect(engine="streaming").row(0, named=True)
-    _long_rows(checked, text, int(whole["__long"]))
-    for i, c, t in todo:
-        flags[c][t] = whole[f"{t}{i}"]
-    if whole["__last_nulls"]:
-        rows = (text.select(pl.col(names[-1])).with_row_index("__row").filter(pl.col(names[-1]).is_null())
-                .select("__row").collect(engine="streaming")["__row"].to_numpy())
-        check_rows(checked, rows, int(whole["__rows"]))
-    # a column of numbers (or booleans) on the head that is text on the file, or mostly numbers on a text head:
-    # count its values (a second pass, over these columns only; none in a clean file)
-    recount = [(i, c) for i, c in enumerate(names) if _decide(flags[c]) == pl.String and not flags[c]["n"]
-               and (_mostly(head[c]) or any(head[c][t] for t in ("b", "i", "f")))]
-    floats = [(i, c) for i, c in enumerate(names) if _decide(flags[c]) == pl.Float64
-              and (head[c]["i"] or _mostly_whole(head[c]))]
-    if recount or floats:
-        got = text.select([tests[c][t].alias(f"{t}{i}") for i, c in recount for t in ("m", "kf", "kb")]
-                          + [e.alias(f"{t}{i}") for i, c in floats for t, e in _odd_whole(c).items()
-                             if not t.startswith("__")]
-                          ).collect(engine="streaming").row(0, named=True)
-        for i, c in recount:
-            flags[c].update({t: got[f"{t}{i}"] for t in ("m", "kf", "kb")})
-        for i, c in floats:
-            _flag_odd_whole(checked, text, c, got[f"m{i}"], got[f"kx{i}"], got[f"kw{i}"], path)
-    schema: dict[str, pl.DataType] = {}
-    for c in names:
-        f = flags[c]
-        schema[c] = _decide(f)
-        if schema[c] in (pl.Int64, pl.Float64) and f.get("ke"):
-            _flag_coded(checked, text, c, int(f["ke"]), path)
-        if schema[c] == pl.Float64 and f.get("ki"):
-            _flag_non_finite(checked, text, c, int(f["ki"]), path)
-        if schema[c] == pl.String and not f["n"]:
-            if check_comma and f["d"] and f["c"]:
-                row, value = first_row_where(text, pl.col(c).str.contains(_DECIMAL_COMMA), c, path=path)
-                raise ParseError(f"{value!r} is not a number ({decimal_comma_hint(separator)})", file=checked.path,
-                                 row=row, column=c)
-            if _mostly(f):
-                _flag_stray(checked, text, c, f)
-    return schema
-
-
-def _odd_whole(c: str, text: bool = True) -> dict[str, pl.Expr]:
-    """Counts of a column of whole numbers but for a few: ``m`` values, ``kx`` non-finite or huge ones, ``kw`` finite
-    ones that are not whole (and the row test ``__bad``). ``text``: the column is text (else Float64)."""
-    number = pl.col(c).str.strip_chars().cast(pl.Float64, strict=False) if text else pl.col(c)
-    bad = pl.col(c).is_not_null() & (~number.is_finite() | (number.abs() >= 2.0 ** 53)).fill_null(False)
-    frac = (number.is_finite() & (number != number.round())).fill_null(False)
-    return {"m": pl.col(c).is_not_null().sum(), "kx": bad.sum(), "kw": frac.sum(), "__bad": bad, "__frac": frac}
-
-
-def _flag_non_finite(text: TextFile, lf: pl.LazyFrame, c: str, k: int, path) -> None:
-    """Note a numeric column holding NaN or infinity (kept: OneStop's ``subtlex_frequency`` has inf), naming the
-    first cell: a mean over it is not finite."""
-    number = pl.col(c).str.strip_chars().cast(pl.Float64, strict=False) if lf.collect_schema()[c] == pl.String \
-        else pl.col(c)
-    row, value = first_row_where(lf, (number.is_nan() | number.is_infinite()).fill_null(False), c, path=path)
-    _add_note(text, Repair(NON_FINITE, k, row, "flagged"),
-              f"column {c}: {k} value(s) NaN or infinite (first {value!r}); kept")
-
-
-def _mostly_whole(passed: dict) -> bool:
-    """Whole numbers on the head but for a few (:data:`STRAY_SHARE`)."""
-    k, m = int(passed["kx"]) + int(passed["kw"]), int(passed["m"])
-    return 0 < k <= STRAY_SHARE * m and m - k >= 5
-
-
-def _flag_coded(text: TextFile, lf: pl.LazyFrame, c: str, k: int, path) -> None:
-    """Note a numeric column holding EyeLink's missing-value code, naming the first cell."""
-    number = pl.col(c).str.strip_chars().cast(pl.Float64, strict=False) if lf.collect_schema()[c] == pl.String \
-        else pl.col(c)
-    row, _ = first_row_where(lf, (number == MISSING_CODE).fill_null(False), c, path=path)
-    _add_note(text, Repair(CODED, k, row, "flagged"),
-              f"column {c}: {k} value(s) -32768, EyeLink's missing-value code (Data Viewer writes '.'); read as "
-              "numbers")
-
-
-def _flag_odd_whole(text: TextFile, lf: pl.LazyFrame, c: str, m: int, kx: int, kw: int, path) -> None:
-    """Note a column of whole numbers but for a few that are not (fractions, NaN, infinity, huge; read as Float64),
-    naming the first."""
-    k = kx + kw
-    if not 0 < k <= STRAY_SHARE * m or m - k < 5:
-        return
-    odd = _odd_whole(c, lf.collect_schema()[c] == pl.String)
-    row, value = first_row_where(lf, odd["__bad"] | odd["__frac"], c, path=path)
-    _add_note(text, Repair(ODD_WHOLE, k, row, "flagged"),
-              f"column {c}: {k} of {m:,} values are not finite whole numbers (first {value!r}, a damaged cell?); "
-              "the column is read as Float64")
-
-
-def _column_tests(c: str, decimal_comma: bool, check_comma: bool, counts: bool = False) -> dict[str, pl.Expr]:
-    """Tests of one text column: ``n`` all null, ``b`` all bool, ``i`` all int, ``f`` all number, and
-    (``check_comma``) ``d`` all number-or-decimal-comma, ``c`` any decimal comma. With ``counts``, also the counts
-    ``m`` of values, ``kf`` of values that are not numbers, ``kb`` not booleans, ``kx`` non-finite or huge numbers,
-    ``kw`` finite numbers that are not whole, ``ke`` values -32768, ``ki`` NaN or infinite values."""
-    col = pl.col(c)  # unstripped, as the CSV parser sees it
-    num = col.str.replace(",", ".", literal=True) if decimal_comma else col
-    nulls = col.null_count()
-    is_bool = col.str.to_lowercase().is_in(["true", "false"])
-    as_float = num.cast(pl.Float64, strict=False)  # shared by "f", "ke" and "ki"
-    tests = {"n": nulls == pl.len(),
-             "b": (is_bool | col.is_null()).all(),
-             "i": num.cast(pl.Int64, strict=False).null_count() == nulls,
-             "f": as_float.null_count() == nulls}
-    if check_comma:
-        tests["d"] = (col.str.contains(_NUMBER_OR_DECIMAL_COMMA) | col.is_null()).all()
-        tests["c"] = col.str.contains(_DECIMAL_COMMA).any()
-    if counts:
-        number = num.str.strip_chars().cast(pl.Float64, strict=False)
-        tests.update({
-            "m": pl.len() - nulls, "kf": number.null_count() - nulls, "kb": (col.is_not_null() & ~is_bool).sum(),
-            "kx": (col.is_not_null() & (~number.is_finite() | (number.abs() >= 2.0 ** 53)).fill_null(False)).sum(),
-            "kw": (number.is_finite() & (number != number.round())).fill_null(False).sum(),
-            "ke": (as_float == MISSING_CODE).fill_null(False).sum(),
-            "ki": (as_float.is_nan() | as_float.is_infinite()).fill_null(False).sum()})
-    return tests
-
-
-def first_row_where(lf: pl.LazyFrame, predicate: pl.Expr, column: str, *, path=None) -> tuple[int, object]:
-    """Return ``(row, value)`` of the first row of a raw scan matching ``predicate``.
-
-    ``row`` is the editor line number (header = row 1) in the user's file: ``path`` (the user's file or the copy
-    that was scanned, :mod:`readgaze.io.faults`) maps it through the lines a repair dropped. ``lf`` must be the
-    unfiltered scan of the file. Returns ``(0, None)`` when no row matches.
-    """
-    hit = (lf.with_row_index("__row").filter(predicate).select("__row", column)
-           .head(1).collect())
-    if hit.is_empty():
-        return 0, None
-    row = int(hit["__row"][0])
-    return (user_line(path, row) if path is not None else row + 2), hit[column][0]
 
 
 def require_numeric(lf: pl.LazyFrame, path: str | Path, columns: Iterable[str],
@@ -734,19 +446,5 @@ def _is_code(value) -> bool:
         return float(str(value).strip()) == MISSING_CODE
     except ValueError:
         return False
-
-
-def cells(lf: pl.LazyFrame, path, columns: Iterable[str], bad, what: str, error=ParseError) -> None:
-    """Raise ``error`` naming the first row where ``bad(pl.col(c))`` holds for one of ``columns`` (one pass over
-    them when none does)."""
-    have = set(lf.collect_schema().names())
-    columns = [c for c in columns if c in have]
-    if not columns:
-        return
-    found = lf.select([bad(pl.col(c)).fill_null(False).any().alias(c) for c in columns]).collect().row(0, named=True)
-    for c in columns:
-        if found[c]:
-            row, value = first_row_where(lf, bad(pl.col(c)).fill_null(False), c, path=path)
-            raise error(f"got {value!r}, expected {what}", file=path, row=row, column=c)
 
 

@@ -31,9 +31,11 @@ Cost: :func:`check_text` runs on every file, once per file version (memoised): o
 starts and the lowest and highest byte (:func:`readgaze.io.scan.scan_file`, or the pass ``readgaze prep`` started
 before its imports), then vectorised tests on the line lengths. Only a file with a fault is read closer, and a
 repaired file is read through a cleaned UTF-8 copy in a temporary folder, made once per file version; messages keep
-the user's line numbers (:meth:`TextFile.user_lines`). Ragged rows are found around the parse: a row with too few
-fields has its last column null, so only the rows whose last column is null are looked at (:func:`check_rows`), and
-a row with too many fields stops polars' parser, whose error is traced to its line (:func:`locate_parse_error`).
+the user's line numbers (:meth:`TextFile.user_lines`). Ragged rows are found around the parse
+(:mod:`readgaze.io.ragged`).
+
+(About 500 lines, over the ~400 a module should hold: the checks and the repaired copy are one idea, a file's lines,
+and share the line arrays; the rows' checks, the column flags and the parse live in their own modules.)
 """
 
 from __future__ import annotations
@@ -42,7 +44,6 @@ import codecs
 import csv
 import hashlib
 import io
-import re
 import tempfile
 import threading
 import warnings
@@ -64,8 +65,6 @@ MID_BOM = "byte-order mark (U+FEFF) inside the file removed"
 NUL_PADDING = "NUL bytes after the last line removed"
 CR_ENDS = "CR-only line ends (classic Mac OS) read as line ends"
 CONTROL = "TAB inside values of a file not separated by TAB (kept)"
-LOOK_AT = 50_000
-"""Suspect rows up to which :func:`check_rows` reads the lines one by one (above: one pass over all lines)."""
 
 
 class RepairWarning(UserWarning):
@@ -472,119 +471,6 @@ def _names(path: Path, sep: str, user: Path) -> list[str]:
 
 # --- rows: too few or too many fields ---------------------------------------------------------------------------
 
-def line_texts(text: TextFile, lines: np.ndarray) -> pl.Series:
-    """The text of lines ``lines`` (0-based, header = 0) of ``text.read_path``, without line ends."""
-    mm = np.memmap(text.read_path, np.uint8, mode="r")
-    ends = np.r_[text.starts[1:], text.size]
-    out = []
-    for i in lines.tolist():
-        out.append(bytes(mm[text.starts[i]:ends[i]]).rstrip(b"\r\n").decode("utf-8", "replace"))
-    return pl.Series(out, dtype=pl.String)
-
-
-def _all_lines(text: TextFile) -> pl.Series:
-    return pl.read_csv(text.read_path, has_header=False, separator="\x1f", quote_char=None, new_columns=["t"],
-                       schema={"t": pl.String}, truncate_ragged_lines=True, encoding="utf8-lossy")["t"].fill_null("")
-
-
-def field_counts(lines: pl.Series, sep: str) -> pl.DataFrame:
-    """Per line of text: ``fields`` (separators outside double quotes + 1), ``odd_quotes`` and ``blank`` (nothing but
-    separators and spaces)."""
-    return pl.DataFrame({"t": lines}).select(
-        fields=pl.col("t").str.replace_all(r'"[^"]*"', "").str.count_matches(sep, literal=True) + 1,
-        odd_quotes=pl.col("t").str.count_matches('"', literal=True) % 2 == 1,
-        blank=pl.col("t").str.replace_all(r"[\s" + re.escape(sep) + "]", "") == "")
-
-
-def check_rows(text: TextFile, rows: np.ndarray, n_rows: int, *, long: bool = False) -> None:
-    """Look at the data rows ``rows`` (0-based, of ``text.read_path``) and raise :class:`ParseError` on the first
-    with too few fields (``rows``: those whose last column is null) or, with ``long``, too many (``rows``: those with
-    a field past the last column). ``n_rows``: the rows the parser found (a quoted field with a line break makes rows
-    and lines differ; the records are then counted by Python's csv module)."""
-    if not len(rows):
-        return
-    n = len(text.names)
-    if n_rows == text.n_rows:
-        lines = np.asarray(rows, np.int64) + 1
-        texts = line_texts(text, lines) if len(lines) <= LOOK_AT else _all_lines(text).gather(lines)
-        counts = field_counts(texts, text.separator).with_columns(row=pl.Series(np.asarray(rows, np.int64)))
-    else:
-        counts = _records(text)
-    if long:
-        over = counts.filter(pl.col("fields") > n)
-        if over.height:
-            first = over.row(0, named=True)
-            more = f" ({over.height - 1} more row(s) like it)" if over.height > 1 else ""
-            raise ParseError(f"{first['fields']} fields where the header has {n}: an unquoted "
-                             f"{_named(text.separator)} inside a value, or one at the end of the row?{more}",
-                             file=text.path, row=text.user_line(int(first["row"])))
-        return
-    short = counts.filter(pl.col("fields") < n)
-    if short.height:
-        _raise_short(text, short, n)
-
-
-def _records(text: TextFile) -> pl.DataFrame:
-    """Every record's field count and first line, by Python's csv module (quoted fields may hold line breaks)."""
-    rows, fields = [], []
-    with open(text.read_path, encoding="utf-8", errors="replace", newline="") as f:
-        reader = csv.reader(f, delimiter=text.separator)
-        next(reader, None)
-        start = reader.line_num + 1
-        for record in reader:
-            rows.append(start - 2)
-            fields.append(len(record))
-            start = reader.line_num + 1
-    return pl.DataFrame({"row": rows, "fields": fields, "odd_quotes": [False] * len(rows)},
-                        schema={"row": pl.Int64, "fields": pl.Int64, "odd_quotes": pl.Boolean})
-
-
-def _raise_short(text: TextFile, short: pl.DataFrame, n: int) -> None:
-    first = short.row(0, named=True)
-    row = int(first["row"])
-    last = row == text.n_rows - 1
-    truncated = last and not _ends_with_newline(text)
-    more = f" ({short.height - 1} more row(s) like it)" if short.height > 1 else ""
-    why = ("the last row is cut short: the file looks truncated (an interrupted copy or export?)" if truncated
-           else "a cell deleted, or the row cut short?")
-    if first.get("odd_quotes"):
-        why = "an unbalanced double quote?"
-    k = int(first["fields"])
-    raise ParseError(f"{k} field(s) where the header has {n}: {why}{more}", file=text.path,
-                     row=text.user_line(row), column=text.names[k] if k < n else None)
-
-
-def _ends_with_newline(text: TextFile) -> bool:
-    if text.size == 0:
-        return True
-    with open(text.read_path, "rb") as f:
-        f.seek(text.size - 1)
-        return f.read(1) == b"\n"
-
-
-def locate_parse_error(text: TextFile, error: Exception) -> ParseError:
-    """A :class:`ParseError` naming the line a polars parse error comes from: a row with more fields than the
-    header (an unquoted separator inside a value, or one at the row's end), or an unbalanced double quote."""
-    message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    n = len(text.names)
-    counts = field_counts(_all_lines(text), text.separator).with_row_index("line")
-    long = counts.filter((pl.col("line") > 0) & (pl.col("fields") > n))
-    odd = counts.filter((pl.col("line") > 0) & pl.col("odd_quotes"))
-    if long.height and (not odd.height or long["line"][0] <= odd["line"][0]):
-        line, k = int(long["line"][0]), int(long["fields"][0])
-        more = f" ({long.height - 1} more row(s) like it)" if long.height > 1 else ""
-        return ParseError(f"{k} fields where the header has {n}: an unquoted {_named(text.separator)} inside a "
-                          f"value, or one at the end of the row?{more}", file=text.path,
-                          row=text.user_line(line - 1))
-    if odd.height:
-        return ParseError("an unbalanced double quote: the value runs on into the next line(s)", file=text.path,
-                          row=text.user_line(int(odd["line"][0]) - 1))
-    return ParseError(f"cannot read as {text.separator!r}-separated text: {message}", file=text.path)
-
-
-def _named(sep: str) -> str:
-    return {",": "comma", "\t": "TAB", ";": "semicolon"}.get(sep, repr(sep))
-
 
 # --- reporting --------------------------------------------------------------------------------------------------
 
@@ -608,3 +494,18 @@ def report(text: TextFile, qc: QCLog | None, step: str, table: str) -> None:
 
 def describe(text: TextFile, r: Repair) -> str:
     return f"{text.path.name} line {r.first_line}: {r.count} {r.reason}"
+
+
+def first_row_where(lf: pl.LazyFrame, predicate: pl.Expr, column: str, *, path=None) -> tuple[int, object]:
+    """Return ``(row, value)`` of the first row of a raw scan matching ``predicate``.
+
+    ``row`` is the editor line number (header = row 1) in the user's file: ``path`` (the user's file or the copy
+    that was scanned, :mod:`readgaze.io.faults`) maps it through the lines a repair dropped. ``lf`` must be the
+    unfiltered scan of the file. Returns ``(0, None)`` when no row matches.
+    """
+    hit = (lf.with_row_index("__row").filter(predicate).select("__row", column)
+           .head(1).collect())
+    if hit.is_empty():
+        return 0, None
+    row = int(hit["__row"][0])
+    return (user_line(path, row) if path is not None else row + 2), hit[column][0]
