@@ -34,8 +34,6 @@ fixation and IA reports with its design, answer and linguistic columns merged in
 
 from __future__ import annotations
 
-import hashlib
-import math
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -50,38 +48,23 @@ from readgaze.errors import ConfigError, ParseError
 from readgaze.io import cells
 from readgaze.io.csv import header
 from readgaze.io.dataviewer import detect_ia_id_base, read_fixation_report, read_ia_report, rebase_fixations
-from readgaze.io.faults import text_file
+from readgaze.io.onestop_tables import (  # noqa: F401 -- TRIAL_COLUMNS, WORD_FEATURES: public here too
+    TRIAL_COLUMNS,
+    WORD_FEATURES,
+    columns_of,
+    count_rows,
+    split_trial_columns,
+    text_versions,
+    trials_table,
+    with_rows,
+    words_table,
+)
 from readgaze.io.rows import line_starts, per_run, read_rows
 from readgaze.io.sources import SOURCES
 from readgaze.qc import QCLog
 
 PARTICIPANT_ALIASES: dict[str, str] = {"l38_97": "l38_104"}
 """Saved id -> true id (OneStop documentation, "Known issues": "l38_104 is saved as l38_97")."""
-
-TRIAL_COLUMNS = (
-    "participant_id", "TRIAL_INDEX", "trial_index", "list_number", "article_batch", "article_id",
-    "article_index", "article_title", "paragraph_id", "paragraph", "difficulty_level", "question_preview",
-    "repeated_reading_trial", "practice_trial", "question", "onestopqa_question_id", "selected_answer",
-    "selected_answer_position", "correct_answer_position", "answers_order", "answer_1", "answer_2",
-    "answer_3", "answer_4", "is_correct", "critical_span_indices", "distractor_span_indices",
-    "same_critical_span", "aspan_ind_start", "aspan_ind_end", "dspan_ind_start", "dspan_ind_end",
-    "EYE_TRACKED", "NUM_RECALIBRATIONS", "TRIAL_DWELL_TIME", "TRIAL_FIXATION_COUNT", "TRIAL_IA_COUNT",
-    "PARAGRAPH_RT", "PREVIEW_QUESTION_RT", "QUESTION_RT", "ANSWER_RT", "unique_paragraph_id",
-    "unique_trial_id")
-"""OneStop columns that are constant within a trial: they go to ``trials`` only."""
-
-WORD_FEATURES = (
-    "word_length_no_punctuation", "wordfreq_frequency", "subtlex_frequency", "gpt2_surprisal",
-    "universal_pos", "ptb_pos", "Reduced_POS", "dependency_relation", "head_word_index",
-    "distance_to_head", "left_dependents_count", "right_dependents_count", "morphological_features",
-    "entity_type", "is_content_word")
-"""OneStop's shipped linguistic features: they go to ``words`` only, under their source names."""
-
-_SPLIT_WORD = r"[\p{L}\p{N}]-$"
-BOOLEAN_COLUMNS = ("question_preview", "repeated_reading_trial", "practice_trial", "is_correct")
-"""OneStop trial columns read as booleans (``True``/``False``)."""
-TRIAL_COUNTS = {"ia_count": "TRIAL_IA_COUNT", "fixation_count": "TRIAL_FIXATION_COUNT"}
-"""Rows per trial of each report -> the Data Viewer trial variable that states it."""
 
 
 @dataclass(frozen=True)
@@ -231,7 +214,7 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
             qc.add("load_onestop", "fixations", "ia_id_base_assumed", 0, action="warning",
                    detail="no IA report: fixation report id base assumed 1 (Data Viewer)")
             _count_fixations(fix, qc)
-            return OneStopData(_trials([fix_trials]).lazy(), None, fix.collect().lazy(), None, qc,
+            return OneStopData(trials_table([fix_trials]).lazy(), None, fix.collect().lazy(), None, qc,
                                {str(fixation_report): 1})
         ia, ia_starts = ia_job.result()
     qc.extend(fix_qc)
@@ -239,7 +222,7 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
     n_ia = ia.select(pl.len()).collect().item()
     ia_base = 0 if ia.select(pl.col("ia_index").min()).collect().item() == 0 else 1
     ia = ia.with_columns(pl.col("ia_index") - ia_base) if ia_base else ia
-    versions = _text_versions(ia, qc)
+    versions = text_versions(ia, qc)
     if not versions.is_empty():
         ia = ia.join(versions.lazy(), on="trial_id", how="left", maintain_order="left").with_columns(
             pl.coalesce("versioned_text_id", "text_id").alias("text_id")).drop("versioned_text_id").collect().lazy()
@@ -253,11 +236,11 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
     first = ia.group_by("trial_id").agg(pl.col("__row").min()).collect()["__row"]
     reps = ia.join(ia.group_by("text_id").agg(pl.col("trial_id").min()), on=["text_id", "trial_id"], how="semi")
     rows = pl.concat([first, reps.select("__row").collect()["__row"]]).unique().sort().to_numpy()
-    wide = _with_rows(read_rows(ia_report, rows, [c for c in trial_cols + word_cols if c not in _schema(ia)],
+    wide = with_rows(read_rows(ia_report, rows, [c for c in trial_cols + word_cols if c not in columns_of(ia)],
                                 n_rows=n_ia, starts=ia_starts, **ia_d.reader()), rows)
-    ia_trials, ia = _split_trial_columns(ia, "ia_count", ia_report, trial_cols=trial_cols, wide=wide, qc=qc,
+    ia_trials, ia = split_trial_columns(ia, "ia_count", ia_report, trial_cols=trial_cols, wide=wide, qc=qc,
                                          dialect=ia_d)
-    words = _words(reps, wide, word_cols, ia_report, qc)
+    words = words_table(reps, wide, word_cols, ia_report, qc)
     texts = ia.group_by("trial_id").agg(pl.col("text_id").first()).collect()  # every text: one layout now
     del ia, reps, wide  # the IA rows are done with: their memory is free before the fixation steps
     ia_rows = partial(_ia_rows, ia_report, ia_base, aliases, texts, words, ia_d)
@@ -283,8 +266,8 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
     ia_trials = (ia_trials.join(texts, on="trial_id", how="left")
                  .select("trial_id", "text_id", pl.exclude("trial_id", "text_id")))
     fix = fix.drop("__w", "__l").collect().lazy()  # in (trial_id, fixation_index) order since _load_fixations
-    trials = _trials([ia_trials, fix_trials])
-    _count_rows(trials, "fixation_count", qc, fixation_report)
+    trials = trials_table([ia_trials, fix_trials])
+    count_rows(trials, "fixation_count", qc, fixation_report)
     for name, table in (("words", words), ("trials", trials)):
         cells.null_counts(table, qc, "load_onestop", name, ia_report)
         cells.non_finite_counts(table, qc, "load_onestop", name, ia_report)
@@ -313,7 +296,7 @@ def _load_fixations(path, aliases: dict[str, str], qc: QCLog, parsed: threading.
         parsed.set()
     starts = line_starts(path, separator=d.separator)
     fix = _aliased(fix, aliases, qc, "fixations")
-    fix_trials, fix = _split_trial_columns(fix, "fixation_count", path, starts, qc=qc, dialect=d)
+    fix_trials, fix = split_trial_columns(fix, "fixation_count", path, starts, qc=qc, dialect=d)
     del starts
     columns = fix.collect().get_columns()
     del fix  # the columns list is the only reference left: each column is freed once its sorted copy exists
@@ -360,16 +343,6 @@ def _sort_order(frame: pl.DataFrame) -> pl.Series | None:
             return None
         order = np.argsort(key, kind="stable")
     return pl.Series(order, dtype=pl.UInt32)
-
-
-def _with_rows(frame: pl.DataFrame, rows) -> pl.DataFrame:
-    """``frame`` (the columns of ``rows``, in order) with ``__row``."""
-    row = pl.Series("__row", rows, pl.UInt32)
-    return frame.with_columns(row) if frame.width else row.to_frame()
-
-
-def _schema(lf: pl.LazyFrame) -> set[str]:
-    return set(lf.collect_schema().names())
 
 
 def _parse(reader, path, keep: list[str], d: Dialect, qc: QCLog) -> pl.LazyFrame:
@@ -459,213 +432,3 @@ def _count_fixations(fix: pl.LazyFrame, qc: QCLog) -> None:
                detail="fixation report label differs from the IA report's")
 
 
-def _text_versions(ia: pl.LazyFrame, qc: QCLog) -> pl.DataFrame:
-    """``trial_id -> versioned_text_id`` for texts shown with more than one IA layout.
-
-    Layouts are compared by a per-trial signature (XOR of a seeded, hence deterministic, hash of each
-    IA row's index, label and integer box, plus the IA count): one vectorised pass, no per-row strings.
-    The suffix itself is the SHA-1 of the layout's text (``index,label,left,top,right,bottom`` rows
-    joined by ``|``), built only for one representative trial per layout.
-    """
-    box = [pl.col(c).cast(pl.Int64, strict=False) for c in ("left_px", "top_px", "right_px", "bottom_px")]
-    row_hash = pl.struct(pl.col("ia_index"), pl.col("word"), *box).hash(seed=0)
-    sig = (ia.group_by("trial_id", "text_id")
-           .agg(row_hash.bitwise_xor().alias("layout"), pl.len().alias("n_ia"))
-           .with_columns(pl.struct("layout", "n_ia").alias("layout")).drop("n_ia")
-           .collect())
-    multi = sig.group_by("text_id").agg(pl.col("layout").n_unique().alias("n")).filter(pl.col("n") > 1)
-    qc.add("load_onestop", "words", "layout_versions", int(multi["n"].sum() or 0), action="flagged",
-           detail=f"{multi.height} texts shown with more than one IA layout get a _v<hash> suffix")
-    if multi.is_empty():
-        return pl.DataFrame(schema={"trial_id": pl.String, "versioned_text_id": pl.String})
-    sig = sig.join(multi.select("text_id"), on="text_id", how="semi")
-    reps = sig.sort("trial_id").group_by("text_id", "layout").agg(pl.col("trial_id").first().alias("rep"))
-    row = pl.concat_str([pl.col("ia_index"), pl.col("word"), *box], separator=",", ignore_nulls=True)
-    content = (ia.join(reps.lazy().select(pl.col("rep").alias("trial_id")), on="trial_id", how="semi")
-               .group_by("trial_id").agg(row.sort_by(pl.col("ia_index")).str.join("|").alias("s")).collect())
-    digest = {t: hashlib.sha1(s.encode()).hexdigest()[:6] for t, s in content.iter_rows()}
-    reps = reps.with_columns(pl.col("rep").replace_strict(digest, return_dtype=pl.String).alias("digest"))
-    return (sig.join(reps, on=["text_id", "layout"])
-            .select("trial_id", (pl.col("text_id") + "_v" + pl.col("digest")).alias("versioned_text_id")))
-
-
-def _check_numbers(frame: pl.DataFrame, columns: list[str], path) -> None:
-    """The word features readgaze computes with must be numbers: a :class:`ParseError` names the first other value's
-    row (``__row``) and column."""
-    for c in columns:
-        if frame.schema[c] != pl.String:
-            continue
-        bad = frame.filter(pl.col(c).is_not_null() & pl.col(c).str.strip_chars().cast(pl.Float64, strict=False)
-                           .is_null()).sort("__row")
-        if bad.height:
-            known = text_file(path)
-            row = int(bad["__row"][0])
-            raise ParseError(f"got {bad[c][0]!r}, expected a number (OneStop's word feature {c})", file=path,
-                             row=known.user_line(row) if known is not None else row + 2, column=c)
-
-
-def _words(reps: pl.LazyFrame, wide: pl.DataFrame, word_cols: list[str], path=None,
-           qc: QCLog | None = None) -> pl.DataFrame:
-    """One row per (text_id, ia_index) from ``reps``, the IA rows of the first trial (by trial_id) of each
-    text layout, with their word features (``word_cols``) from ``wide`` (rows read whole, by ``__row``)."""
-    w = (reps.join(wide.lazy().select("__row", *word_cols), on="__row", how="left")
-         .select("text_id", "ia_index", "word", "left_px", "right_px", "top_px", "bottom_px", *word_cols, "__row")
-         .sort("text_id", "ia_index").collect())
-    _check_numbers(w, [c for c in ("word_length", "wordfreq_frequency", "gpt2_surprisal") if c in w.columns], path)
-    cells.stray_text(w.select("__row", *word_cols), qc, "load_onestop", "words", path)
-    w = w.drop("__row")
-    prev = {c: pl.col(c).shift(1).over("text_id") for c in ("word", "top_px", "bottom_px", "left_px")}
-    continued = (prev["word"].str.contains(_SPLIT_WORD) & (pl.col("top_px") > prev["top_px"])).fill_null(False)
-    new_line = ((pl.col("top_px") >= prev["bottom_px"]) | (pl.col("left_px") < prev["left_px"])).fill_null(False)
-    w = w.with_columns(
-        (pl.col("ia_index") - continued.cast(pl.Int32).cum_sum().over("text_id")).cast(pl.Int32).alias("word_index"),
-        new_line.cast(pl.Int32).cum_sum().over("text_id").cast(pl.Int32).alias("line_index"))
-    extra = []
-    if "word_length" in w.columns:
-        extra.append(pl.col("word_length").cast(pl.Float64).cast(pl.Int32, strict=False))
-    else:
-        extra.append(pl.col("word").str.len_chars().cast(pl.Int32).alias("word_length"))
-    if "wordfreq_frequency" in w.columns:
-        zipf = 9 - pl.col("wordfreq_frequency").cast(pl.Float64) * math.log10(2)
-        extra.append(zipf.clip(lower_bound=0.0).alias("frequency_zipf"))
-    if "gpt2_surprisal" in w.columns:
-        extra.append(pl.col("gpt2_surprisal").cast(pl.Float64).alias("surprisal_bits"))
-    w = w.with_columns(extra)
-    first = ["text_id", "ia_index", "word_index", "word", "line_index", "left_px", "right_px", "top_px",
-             "bottom_px", "word_length"]
-    return w.select(first + [c for c in w.columns if c not in first])
-
-
-def _spans(column: str, prefix: str) -> list[pl.Expr]:
-    nums = pl.col(column).cast(pl.String).str.extract_all(r"\d+").list.eval(pl.element().cast(pl.Int32))
-    return [nums.list.gather_every(2).alias(f"{prefix}_start_index"),
-            nums.list.gather_every(2, offset=1).alias(f"{prefix}_end_index")]
-
-
-def _split_trial_columns(lf: pl.LazyFrame, count: str, path, starts=None, *, trial_cols: list[str] | None = None,
-                         wide: pl.DataFrame | None = None, qc: QCLog | None = None,
-                         dialect: Dialect = Dialect()) -> tuple[pl.DataFrame, pl.LazyFrame]:
-    """``(per-trial table, rows without the trial columns)``: the trial-constant :data:`TRIAL_COLUMNS`
-    (first value per trial) and the row count per trial (Int32, ``count``) leave the big table early.
-
-    ``lf`` holds the columns parsed on every row and ``__row``; the other trial columns of the file
-    (``trial_cols``, default all it has) come from each trial's first row: from ``wide`` (rows read
-    whole, by ``__row``), else read now (:func:`readgaze.io.rows.read_rows`, ``starts`` its line
-    starts). The fixation report's table also gets ``text_id`` (the unversioned paragraph id), and
-    its rows lose ``__row``. The boolean trial columns are checked (:data:`BOOLEAN_COLUMNS`), and a trial whose row
-    count differs from the report's own count of it (:data:`TRIAL_COUNTS`) is counted in ``qc``.
-    """
-    names = header(path, separator=dialect.separator, rename=dialect.rename)
-    trial_cols = [c for c in TRIAL_COLUMNS if c in names] if trial_cols is None else trial_cols
-    have = _schema(lf)
-    text = []
-    if count == "fixation_count":
-        text = [pl.concat_str([pl.col(c) for c in ("article_batch", "article_id", "difficulty_level", "paragraph_id")],
-                              separator="_").first().alias("text_id")]
-    # a trial's first row is the first row of its first run of rows: group the runs' first rows (few), not all rows
-    frame = lf.collect()
-    run = frame["trial_id"].rle_id().to_numpy()
-    first = np.flatnonzero(np.r_[True, run[1:] != run[:-1]]) if len(run) else np.zeros(0, np.int64)
-    runs = frame[first].with_columns(pl.Series("__n", np.diff(np.r_[first, len(run)]), pl.Int64))
-    del frame, run
-    part = runs.group_by("trial_id").agg(*text, pl.col("__row").first(),
-                                         *[pl.col(c).first() for c in trial_cols if c in have],
-                                         pl.col("__n").sum().cast(pl.Int32).alias(count))
-    missing = [c for c in trial_cols if c not in have]
-    if wide is None:
-        rows = part["__row"].sort()
-        n = lf.select(pl.len()).collect().item()
-        wide = _with_rows(read_rows(path, rows.to_numpy(), missing, n_rows=n, starts=starts, **dialect.reader()),
-                          rows.to_numpy())
-    part = part.join(wide.select("__row", *missing), on="__row", how="left")
-    part = _redecided(part, missing)  # ``wide`` also holds rows that are not a trial's first: its dtypes are theirs too
-    _check_booleans(part, path)
-    cells.stray_text(part, qc, "load_onestop", "trials", path)
-    if count == "ia_count":
-        _count_rows(part, count, qc, path)
-    part = part.select("trial_id", *[e.meta.output_name() for e in text], *trial_cols, count)
-    rest = lf.drop([c for c in trial_cols if c in have and c != "participant_id"]
-                   + (["__row"] if count == "fixation_count" else []))
-    return part, rest.collect().lazy()
-
-
-def _redecided(frame: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
-    """``frame`` with each text column of ``columns`` whose values are all whole numbers (or all numbers) cast to
-    Int64 (Float64): the dtype :func:`readgaze.io.csv.read_csv` would give these values alone."""
-    texts = [c for c in columns if frame.schema.get(c) == pl.String]
-    if not texts:
-        return frame
-    fits = frame.select([e for c in texts for e in (
-        (pl.col(c).str.strip_chars().cast(pl.Int64, strict=False).null_count() == pl.col(c).null_count()).alias(
-            f"i{c}"),
-        (pl.col(c).str.strip_chars().cast(pl.Float64, strict=False).null_count() == pl.col(c).null_count()).alias(
-            f"f{c}"),
-        (pl.col(c).null_count() < pl.len()).alias(f"n{c}"))]).row(0, named=True)
-    casts = [pl.col(c).str.strip_chars().cast(pl.Int64 if fits[f"i{c}"] else pl.Float64) for c in texts
-             if fits[f"n{c}"] and (fits[f"i{c}"] or fits[f"f{c}"])]
-    return frame.with_columns(casts) if casts else frame
-
-
-def _check_booleans(part: pl.DataFrame, path) -> None:
-    """Each :data:`BOOLEAN_COLUMNS` column of a trial table (with ``__row``, the trial's first data row) holds
-    ``True``/``False`` or nothing; else a :class:`ParseError` names the trial's first row and the column."""
-    for c in BOOLEAN_COLUMNS:
-        if c not in part.columns or part.schema[c] == pl.Boolean:
-            continue
-        text = pl.col(c).cast(pl.String).str.to_lowercase()
-        bad = part.filter(pl.col(c).is_not_null() & ~text.is_in(["true", "false"])).sort("__row")
-        if bad.height:
-            known = text_file(path)
-            row = int(bad["__row"][0])
-            raise ParseError(f"got {bad[c][0]!r}, expected True or False (OneStop's {c})", file=path,
-                             row=known.user_line(row) if known is not None else row + 2, column=c)
-        part.replace_column(part.get_column_index(c), (part[c].cast(pl.String).str.to_lowercase() == "true")
-                            .alias(c))
-
-
-def _count_rows(trials: pl.DataFrame, count: str, qc: QCLog | None, path) -> None:
-    """Count the trials whose rows (``count``) differ from the report's own count of them (:data:`TRIAL_COUNTS`):
-    a deleted row, or a file cut at a line end."""
-    stated = TRIAL_COUNTS[count]
-    if qc is None or stated not in trials.columns or count not in trials.columns:
-        return
-    want = pl.col(stated).cast(pl.Int64, strict=False)
-    odd = trials.filter(pl.col(count).is_not_null() & want.is_not_null() & (want != pl.col(count).cast(pl.Int64))
-                        ).sort("trial_id")
-    detail = None
-    if odd.height:
-        r = odd.row(0, named=True)
-        detail = (f"{Path(path).name}: first trial {r['trial_id']}: {r[count]} rows, {stated} {r[stated]} (a row "
-                  "deleted, or the file cut short?)")
-    qc.add("load_onestop", "trials", f"rows_differ_from_{stated}", odd.height, action="flagged", detail=detail)
-
-
-def _trials(parts: list[pl.DataFrame]) -> pl.DataFrame:
-    """One row per trial from both reports' trial tables (IA report values first), with canonical trial columns."""
-    t = (pl.concat(parts, how="diagonal_relaxed").group_by("trial_id", maintain_order=True)
-         .agg(pl.all().drop_nulls().first()).sort("trial_id"))
-    have = t.columns
-    if "question_preview" not in have:
-        from readgaze.errors import SchemaError
-
-        raise SchemaError("OneStop reports: no question_preview column in either report (the reading goal: True = "
-                          "information seeking, False = ordinary reading)")
-    goal = pl.col("question_preview").cast(pl.Boolean)
-    practice = (pl.col("practice_trial").cast(pl.Boolean) if "practice_trial" in have
-                else pl.col("article_id").cast(pl.Int64) == 0)
-    derived = [
-        pl.concat_str([pl.col("article_batch"), pl.col("article_id")], separator="_").alias("item_id"),
-        pl.when(goal).then(pl.lit("information_seeking")).when(goal.not_()).then(pl.lit("ordinary"))
-        .alias("reading_goal"),
-        pl.col("repeated_reading_trial").cast(pl.Boolean).alias("repeated_reading"),
-        practice.alias("practice"),
-    ]
-    for c, prefix in (("critical_span_indices", "critical_span"), ("distractor_span_indices", "distractor_span")):
-        if c in have:
-            derived += _spans(c, prefix)
-    t = t.with_columns(derived)
-    for c, dtype in (("question", pl.String), ("selected_answer", pl.String), ("is_correct", pl.Boolean)):
-        t = t.with_columns((pl.col(c) if c in have else pl.lit(None)).cast(dtype).alias(c))
-    first = ["trial_id", "participant_id", "item_id", "text_id", "reading_goal", "question", "selected_answer",
-             "is_correct", "repeated_reading", "practice"]
-    return t.select(first + [c for c in t.columns if c not in first])

@@ -33,7 +33,8 @@ import polars as pl
 from readgaze.errors import LeakageError, ParseError, SchemaError
 from readgaze.io import cells
 from readgaze.io.csv import read_csv, require_numeric, scan_csv
-from readgaze.io.dataviewer import _check_unique, read_fixation_report
+from readgaze.io.dataviewer import read_fixation_report
+from readgaze.io.report_keys import check_unique
 from readgaze.qc import QCLog
 
 _TRIAL_COLUMNS = ("RECORDING_SESSION_LABEL", "INDEX", "type", "book_name", "page_name", "answer",
@@ -82,7 +83,7 @@ def read_sbsat_trials(path: str | Path, *, qc: QCLog | None = None) -> pl.LazyFr
     cells.keys(raw, path, ["RECORDING_SESSION_LABEL", "INDEX", "page_name", "book_name", "type"],
                numbers_only=["INDEX"])
     raw = require_numeric(raw, path, ["answer", "correct_answer"], pl.Int64, what="an answer number (-99: none)")
-    _check_unique(raw, path, {"RECORDING_SESSION_LABEL": pl.col("RECORDING_SESSION_LABEL"),
+    check_unique(raw, path, {"RECORDING_SESSION_LABEL": pl.col("RECORDING_SESSION_LABEL"),
                               "INDEX": pl.col("INDEX")}, shown=["RECORDING_SESSION_LABEL", "INDEX"], session_key=None)
     cells.null_counts(raw, qc, "read_sbsat_trials", "trials", path)
     keyed = (pl.col("type") == "question") & (pl.col("correct_answer") != NO_ANSWER_KEY)
