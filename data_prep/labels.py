@@ -169,6 +169,11 @@ def attach_labels(trials: pl.DataFrame, table: pl.DataFrame, *, trials_file: str
                               f"can be joined on {_names(available)}. Name the keys, e.g. --trials-on "
                               f"participant_id=subject trial=trial_number", file=table_file)
     ours_cols, theirs_cols = [o for o, _ in pairs], [t for _, t in pairs]
+    padded = table.select(pl.any_horizontal([pl.col(t).cast(pl.String).str.contains(r"^\s|\s$").fill_null(False)
+                                             for t in theirs_cols]).sum()).item()
+    if qc is not None and padded:  # keys are compared as text without edge spaces: a padded cell still matches
+        qc.add(STEP, "labels", "key cells with edge spaces (matched without them)", padded, action="changed",
+               detail=f"{Path(table_file).name}: columns {', '.join(theirs_cols)}")
     key_names = [f"__key{i}" for i in range(len(pairs))]
     left = trials.with_columns([_as_text(o).alias(k) for o, k in zip(ours_cols, key_names)])
     right = table.with_columns([_as_text(t).alias(k) for t, k in zip(theirs_cols, key_names)])

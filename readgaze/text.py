@@ -223,8 +223,8 @@ def read_aoi_file(path, text_id: str | None = None, *, qc: QCLog | None = None, 
 
     The separator (tab or comma) is detected from the header line. Boxes are half-open. The file is read as every
     delimited file is (:func:`readgaze.io.csv.scan_csv`: damaged lines repaired and counted in ``qc``, or refused
-    with the line named); ids must be whole numbers >= 1, coordinates finite (|value| <= 100,000 px), widths and
-    heights >= 0, and a box's end not before its start.
+    with the line named); ids must be whole numbers >= 1, coordinates from 0 to 100,000 px (on the stimulus), widths
+    and heights >= 0, and a box's end not before its start.
 
     Raises
     ------
@@ -241,7 +241,7 @@ def read_aoi_file(path, text_id: str | None = None, *, qc: QCLog | None = None, 
     raw = scan_csv(path, separator=separator, encoding=encoding, qc=qc, step="read_aoi_file", table="words")
     names = raw.collect_schema().names()
     null_counts(raw, qc, "read_aoi_file", "words", path)
-    px = {"finite": True, "largest": 100_000.0, "what": "a coordinate in px (a finite number, |x| <= 100,000)"}
+    px = {"finite": True, "minimum": 0.0, "largest": 100_000.0, "what": "a coordinate in px (0 to 100,000)"}
     if {"aoi", "start_x", "start_y", "end_x", "end_y", "character"} <= set(names):
         raw = require_numeric(raw, path, ["aoi"], pl.Int64, minimum=1, what="an AOI id (1, 2, ...)")
         raw = require_numeric(raw, path, ["start_x", "start_y", "end_x", "end_y"], **px)

@@ -143,14 +143,12 @@ def unquoted_separator(data, rng):
     if i is None:
         return None
     fields = _fields(lines[i], sep)
-    texts = [j for j, v in enumerate(fields) if v and not _is_number(v)]
+    texts = [j for j, v in enumerate(fields) if v and not _is_number(v) and sep not in v and '"' not in v]
     if not texts:
         return None
     j = rng.choice(texts)
-    fields[j] = fields[j] + "\x00SEP"
-    line = _join(fields, sep, _end(lines[i])).replace(b"\x00SEP", sep.encode())
-    line = line.replace(b'"', b"") if line.count(b'"') == 2 else line
-    lines[i] = line
+    fields[j] = fields[j] + "\x00SEP"  # written unquoted: the other fields as the writer quotes them
+    lines[i] = _join(fields, sep, _end(lines[i])).replace(b"\x00SEP", sep.encode())
     return b"".join(lines), f"line {i + 1}: an unquoted {sep!r} in field {j + 1}"
 
 
@@ -235,8 +233,11 @@ def non_number(data, rng):
 
 
 def odd_number(data, rng):
-    """A number replaced by a non-finite, huge, negative or missing-code number."""
-    return _set_cell(data, rng, lambda old: rng.choice(ODD_NUMBERS))
+    """A number replaced by a non-finite, overflowing or missing-code number (a huge whole number or a fraction only
+    in a column of whole numbers: in a column of fractions they are valid values)."""
+    whole = ("99999999999999999999", "0.0000001")
+    return _set_cell(data, rng, lambda old: rng.choice([v for v in ODD_NUMBERS
+                                                        if v not in whole or old.lstrip("-").isdigit()]))
 
 
 def empty_cell(data, rng):

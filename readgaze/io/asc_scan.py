@@ -416,7 +416,21 @@ def scan_asc(path: str | Path, *, encoding: str = "utf-8", chunk_lines: int = CH
         block.n_samples = n
         _block_header(block, spec_lines.filter(pl.col("block") == block.index), name)
     _count_stray_lines(lines, read, blocks, name, warnings, qc)
+    if read.chunks and not _ends_with_break(path):  # edf2asc ends its files with a line break
+        warnings.append(f"{name} line {read.n_lines}: the file does not end with a line break: is it cut short (an "
+                        "interrupted copy)? Its last line is read as it is")
+        qc.add(STEP, "lines", "no line break at the end of the file (cut short?)", 1, action="flagged",
+               detail=f"line {read.n_lines}")
     return AscScan(path, lines, blocks, warnings, qc, read.chunks, codec, read.n_lines, rows)
+
+
+def _ends_with_break(path: Path) -> bool:
+    with path.open("rb") as f:
+        f.seek(0, 2)
+        if f.tell() == 0:
+            return True
+        f.seek(-1, 2)
+        return f.read(1) == b"\n"
 
 
 def _count_stray_lines(lines: pl.DataFrame, read: _Lines, blocks: list[Block], name: str, warnings: list[str],

@@ -204,15 +204,19 @@ def read_gaze_csv(path: str | Path, *, separator: str | None = None, missing_val
 
 
 def _count(raw: pl.LazyFrame, out: pl.LazyFrame, qc: QCLog, path: Path, gaze: list[str]) -> None:
-    """The non-finite gaze values read as missing, the times out of order and the nulls per column (one pass)."""
+    """The non-finite gaze values read as missing, the samples without a position, the times out of order and the
+    nulls per column."""
     odd = [(pl.col(c).is_not_null() & (~pl.col(c).is_finite() | (pl.col(c).abs() > LARGEST))).sum().alias(c)
            for c in gaze[1:]]
     back = (pl.col("time_ms").diff().over("trial_id") <= 0).sum().alias("__back")
+    lost = (pl.col("x_px").is_null() | pl.col("y_px").is_null()).sum().alias("__lost")
     got = raw.select(odd).collect().row(0, named=True) if odd else {}
-    n_back = out.select(back).collect().item()
+    n_back, n_lost, n = out.select(back, lost, pl.len()).collect().row(0)
     n_odd = sum(got.values())
     detail = f"{path.name}: " + ", ".join(f"{c} {n:,}" for c, n in got.items() if n) if n_odd else None
     qc.add("read_gaze_csv", "samples", NON_FINITE, n_odd, action="changed", detail=detail)
+    qc.add("read_gaze_csv", "samples", "no gaze position (empty, missing value, or read as missing)", n_lost,
+           action="flagged", detail=f"{path.name}: {n_lost:,} of {n:,} samples")
     qc.add("read_gaze_csv", "samples", BACKWARDS, n_back, action="flagged",
            detail=f"{path.name}: kept; the detector orders the samples by time" if n_back else None)
     cells.null_counts(raw, qc, "read_gaze_csv", "samples", path)
