@@ -233,12 +233,13 @@ class _Lines:
 def _first_pass(path: Path, codec: str, chunk_lines: int, encoding: str, warnings: list[str],
                 qc: QCLog) -> _Lines:
     kept, firsts, lasts, chunks = [], [], [], []
-    line, replaced, bad, bom = 1, False, [0, None], [0, None]  # counts and first lines
+    line, replaced, bad, bom, nul = 1, False, [0, None], [0, None], [0, None]  # counts and first lines
     for offset, data in _byte_chunks(path, chunk_lines):
         frame, lossy = decode_chunk(data, codec, line)
         replaced |= lossy
         for tally, hit in ((bad, pl.col("text").str.contains("\ufffd", literal=True)),
-                           (bom, pl.col("_bom") if "_bom" in frame.columns else None)):
+                           (bom, pl.col("_bom") if "_bom" in frame.columns else None),
+                           (nul, pl.col("text").str.contains("\x00", literal=True))):
             if hit is not None:
                 lines = frame.filter(hit)["line"]
                 if lines.len():
@@ -264,6 +265,9 @@ def _first_pass(path: Path, codec: str, chunk_lines: int, encoding: str, warning
     if bom[0]:
         qc.add(STEP, "lines", "byte-order mark (U+FEFF) removed", bom[0], action="changed",
                detail=f"first line {bom[1]}")
+    if nul[0]:  # a sample's value or an event's field with one is refused or counted again where it is read
+        warnings.append(f"{path.name} line {nul[1]}: {nul[0]} line(s) hold a NUL byte (a damaged file?)")
+        qc.add(STEP, "lines", "NUL byte inside a line", nul[0], action="flagged", detail=f"first line {nul[1]}")
     empty = pl.DataFrame(schema={"line": pl.get_index_type(), "text": pl.String, "kind": LINE_KINDS})
     cat = lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int64)  # noqa: E731
     return _Lines(pl.concat([empty, *kept]), cat(firsts), cat(lasts), chunks, line - 1)

@@ -204,6 +204,26 @@ def stray_text(frame: pl.DataFrame, qc: QCLog | None, step: str, table: str, pat
                           f"{hit[c]!r}, a damaged cell?); the column is read as text")
 
 
+def out_of_order(frame: pl.DataFrame | pl.LazyFrame, qc: QCLog | None, step: str, table: str, path, *, group: str,
+                 order: str | None, value: str, what: str) -> None:
+    """Count the rows whose ``value`` is below the row's before it, of the same group and (``order``) an earlier
+    number: fixations of a trial start one after the other, so a start out of order is a damaged cell or row.
+    Flagged, the first named in the detail. One pass over consecutive rows, no sort."""
+    if qc is None:
+        return
+    lf = frame.lazy()
+    cols = [group, value] + ([order] if order else [])
+    same = pl.col(group) == pl.col(group).shift(1)  # consecutive rows of one group (a report keeps them together)
+    if order:
+        same = same & (pl.col(order) > pl.col(order).shift(1))
+    back = lf.select(cols).filter((same & (pl.col(value) < pl.col(value).shift(1))).fill_null(False)).collect()
+    detail = None
+    if back.height:
+        r = back.row(0, named=True)
+        detail = f"{Path(path).name}: {back.height} in {back[group].n_unique()} trial(s), first {group} {r[group]}"
+    qc.add(step, table, what, back.height, action="flagged", detail=detail)
+
+
 def _gaps_by_runs(pair: pl.DataFrame, group: str, index: str, first: int | None) -> bool:
     """True when every group is one run of rows whose ``index`` is ``first, first + 1, ...`` (or any start): no gap.
     False: look closer (a gap, nulls, or groups split over several runs)."""

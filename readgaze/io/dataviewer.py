@@ -194,6 +194,10 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
         if "fixation_index" in cols:
             cells.index_gaps(out, qc, "read_fixation_report", "fixations", path, group="trial_id",
                              index="fixation_index", first=0, what="fixation numbers of a trial not 1..n")
+        if "start_ms" in cols:
+            cells.out_of_order(out, qc, "read_fixation_report", "fixations", path, group="trial_id",
+                               order="fixation_index" if "fixation_index" in cols else None, value="start_ms",
+                               what="fixation start not after the previous fixation's")
     return out
 
 

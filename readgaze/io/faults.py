@@ -19,6 +19,7 @@ CR-only line ends (classic Mac OS)                read as line ends             
 a NUL byte inside a line                          :class:`ParseError`: file, line, column               error
 a row with too few or too many fields; the last   :class:`ParseError`: file, line, fields found, the    error
 row cut short                                     column (and "the file looks truncated")
+no line break after the last row                  read, flagged (a row cut inside its last value?)      flag
 an unbalanced double quote                        :class:`ParseError`: file, line                       error
 no data row after the header                      :class:`ParseError`: file, line 2                     error
 ================================================  ====================================================  ========
@@ -65,6 +66,7 @@ MID_BOM = "byte-order mark (U+FEFF) inside the file removed"
 NUL_PADDING = "NUL bytes after the last line removed"
 CR_ENDS = "CR-only line ends (classic Mac OS) read as line ends"
 CONTROL = "TAB inside values of a file not separated by TAB (kept)"
+NO_BREAK = "no line break at the end of the file (its last row cut short?)"
 
 
 class RepairWarning(UserWarning):
@@ -318,6 +320,9 @@ def _check(path: Path, source: Path, separator: str | None) -> TextFile:
                 repairs.append(Repair(MID_BOM, int(keep.sum()), int(line[keep][0]) + 1, "changed"))
                 cuts = [(int(b), int(b) + 3) for b in boms[keep]]
     notes = _control_characters(mm, starts, begin, sep, head, end) if sep != "\t" and scan.tab else []
+    if end == scan.size and scan.size and mm[scan.size - 1] != 10:  # exporters end every row with a line break
+        notes.append((Repair(NO_BREAK, 1, len(starts), "flagged"), "the file does not end with a line break: is "
+                      "its last row cut short (an interrupted copy)? It is read as it is"))
     if not repairs:
         if len(starts) < 2 or (len(starts) == 2 and length[1] == 0):
             raise ParseError("no data row after the header", file=path, row=2)
