@@ -347,3 +347,36 @@ def test_repairs_without_a_qc_log_are_warned(shared_data, tmp_path):
     assert frame.height == len(lines) - 1 and frame["subj"].null_count() == 0
     assert [str(w.message) for w in caught if issubclass(w.category, UserWarning)] == [
         "18sat_labels.csv line 11: 1 blank line dropped"]
+
+
+# --- found by the fuzz after the issue's lists ----------------------------------------------------------------------
+
+def test_a_column_named_twice_in_the_header_is_an_error_naming_it(shared_data, tmp_path):
+    """Two exports pasted side by side, or a column copied in a spreadsheet: polars renames the second
+    ``X_duplicated_0`` and the reader took the first, silently."""
+    from readgaze.io.sbsat import read_sbsat_fixations
+
+    src = shared_data / "pymovements_examples" / "18sat_fixfinal.csv"
+    lines = _lines(src)
+    header = lines[0].decode().rstrip("\r\n").split(",")
+    j = header.index("CURRENT_FIX_X")
+    pasted = [lines[0].rstrip(b"\r\n") + b",CURRENT_FIX_X\n"] + [line.rstrip(b"\r\n") + b",0\n" for line in lines[1:]]
+    path = _copy(src, tmp_path / src.name, pasted)  # a second CURRENT_FIX_X column, all 0, pasted at the end
+    with pytest.raises(ParseError) as e:
+        read_sbsat_fixations(path).collect()
+    assert (e.value.file, e.value.row, e.value.column) == (str(path), 1, "CURRENT_FIX_X")
+    assert f"(columns {j + 1}, {len(header) + 1})" in str(e.value)
+
+
+def test_a_row_deleted_from_the_sbsat_trials_is_flagged(shared_data, tmp_path):
+    """A trial row lost (a cut-and-paste in a spreadsheet) leaves a gap in the participant's INDEX: flagged."""
+    from readgaze.io.sbsat import read_sbsat_trials
+
+    src = shared_data / "sbsat" / "fixation" / "18sat_trialfinal.csv"
+    lines = _lines(src)[:600]
+    path = _copy(src, tmp_path / src.name, lines[:150] + lines[151:])  # msd003, INDEX 2 of 1..74
+    qc, clean = QCLog(), QCLog()
+    read_sbsat_trials(path, qc=qc).collect()
+    read_sbsat_trials(_copy(src, tmp_path / "clean.csv", lines), qc=clean).collect()
+    reason = "trial numbers (INDEX) of a participant not consecutive"
+    assert (_reasons(clean).get(reason, 0), _reasons(qc)[reason]) == (0, 1)

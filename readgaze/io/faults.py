@@ -465,13 +465,22 @@ def _cr_copy(path: Path, source: Path, separator: str | None) -> TextFile:
 
 
 def _names(path: Path, sep: str, user: Path) -> list[str]:
+    """The column names polars reads; a name written twice in the header is an error (which column would a reader
+    take? polars renames the second ``X_duplicated_0``)."""
     try:
-        return pl.scan_csv(path, separator=sep, infer_schema=False, quote_char='"', raise_if_empty=True,
-                           encoding="utf8").collect_schema().names()
+        names = pl.scan_csv(path, separator=sep, infer_schema=False, quote_char='"', raise_if_empty=True,
+                            encoding="utf8").collect_schema().names()
     except pl.exceptions.PolarsError as e:
         raise ParseError(f"cannot read the header line as {sep!r}-separated text: "
                          f"{str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}",
                          file=user, row=1) from None
+    twice = [n for n in names if "_duplicated_" in n]
+    if twice:
+        name = twice[0].rsplit("_duplicated_", 1)[0]
+        where = [i + 1 for i, n in enumerate(names) if n == name or n.startswith(f"{name}_duplicated_")]
+        raise ParseError(f"the header names column {name!r} twice (columns {', '.join(map(str, where))}): which one "
+                         "is meant? Rename one", file=user, row=1, column=name)
+    return names
 
 
 # --- rows: too few or too many fields ---------------------------------------------------------------------------
