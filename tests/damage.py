@@ -399,10 +399,42 @@ def other_separator(data, rng):
     return b"".join(out), f"separator {sep!r} -> {new!r}"
 
 
+def duplicate_column(data, rng):
+    """A column pasted a second time at the end, under the same name, its values changed (two exports pasted side
+    by side): which one is meant?"""
+    lines, sep = _lines(data), separator_of(data)
+    header = _fields(lines[0].lstrip(BOM), sep)
+    if not header:
+        return None
+    j = rng.randrange(len(header))
+    out = [_join(header + [header[j]], sep, _end(lines[0]))]
+    for line in lines[1:]:
+        fields = _fields(line, sep)
+        out.append(_join(fields + ["0"], sep, _end(line)) if line.strip() else line)
+    return b"".join(out), f"column {header[j]!r} pasted twice"
+
+
+def swap_rows(data, rng):
+    """Two neighbouring data rows swapped (a sort in a spreadsheet, a hand edit): times and indices out of order."""
+    lines = _lines(data)
+    if len(lines) < 4:
+        return None
+    i = rng.randrange(1, len(lines) - 2)
+    if lines[i] == lines[i + 1] or not lines[i + 1].endswith(b"\n"):
+        return None
+    lines[i], lines[i + 1] = lines[i + 1], lines[i]
+    return b"".join(lines), f"lines {i + 1} and {i + 2} swapped"
+
+
+def utf16(data, rng):
+    """The file re-saved as UTF-16 with its byte-order mark (a spreadsheet's "Unicode text")."""
+    return data.decode("utf-8", "replace").encode(rng.choice(["utf-16", "utf-16-le"])), "re-encoded as UTF-16"
+
+
 CSV_OPERATORS = (delete_cell, extra_field, unquoted_separator, truncate, blank_lines, nul_padding, nul_in_field,
                  concatenated, bom_mid_file, repeated_header, non_number, odd_number, empty_cell, drop_column,
                  rename_column, swap_columns, header_only, latin1_byte, line_ends, trailing_separator, stray_quote,
-                 tab_in_field, duplicate_row, other_separator)
+                 tab_in_field, duplicate_row, other_separator, duplicate_column, swap_rows, utf16)
 
 
 # --- EyeLink .asc --------------------------------------------------------------------------------------------
@@ -464,10 +496,21 @@ def asc_garbage_line(data, rng):
     return b"".join(lines), f"garbage before line {i + 1}"
 
 
+def asc_swap_lines(data, rng):
+    """Two neighbouring sample lines swapped: a timestamp out of order."""
+    lines, hits = _asc_lines(data, rng, "sample")
+    pairs = [i for i in hits if i + 1 < len(lines) and lines[i + 1][:1].isdigit() and lines[i] != lines[i + 1]]
+    if not pairs:
+        return None
+    i = rng.choice(pairs)
+    lines[i], lines[i + 1] = lines[i + 1], lines[i]
+    return b"".join(lines), f"lines {i + 1} and {i + 2} swapped"
+
+
 ASC_OPERATORS = (_asc_token("sample", NON_NUMBERS + ("\x00",), 1), _asc_token("EFIX", NON_NUMBERS, 2),
                  _asc_token("ESACC", NON_NUMBERS, 2), _asc_token("sample", ("inf", "nan", "1e400"), 1),
                  asc_negative_time, asc_delete_line, asc_garbage_line, truncate, blank_lines, nul_padding,
-                 nul_in_field, latin1_byte, line_ends, duplicate_row, bom_mid_file)
+                 nul_in_field, latin1_byte, line_ends, duplicate_row, bom_mid_file, asc_swap_lines, utf16)
 
 
 def mutate(data: bytes, seed: int, operators, salt: str = "", shift: int = 0) -> tuple[str, str, bytes] | None:

@@ -380,3 +380,38 @@ def test_a_row_deleted_from_the_sbsat_trials_is_flagged(shared_data, tmp_path):
     read_sbsat_trials(_copy(src, tmp_path / "clean.csv", lines), qc=clean).collect()
     reason = "trial numbers (INDEX) of a participant not consecutive"
     assert (_reasons(clean).get(reason, 0), _reasons(qc)[reason]) == (0, 1)
+
+
+def test_two_fixation_rows_swapped_are_flagged(shared_data, tmp_path):
+    """A sort or a hand edit that swaps two rows of a trial: the fixation numbers run backwards once; flagged."""
+    from readgaze.io.dataviewer import read_fixation_report
+
+    src = shared_data / "onestop_sample" / "fixations.csv"
+    lines = _lines(src)[:800]
+    path = _copy(src, tmp_path / "fixations.csv", lines[:190] + [lines[191], lines[190]] + lines[192:])
+    qc, clean = QCLog(), QCLog()
+    read_fixation_report(path, source="onestop", qc=qc).collect()
+    read_fixation_report(_copy(src, tmp_path / "clean.csv", lines), source="onestop", qc=clean).collect()
+    reason = "rows out of order (fixation_index not above the previous row's of its trial_id; kept in file order)"
+    assert (_reasons(clean).get(reason, 0), _reasons(qc)[reason]) == (0, 1)
+
+
+def test_a_utf16_file_is_an_error_saying_so(shared_data, tmp_path):
+    """A spreadsheet's "Unicode text" (UTF-16): read as UTF-8 every value held a NUL byte, and the error named a
+    column ``t i m e s t a m p``."""
+    from readgaze.io.asc import read_asc
+    from readgaze.io.samples import read_gaze_csv
+
+    gaze = _gaze(shared_data, tmp_path)
+    (tmp_path / "utf16").mkdir()
+    utf16 = tmp_path / "utf16" / gaze.name
+    utf16.write_bytes(gaze.read_bytes().decode().encode("utf-16"))
+    with pytest.raises(ParseError, match="the file is UTF-16 text") as e:
+        read_gaze_csv(utf16).collect()
+    assert (e.value.file, e.value.row) == (str(utf16), 1)
+    assert read_gaze_csv(utf16, encoding="utf-16").collect().equals(read_gaze_csv(gaze).collect())
+    src = shared_data / "eyelink_asc" / "eyelink_monocular_example.asc"
+    asc = tmp_path / src.name
+    asc.write_bytes(src.read_bytes().decode().encode("utf-16"))
+    with pytest.raises(ParseError, match="the file is UTF-16 text"):
+        read_asc(asc)

@@ -245,16 +245,25 @@ def _gaps_by_runs(pair: pl.DataFrame, group: str, index: str, first: int | None)
 def index_gaps(frame: pl.DataFrame | pl.LazyFrame, qc: QCLog | None, step: str, table: str, path, *,
                group: str, index: str, first: int | None, what: str) -> None:
     """Flag the groups (trials) whose ``index`` is not ``first, first + 1, ...`` without gaps (``first`` None: any
-    start), counting them, the first named in the detail (a row deleted, moved or damaged?)."""
+    start), counting them, the first named in the detail (a row deleted, moved or damaged?); and, apart, the rows
+    whose ``index`` is not above the row's before it in the same group (rows swapped or moved: kept in file order,
+    flagged)."""
     if qc is None:
         return
     lf = frame.lazy()
     if index not in lf.collect_schema().names():
         return
     pair = lf.select(group, index).collect()
+    order = f"rows out of order ({index} not above the previous row's of its {group}; kept in file order)"
     if _gaps_by_runs(pair, group, index, first):  # a report in its own order: no gap, found without a group-by
         qc.add(step, table, what, 0, action="flagged")
+        qc.add(step, table, order, 0, action="flagged")
         return
+    back = pair.filter(((pl.col(group) == pl.col(group).shift(1)) & (pl.col(index) <= pl.col(index).shift(1)))
+                       .fill_null(False))
+    qc.add(step, table, order, back.height, action="flagged",
+           detail=f"{Path(path).name}: first {group} {back[group][0]}, {index} {back[index][0]}" if back.height
+           else None)
     per = (pair.lazy().filter(pl.col(index).is_not_null()).group_by(group)
            .agg(lo=pl.col(index).min(), hi=pl.col(index).max(), n=pl.len(), distinct=pl.col(index).n_unique()))
     start_ok = pl.lit(True) if first is None else pl.col("lo") == first

@@ -174,6 +174,9 @@ def as_utf8(path: str | Path, encoding: str = "utf-8") -> Path:
         codec = codecs.lookup(encoding).name
     except LookupError:
         raise ConfigError(f"encoding: unknown codec {encoding!r} (e.g. 'utf-8', 'cp1252', 'latin-1')") from None
+    if codec == "utf-8" and is_utf16(path):
+        raise ParseError("the file is UTF-16 text (a spreadsheet's \"Unicode text\"?), not UTF-8: save it as UTF-8, "
+                         "or pass encoding='utf-16'", file=path, row=1)
     if codec == "utf-8" or not path.is_file():
         return path
     target = _copy_path(path, f"utf8|{codec}")
@@ -186,6 +189,20 @@ def as_utf8(path: str | Path, encoding: str = "utf-8") -> Path:
                              row=raw.count(b"\n", 0, e.start) + 1) from None
         _write(target, text.encode("utf-8"))
     return target
+
+
+def is_utf16(path: str | Path) -> bool:
+    """True when the file begins as UTF-16 text does: its byte-order mark (FF FE, FE FF), or two ASCII characters
+    each with a NUL byte beside it. Read as UTF-8 such a file is a NUL byte inside every value."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError:
+        return False
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return True
+    return len(head) == 4 and (head[1::2] == b"\0\0" and 0 not in head[0::2]
+                               or head[0::2] == b"\0\0" and 0 not in head[1::2])
 
 
 def _copy_path(path: Path, what: str) -> Path:
