@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from readgaze.errors import ConfigError, ParseError
+from readgaze.errors import ConfigError, Option, ParseError
 from readgaze.qc import QCLog
 
 KEYWORDS = ("START", "END", "MSG", "SFIX", "EFIX", "SSACC", "ESACC", "SBLINK", "EBLINK", "SAMPLES",
@@ -398,8 +398,8 @@ def scan_asc(path: str | Path, *, encoding: str = "utf-8", chunk_lines: int = CH
     from readgaze.io.faults import is_utf16
 
     if not blocks and codec == "utf-8" and is_utf16(path):
-        raise ParseError("the file is UTF-16 text, not an EyeLink .asc as edf2asc writes it (ASCII): save it as UTF-8, "
-                         "or pass encoding='utf-16'", file=path, row=1)
+        raise ParseError("the file is UTF-16 text, not an EyeLink .asc as edf2asc writes it (ASCII): save it as UTF-8",
+                         file=path, row=1, options=(Option("encoding='utf-16'", "--encoding utf-16"),))
     if not blocks:
         raise ParseError("no recording block (no START line): not an EyeLink sample/event file", file=path)
     spans = pl.DataFrame({"first": [b.start_line for b in blocks], "last": [b.last_line for b in blocks],

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from readgaze.errors import ParseError
+from readgaze.errors import Option, ParseError
 from readgaze.io.dtypes import (  # noqa: F401 -- HEAD_ROWS, NULL_VALUES, infer_schema, decimal_comma_hint: public here
     DECIMAL_COMMA,
     HEAD_ROWS,
@@ -44,7 +44,7 @@ from readgaze.io.dtypes import (  # noqa: F401 -- HEAD_ROWS, NULL_VALUES, infer_
     NULL_VALUES,
     column_tests,
     decide,
-    decimal_comma_hint,
+    decimal_comma_options,
     flag_coded,
     flag_non_finite,
     flag_odd_whole,
@@ -297,8 +297,8 @@ def _read(text: TextFile, columns, schema, schema_overrides, decimal_comma, null
         dtype = decide(passed)
         if dtype == pl.String and check_comma and passed["d"] and passed["c"]:
             row, value = first_row_where(df.lazy(), pl.col(c).str.contains(DECIMAL_COMMA), c, path=path)
-            raise ParseError(f"{value!r} is not a number ({decimal_comma_hint(sep)})", file=text.path, row=row,
-                             column=c)
+            raise ParseError(f"{value!r} is not a number (decimal comma?)", file=text.path, row=row, column=c,
+                             options=decimal_comma_options(sep))
         if dtype == pl.String and mostly(passed):
             flag_stray(text, df.lazy(), c, passed)
         if dtype != pl.String:
@@ -405,8 +405,9 @@ def require_numeric(lf: pl.LazyFrame, path: str | Path, columns: Iterable[str],
             bad = pl.col(c).is_not_null() & pl.col(c).str.strip_chars().cast(pl.Float64, strict=False).is_null()
             row, value = first_row_where(lf, bad, c, path=path)
             if row:
-                hint = " (decimal comma? pass decimal_comma=True)" if "," in str(value) else ""
-                raise ParseError(f"got {value!r}, expected {what}{hint}", file=path, row=row, column=c)
+                comma = (Option("decimal_comma=True", "--decimal-comma", "numbers written 390,6"),) if "," in str(
+                    value) else ()
+                raise ParseError(f"got {value!r}, expected {what}", file=path, row=row, column=c, options=comma)
             number = pl.col(c).str.strip_chars().cast(pl.Float64, strict=False)
         elif have[c].is_numeric():
             number = pl.col(c).cast(pl.Float64)

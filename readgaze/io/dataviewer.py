@@ -21,7 +21,12 @@ import polars as pl
 from readgaze.errors import ConfigError, SchemaError
 from readgaze.io import cells
 from readgaze.io.csv import header, read_csv, scan_csv
-from readgaze.io.report_keys import IdBaseCheck, check_unique, detect_ia_id_base  # noqa: F401 -- public here too
+from readgaze.io.report_keys import (  # noqa: F401 -- public here too
+    ID_BASE_OPTIONS,
+    IdBaseCheck,
+    check_unique,
+    detect_ia_id_base,
+)
 from readgaze.io.rows import per_row_run
 from readgaze.io.sources import SOURCES, resolve
 from readgaze.qc import QCLog
@@ -227,8 +232,7 @@ def _fixation_base(raw: pl.LazyFrame, cols: dict[str, str], source: str, path) -
         return 0
     raise ConfigError(f"the interest-area id base of this fixation report is unknown (its lowest "
                       f"{cols['ia_id']} is {low}, which fits base 1 and a 0-based report whose first IA was never "
-                      "fixated): pass ia_id_base=1 (Data Viewer's own numbering) or 0, or ia_report= to detect it "
-                      "from the IA labels", file=path, column=cols["ia_id"])
+                      "fixated)", file=path, column=cols["ia_id"], options=ID_BASE_OPTIONS)
 
 
 def _check_base(base) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from readgaze.errors import ParseError
+from readgaze.errors import Option, ParseError
 from readgaze.io.faults import Repair, TextFile, check_text, first_row_where, text_file
 from readgaze.io.ragged import EXTRA, check_rows, long_rows, scan_rows
 from readgaze.qc import QCLog
@@ -59,11 +59,12 @@ CODED = "EyeLink's missing-value code -32768 in a numeric column (read as a numb
 NON_FINITE = "non-finite numbers (NaN, inf) in a numeric column"
 
 
-def decimal_comma_hint(separator: str) -> str:
-    """The hint of a "not a number" error on a value like ``390,6``: the Python and the ``readgaze prep`` spelling."""
+def decimal_comma_options(separator: str) -> tuple[Option, ...]:
+    """What resolves a "not a number" error on a value like ``390,6``, spelled for Python and for ``readgaze prep``
+    (:class:`readgaze.errors.Option`)."""
     named = {"\t": "tab", ";": "';'", " ": "space"}.get(separator, repr(separator))
-    return (f"decimal comma? try separator={separator!r} with decimal_comma=True; in readgaze prep: --separator "
-            f"{named} --decimal-comma")
+    return (Option(f"separator={separator!r}, decimal_comma=True", f"--separator {named} --decimal-comma",
+                   "numbers written with a decimal comma"),)
 
 
 def head_flags(text: pl.LazyFrame, names: list[str], decimal_comma: bool, check_comma: bool,
@@ -223,8 +224,8 @@ def infer_schema(path: str | Path, *, separator: str, decimal_comma: bool = Fals
         if schema[c] == pl.String and not f["n"]:
             if check_comma and f["d"] and f["c"]:
                 row, value = first_row_where(text, pl.col(c).str.contains(DECIMAL_COMMA), c, path=path)
-                raise ParseError(f"{value!r} is not a number ({decimal_comma_hint(separator)})", file=checked.path,
-                                 row=row, column=c)
+                raise ParseError(f"{value!r} is not a number (decimal comma?)", file=checked.path, row=row, column=c,
+                                 options=decimal_comma_options(separator))
             if mostly(f):
                 flag_stray(checked, text, c, f)
     return schema

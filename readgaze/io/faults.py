@@ -55,7 +55,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from readgaze.errors import ConfigError, ParseError
+from readgaze.errors import ConfigError, Option, ParseError
 from readgaze.io.scan import scan_file, stamp, take_lines
 from readgaze.qc import QCLog
 
@@ -175,8 +175,8 @@ def as_utf8(path: str | Path, encoding: str = "utf-8") -> Path:
     except LookupError:
         raise ConfigError(f"encoding: unknown codec {encoding!r} (e.g. 'utf-8', 'cp1252', 'latin-1')") from None
     if codec == "utf-8" and is_utf16(path):
-        raise ParseError("the file is UTF-16 text (a spreadsheet's \"Unicode text\"?), not UTF-8: save it as UTF-8, "
-                         "or pass encoding='utf-16'", file=path, row=1)
+        raise ParseError("the file is UTF-16 text (a spreadsheet's \"Unicode text\"?), not UTF-8: save it as UTF-8",
+                         file=path, row=1, options=(Option("encoding='utf-16'"),))
     if codec == "utf-8" or not path.is_file():
         return path
     target = _copy_path(path, f"utf8|{codec}")

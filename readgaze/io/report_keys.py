@@ -9,9 +9,14 @@ from pathlib import Path
 
 import polars as pl
 
-from readgaze.errors import DataError
+from readgaze.errors import DataError, Option
 from readgaze.io.faults import text_file
 from readgaze.text import clean_label
+
+ID_BASE_OPTIONS = (Option("ia_id_base=1", "--ia-id-base 1", "Data Viewer's own numbering"),
+                   Option("ia_id_base=0", "--ia-id-base 0"),
+                   Option("ia_report=IA_REPORT", "--ia-report IA_REPORT", "to detect it from the IA labels"))
+"""What resolves an unknown interest-area id base, for a Python caller and for ``readgaze prep``."""
 
 
 def check_unique(raw: pl.LazyFrame, path, key: dict[str, pl.Expr], shown: list[str], session_key) -> None:
@@ -123,6 +128,6 @@ def detect_ia_id_base(fixations: pl.LazyFrame, ia: pl.LazyFrame, *, fixation_fil
         rates = ", ".join(f"base {b}: {agree[b]:.1%}" for b in (1, 0))
         raise DataError(f"interest-area labels of {Path(fixation_file).name} and {Path(ia_file).name} disagree "
                         f"under both id bases ({rates} of {checked} fixations agree; need "
-                        f"{threshold:.0%}); pass ia_id_base= explicitly", file=fixation_file,
-                        column="CURRENT_FIX_INTEREST_AREA_ID")
+                        f"{threshold:.0%})", file=fixation_file, column="CURRENT_FIX_INTEREST_AREA_ID",
+                        options=ID_BASE_OPTIONS[:2])
     return IdBaseCheck(best, agree, checked)

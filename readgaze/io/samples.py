@@ -17,9 +17,9 @@ from pathlib import Path
 
 import polars as pl
 
-from readgaze.errors import ConfigError, ParseError
+from readgaze.errors import ConfigError, Option, ParseError
 from readgaze.io import cells
-from readgaze.io.csv import decimal_comma_hint, first_row_where, scan_csv
+from readgaze.io.csv import decimal_comma_options, first_row_where, scan_csv
 from readgaze.io.faults import check_text
 from readgaze.qc import QCLog
 
@@ -76,8 +76,9 @@ def _numbers(lf: pl.LazyFrame, path: Path, separator: str, columns: dict[str, st
             row, value = first_row_where(lf, bad, name, path=path)
             if row:
                 sep = ";" if separator == "," else separator
-                hint = f" ({decimal_comma_hint(sep)})" if "," in str(value) else ""
-                raise ParseError(f"{value!r} is not a number{hint}", file=path, row=row, column=name)
+                comma = "," in str(value)
+                raise ParseError(f"{value!r} is not a number" + (" (decimal comma?)" if comma else ""), file=path,
+                                 row=row, column=name, options=decimal_comma_options(sep) if comma else ())
     return lf.with_columns([pl.col(c).cast(pl.Float64, strict=False) if have[c] == pl.String else
                             pl.col(c).cast(pl.Float64) for c in dict.fromkeys(columns.values())])
 
@@ -156,7 +157,8 @@ def read_gaze_csv(path: str | Path, *, separator: str | None = None, missing_val
         raise ConfigError(f"eye: got {eye!r}, expected 'left', 'right' or None")
     text = check_text(path, separator=separator, encoding=encoding)
     if separator is None and len(text.names) == 1:
-        raise ParseError("cannot tell the separator from the header row; pass separator=", file=path, row=1)
+        raise ParseError("cannot tell the separator from the header row", file=path, row=1,
+                         options=(Option("separator=';'", "--separator ';'", "or tab, ','"),))
     separator = text.separator
     numeric = {"time": time_column, "x": x_column, "y": y_column}
     if pupil_column:
