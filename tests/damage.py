@@ -431,10 +431,36 @@ def utf16(data, rng):
     return data.decode("utf-8", "replace").encode(rng.choice(["utf-16", "utf-16-le"])), "re-encoded as UTF-16"
 
 
+def padded_number(data, rng):
+    """A number with spaces around it (typed by hand into a spreadsheet cell)."""
+    return _set_cell(data, rng, lambda old: rng.choice([" " + old, old + " ", " " + old + " "]))
+
+
+def title_line(data, rng):
+    """A title or comment line above the header (an export tool's or a hand-written note)."""
+    return rng.choice([b"# exported 2024-05-01\n", b"Fixation report\n", b"participant 12, session 2\r\n"]) + data, \
+        "a title line above the header"
+
+
+def decimal_comma_export(data, rng):
+    """The whole file re-exported by a spreadsheet in a German or French locale: ';' between fields, decimal
+    commas."""
+    sep = separator_of(data)
+    out = []
+    for line in _lines(data):
+        if not line.strip():
+            out.append(line)
+            continue
+        fields = [f.replace(".", ",") if "." in f and _is_number(f) else f for f in _fields(line, sep)]
+        out.append(_join(fields, ";", _end(line)))
+    return b"".join(out), "re-exported with ';' and decimal commas"
+
+
 CSV_OPERATORS = (delete_cell, extra_field, unquoted_separator, truncate, blank_lines, nul_padding, nul_in_field,
                  concatenated, bom_mid_file, repeated_header, non_number, odd_number, empty_cell, drop_column,
                  rename_column, swap_columns, header_only, latin1_byte, line_ends, trailing_separator, stray_quote,
-                 tab_in_field, duplicate_row, other_separator, duplicate_column, swap_rows, utf16)
+                 tab_in_field, duplicate_row, other_separator, duplicate_column, swap_rows, utf16,
+                 padded_number, title_line, decimal_comma_export)
 
 
 # --- EyeLink .asc --------------------------------------------------------------------------------------------

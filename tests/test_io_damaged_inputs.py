@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import warnings
 
+import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
@@ -415,3 +416,70 @@ def test_a_utf16_file_is_an_error_saying_so(shared_data, tmp_path):
     asc.write_bytes(src.read_bytes().decode().encode("utf-16"))
     with pytest.raises(ParseError, match="the file is UTF-16 text"):
         read_asc(asc)
+
+
+def test_a_participant_cell_changed_on_one_row_is_flagged(shared_data, tmp_path):
+    """``msd001`` typed over as ``abc`` on one row of an SB-SAT fixation report: a one-fixation phantom trial of a
+    phantom participant, and the real trial split in two. The split is flagged."""
+    from readgaze.io.sbsat import read_sbsat_fixations
+
+    src = shared_data / "pymovements_examples" / "18sat_fixfinal.csv"
+    lines = _lines(src)
+    lines[49] = lines[49].replace(b"msd001", b"abc", 1)
+    path = _copy(src, tmp_path / src.name, lines)
+    qc, clean = QCLog(), QCLog()
+    got = read_sbsat_fixations(path, qc=qc).collect()
+    read_sbsat_fixations(src, qc=clean).collect()
+    reason = "rows of a trial not together in the report"
+    assert got["trial_id"].n_unique() == 2 and (_reasons(clean).get(reason, 0), _reasons(qc)[reason]) == (0, 1)
+    assert [r["detail"] for r in qc.records if r["reason"] == reason] == [
+        "18sat_fixfinal.csv: first trial_id msd001_1 (a changed key cell, or a file sorted otherwise?)"]
+
+
+def test_mixed_line_ends_are_an_error_naming_the_first_lone_cr(shared_data, tmp_path):
+    """Some lines ending with a CR alone, others with a line feed: polars said "CSV file contained column names not
+    specified in schema (n_extra = 3)", read_asc "no recording block (no START line)"."""
+    from readgaze.io.asc import read_asc
+    from readgaze.io.samples import read_gaze_csv
+
+    lines = [line.rstrip(b"\r\n") + b"\n" for line in _lines(_gaze(shared_data, tmp_path))]
+    lines[100:150] = [line.rstrip(b"\n") + b"\r" for line in lines[100:150]]  # (CR-only from the header on: read)
+    path = _copy(tmp_path / "trial_0_1.csv", tmp_path / "trial_0_1.csv", lines)
+    with pytest.raises(ParseError, match="ends with a CR alone while others end with a line feed") as e:
+        read_gaze_csv(path).collect()
+    assert e.value.row == 101
+    src = shared_data / "eyelink_asc" / "eyelink_monocular_example.asc"
+    lines = _lines(src)
+    lines = [line.rstrip(b"\r\n") + (b"\r" if k < len(lines) - 10 else b"\n") for k, line in enumerate(lines)]
+    asc = _copy(src, tmp_path / src.name, lines)
+    with pytest.raises(ParseError, match="ends with a CR alone") as e:
+        read_asc(asc)
+    assert (e.value.file, e.value.row) == (str(asc), 1)
+
+
+def test_a_number_with_spaces_around_it_is_flagged_naming_the_cell(shared_data, tmp_path):
+    """``" -1.0 "`` typed into a numeric column: the parser reads the whole column as text; that was silent."""
+    from readgaze.io.samples import read_gaze_csv
+
+    lines = _lines(_gaze(shared_data, tmp_path, 1500))
+    fields = lines[756].split(b"\t")
+    fields[3] = b" " + fields[3] + b" "
+    lines[756] = b"\t".join(fields)
+    path = _copy(tmp_path / "trial_0_1.csv", tmp_path / "trial_0_1.csv", lines)
+    qc = QCLog()
+    got = read_gaze_csv(path, qc=qc).collect()
+    assert got["stimuli_x"].dtype == pl.String  # the whole column, for one cell
+    flagged = [r for r in qc.records if r["reason"] == "values that are not numbers in a numeric column (read as text)"]
+    assert flagged and flagged[0]["count"] == 1 and flagged[0]["detail"].startswith(
+        "trial_0_1.csv row 757, column stimuli_x: 1 of 1,499 values are not numbers")
+
+
+def test_a_title_line_above_the_header_is_an_error_saying_so(shared_data, tmp_path):
+    """polars said "CSV file contained column names not specified in schema (n_extra = 24)"."""
+    from readgaze.io.dataviewer import read_fixation_report
+
+    src = shared_data / "onestop_sample" / "fixations.csv"
+    path = _copy(src, tmp_path / "fixations.csv", [b"# exported 2024-05-01\n"] + _lines(src)[:500])
+    with pytest.raises(ParseError, match="is line 1 a title or a comment rather than the header") as e:
+        read_fixation_report(path, source="onestop").collect()
+    assert (e.value.file, e.value.row) == (str(path), 1)

@@ -395,11 +395,13 @@ def scan_asc(path: str | Path, *, encoding: str = "utf-8", chunk_lines: int = CH
     data_lines = np.union1d(lines.filter(pl.col("kind").is_in(DATA_KINDS))["line"].to_numpy().astype(np.int64),
                             read.run_last)
     blocks = _find_blocks(lines, data_lines, read.n_lines, name, warnings, qc)
-    from readgaze.io.faults import is_utf16
+    from readgaze.io.faults import is_utf16, lone_cr_error
 
     if not blocks and codec == "utf-8" and is_utf16(path):
         raise ParseError("the file is UTF-16 text, not an EyeLink .asc as edf2asc writes it (ASCII): save it as UTF-8",
                          file=path, row=1, options=(Option("encoding='utf-16'", "--encoding utf-16"),))
+    if not blocks and codec == "utf-8" and (mixed := lone_cr_error(path)) is not None:
+        raise mixed
     if not blocks:
         raise ParseError("no recording block (no START line): not an EyeLink sample/event file", file=path)
     spans = pl.DataFrame({"first": [b.start_line for b in blocks], "last": [b.last_line for b in blocks],

@@ -224,6 +224,24 @@ def out_of_order(frame: pl.DataFrame | pl.LazyFrame, qc: QCLog | None, step: str
     qc.add(step, table, what, back.height, action="flagged", detail=detail)
 
 
+def split_groups(frame: pl.DataFrame | pl.LazyFrame, qc: QCLog | None, step: str, table: str, path, *,
+                 group: str, what: str) -> None:
+    """Flag the groups (trials, participants) whose rows are not together: an export writes a trial's rows one after
+    the other, so a trial split by rows of another is a key cell changed by hand (``msd001`` to ``abc`` on one row:
+    the trial split, a one-row phantom between its parts), or a file sorted by something else. Counted, the first
+    named in the detail. One pass over consecutive rows (run ids), no sort."""
+    if qc is None:
+        return
+    keys = frame.lazy().select(group).collect()[group]
+    runs = keys.rle_id()
+    first = keys.filter((runs != runs.shift(1)).fill_null(True))  # each run's key
+    split = first.filter(first.is_duplicated()).unique(maintain_order=True)
+    detail = None
+    if split.len():
+        detail = f"{Path(path).name}: first {group} {split[0]} (a changed key cell, or a file sorted otherwise?)"
+    qc.add(step, table, what, split.len(), action="flagged", detail=detail)
+
+
 def _gaps_by_runs(pair: pl.DataFrame, group: str, index: str, first: int | None) -> bool:
     """True when every group is one run of rows whose ``index`` is ``first, first + 1, ...`` (or any start): no gap.
     False: look closer (a gap, nulls, or groups split over several runs)."""

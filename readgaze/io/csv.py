@@ -37,7 +37,7 @@ import numpy as np
 import polars as pl
 
 from readgaze.errors import Option, ParseError
-from readgaze.io.dtypes import (  # noqa: F401 -- HEAD_ROWS, NULL_VALUES, infer_schema, decimal_comma_hint: public here
+from readgaze.io.dtypes import (  # noqa: F401 -- HEAD_ROWS, NULL_VALUES, infer_schema, decimal_comma_options: public here
     DECIMAL_COMMA,
     HEAD_ROWS,
     MISSING_CODE,
@@ -62,6 +62,7 @@ from readgaze.io.faults import (  # noqa: F401 -- as_utf8, first_row_where: publ
     check_text,
     detect_separator_text,
     first_row_where,
+    lone_cr_error,
     report,
     user_line,
 )
@@ -366,10 +367,15 @@ def _parse_error(e: Exception, text: TextFile) -> ParseError:
                               row=user_line(path, raw.count(b"\n", 0, bad.start) - 1))
     if "more fields" in first or "properly escaped" in str(e) or "malformed" in first.lower():
         return locate_parse_error(text, e)
+    if "not specified in schema" in first:  # rows wider than the header line from the first row on
+        return lone_cr_error(text.read_path, text.path) or ParseError(
+            f"the header line has {len(text.names)} column(s) and the rows more: is line 1 a title or a comment "
+            "rather than the header? Delete it", file=text.path, row=1)
     column = _column_in(str(e), text.names)
     if column is not None:  # a value that does not fit an explicit dtype
         return ParseError(f"a value does not fit the column's dtype ({first})", file=text.path, column=column)
-    return ParseError(f"cannot read as {text.separator!r}-separated text: {first}", file=text.path)
+    return lone_cr_error(text.read_path, text.path) or ParseError(
+        f"cannot read as {text.separator!r}-separated text: {first}", file=text.path)
 
 
 def _column_in(message: str, names: list[str]) -> str | None:

@@ -196,6 +196,8 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
         qc.add("read_fixation_report", "fixations", "off_word", n_off, action="flagged",
                detail=f"{Path(path).name}: fixations outside every interest area keep word_index null")
         cells.null_counts(out, qc, "read_fixation_report", "fixations", path)
+        cells.split_groups(out, qc, "read_fixation_report", "fixations", path, group="trial_id",
+                           what="rows of a trial not together in the report")
         if "fixation_index" in cols:
             cells.index_gaps(out, qc, "read_fixation_report", "fixations", path, group="trial_id",
                              index="fixation_index", first=0, what="fixation numbers of a trial not 1..n")
@@ -342,6 +344,8 @@ def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, s
     out = _name_participant(out, cols)
     if qc is not None:
         cells.null_counts(out, qc, "read_ia_report", "ia_rows", path)
+        cells.split_groups(out, qc, "read_ia_report", "ia_rows", path, group="trial_id",
+                           what="rows of a trial not together in the report")
         cells.index_gaps(out, qc, "read_ia_report", "ia_rows", path, group="trial_id", index="ia_index", first=None,
                          what="interest-area ids of a trial not consecutive")
     return out

@@ -107,7 +107,7 @@ def flag_stray(text: TextFile, lf: pl.LazyFrame, c: str, passed: dict) -> None:
     """Note (for the QC log) that column ``c`` was read as text because of a few values, naming the first."""
     kf, kb, m = int(passed.get("kf") or 0), int(passed.get("kb") or 0), int(passed.get("m") or 0)
     numbers = 0 < kf <= STRAY_SHARE * m and m - kf >= 5
-    bad = (pl.col(c).str.strip_chars().cast(pl.Float64, strict=False).is_null() if numbers
+    bad = (pl.col(c).cast(pl.Float64, strict=False).is_null() if numbers  # unstripped, as counted: " 5 " is named
            else ~pl.col(c).str.to_lowercase().is_in(["true", "false"])) & pl.col(c).is_not_null()
     row, value = first_row_where(lf, bad, c, path=text.read_path)
     k = kf if numbers else kb
@@ -299,7 +299,8 @@ def column_tests(c: str, decimal_comma: bool, check_comma: bool, counts: bool = 
     if counts:
         number = num.str.strip_chars().cast(pl.Float64, strict=False)
         tests.update({
-            "m": pl.len() - nulls, "kf": number.null_count() - nulls, "kb": (col.is_not_null() & ~is_bool).sum(),
+            # kf as the parser sees the values: " 5 " is not a number to it
+            "m": pl.len() - nulls, "kf": as_float.null_count() - nulls, "kb": (col.is_not_null() & ~is_bool).sum(),
             "kx": (col.is_not_null() & (~number.is_finite() | (number.abs() >= 2.0 ** 53)).fill_null(False)).sum(),
             "kw": (number.is_finite() & (number != number.round())).fill_null(False).sum(),
             "ke": (as_float == MISSING_CODE).fill_null(False).sum(),

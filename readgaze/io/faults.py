@@ -205,6 +205,22 @@ def is_utf16(path: str | Path) -> bool:
                                or head[0::2] == b"\0\0" and 0 not in head[1::2])
 
 
+def lone_cr_error(path: str | Path, user: str | Path | None = None) -> ParseError | None:
+    """The error for a file whose lines end with a CR alone in places and a line feed elsewhere (mixed line ends: a
+    file pasted together on classic Mac OS and another system), naming the first such line; None when there is none.
+    For the error paths: the whole file is read."""
+    import re
+
+    data = Path(path).read_bytes()
+    hit = re.search(rb"\r(?!\n)", data)
+    if hit is None:
+        return None
+    line = len(re.findall(rb"\r\n|\r|\n", data[:hit.start()])) + 1
+    return ParseError("this line ends with a CR alone while others end with a line feed (mixed line ends: parts "
+                      "written on classic Mac OS?): re-save the file with one kind of line end", file=user or path,
+                      row=line)
+
+
 def _copy_path(path: Path, what: str) -> Path:
     st = path.stat()
     key = hashlib.sha1(f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}|{what}".encode()).hexdigest()[:16]

@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from readgaze.errors import ParseError
-from readgaze.io.faults import TextFile
+from readgaze.io.faults import TextFile, lone_cr_error
 
 LOOK_AT = 50_000
 """Suspect rows up to which :func:`check_rows` reads the lines one by one (above: one pass over all lines)."""
@@ -116,7 +116,11 @@ def _ends_with_newline(text: TextFile) -> bool:
 
 def locate_parse_error(text: TextFile, error: Exception) -> ParseError:
     """A :class:`ParseError` naming the line a polars parse error comes from: a row with more fields than the
-    header (an unquoted separator inside a value, or one at the row's end), or an unbalanced double quote."""
+    header (an unquoted separator inside a value, or one at the row's end), an unbalanced double quote, or a line
+    ending with a CR alone among lines ending with a line feed."""
+    mixed = lone_cr_error(text.read_path, text.path)  # lines run together: every count below would mislead
+    if mixed is not None:
+        return mixed
     message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     n = len(text.names)
     counts = field_counts(_all_lines(text), text.separator).with_row_index("line")

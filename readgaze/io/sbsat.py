@@ -86,6 +86,8 @@ def read_sbsat_trials(path: str | Path, *, qc: QCLog | None = None) -> pl.LazyFr
     check_unique(raw, path, {"RECORDING_SESSION_LABEL": pl.col("RECORDING_SESSION_LABEL"),
                               "INDEX": pl.col("INDEX")}, shown=["RECORDING_SESSION_LABEL", "INDEX"], session_key=None)
     cells.null_counts(raw, qc, "read_sbsat_trials", "trials", path)
+    cells.split_groups(raw, qc, "read_sbsat_trials", "trials", path, group="RECORDING_SESSION_LABEL",
+                       what="rows of a participant not together in the report")
     cells.index_gaps(raw, qc, "read_sbsat_trials", "trials", path, group="RECORDING_SESSION_LABEL", index="INDEX",
                      first=None, what="trial numbers (INDEX) of a participant not consecutive")
     keyed = (pl.col("type") == "question") & (pl.col("correct_answer") != NO_ANSWER_KEY)
