@@ -483,3 +483,17 @@ def test_a_title_line_above_the_header_is_an_error_saying_so(shared_data, tmp_pa
     with pytest.raises(ParseError, match="is line 1 a title or a comment rather than the header") as e:
         read_fixation_report(path, source="onestop").collect()
     assert (e.value.file, e.value.row) == (str(path), 1)
+
+
+def test_a_padded_number_in_a_onestop_word_feature_is_flagged(shared_data, tmp_path):
+    """OneStop's word features are read from chosen rows; ``' 15 '`` in ``head_word_index`` made the column text
+    in ``words`` silently."""
+    from readgaze.io.onestop import load_onestop
+
+    d, ia = _ia_edit(shared_data, tmp_path, lambda lines: _set(lines, 3693, "head_word_index", " 15 "))
+    data = load_onestop(d / "fixations.csv", ia)
+    assert data.words.collect_schema()["head_word_index"] == pl.String
+    assert [r["detail"] for r in data.qc.records if r["table"] == "words" and r["count"] and
+            r["reason"] == "values that are not numbers in a numeric column (read as text)"] == [
+        "ia.csv row 3693, column head_word_index: 1 of 2,463 values are not numbers (first ' 15 ', a damaged cell?); "
+        "the column is read as text"]

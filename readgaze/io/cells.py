@@ -189,7 +189,7 @@ def stray_text(frame: pl.DataFrame, qc: QCLog | None, step: str, table: str, pat
         texts = [c for c, numeric in zip(texts, head) if numeric]
     if not texts:
         return
-    number = {c: pl.col(c).str.strip_chars().cast(pl.Float64, strict=False) for c in texts}
+    number = {c: pl.col(c).cast(pl.Float64, strict=False) for c in texts}  # unstripped: " 5 " made the column text
     got = frame.select([pl.col(c).is_not_null().sum().alias(f"m{i}") for i, c in enumerate(texts)]
                        + [(pl.col(c).is_not_null() & number[c].is_null()).sum().alias(f"k{i}")
                           for i, c in enumerate(texts)]).row(0, named=True)
