@@ -22,6 +22,7 @@ wrote ds (parquet): trials 24, words 2,094, fixations 3,209, word_measures 4,215
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -174,7 +175,7 @@ def prepare(mode: str, *, out: str | Path, fixation_report: str | Path | None = 
                           options=tuple(Option(f"{n}=...", f"--{n.replace('_', '-')} ...") for n in absent
                                         if n != "files"))
     if mode == "onestop":
-        _prefetch(fixation_report, ia_report, cache=cache, rewrites=bool(columns or separator or decimal_comma))
+        _prefetch(fixation_report, ia_report, cache=cache)
     try:
         return _prepare(mode, out=out, fixation_report=fixation_report, ia_report=ia_report, files=files,
                         layout=layout, text_id=text_id, aoi=aoi, source=source, ia_id_base=ia_id_base,
@@ -201,12 +202,14 @@ def _prepare(mode, *, out, fixation_report, ia_report, files, layout, text_id, a
     from readgaze.data_prep.columns import parse_columns
     from readgaze.data_prep.dataset import DatasetWriter, check_target
     from readgaze.data_prep.pipeline import prepare as run_pipeline
+    from readgaze.io.faults import RepairWarning
 
     check_target(out, force)
     spec = parse_columns([columns] if isinstance(columns, (str, Path)) else list(columns or []))
     dialect = {"separator": separator, "decimal_comma": decimal_comma}
     files = [str(f) for f in ([files] if isinstance(files, (str, Path)) else files)]
-    with progress("load"):
+    with progress("load"), warnings.catch_warnings(record=True) as repaired:
+        warnings.simplefilter("always", RepairWarning)  # a reader without a QC log warns: kept with the notes
         if mode == "onestop":
             sources.check_kind(fixation_report, ("onestop_fixations",) + (("fixations",) if spec else ()),
                                "--fixation-report")
@@ -230,6 +233,10 @@ def _prepare(mode, *, out, fixation_report, ia_report, files, layout, text_id, a
             loaded = sources.load_asc(files, layout, text_id, columns=spec, encoding=encoding,
                                       screen_px=_screen(screen_px), **dialect)
     notes = [f"warning: {w}" for w in loaded.warnings]
+    notes += [f"repaired: {w.message}" for w in repaired if issubclass(w.category, RepairWarning)]
+    for w in repaired:  # other warnings as Python shows them
+        if not issubclass(w.category, RepairWarning):
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     trial_table, words = loaded.trials, loaded.words
     if trials:
         from readgaze.data_prep.columns import for_table
@@ -289,20 +296,18 @@ def _prepare(mode, *, out, fixation_report, ia_report, files, layout, text_id, a
     return PrepResult(out=written, format=fmt, prepared=prepared, notes=notes, config=config)
 
 
-def _prefetch(fixation_report, ia_report, *, cache: bool, rewrites: bool) -> None:
+def _prefetch(fixation_report, ia_report, *, cache: bool) -> None:
     """Start the one pass over each OneStop report that the load needs besides its parse (SHA-256 for the cache
-    key and the manifest, unless the checksum memo knows the files; the line starts, unless a column map or
-    dialect makes the loader read rewritten copies), in a thread, before polars is imported."""
+    key and the manifest, unless the checksum memo knows the files; the line starts and byte range, for the check of
+    the report's lines, :mod:`readgaze.io.faults`), in a thread, before polars is imported."""
     from readgaze.data_prep.cache import stamps_known
     from readgaze.io.scan import prefetch
 
     files = [fixation_report, ia_report]
     sha256 = not stamps_known(files)  # without the cache too: the manifest records it
-    lines = not rewrites
     if cache and not sha256:  # the memo knows the files: most likely a cache hit, nothing to read
         return
-    if sha256 or lines:
-        prefetch(files, sha256=sha256, lines=lines)
+    prefetch(files, sha256=sha256, lines=True)  # the line starts: the check of each report's lines (io.faults)
 
 
 def word_box_warnings(fixations) -> list[str]:

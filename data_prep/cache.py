@@ -107,10 +107,10 @@ def code_fingerprint(root: Path | None = None) -> str:
     """SHA-1 of the loading code's source bytes and of polars' version.
 
     The loading code is what a cached load runs and this module: ``readgaze/io``, ``readgaze/text.py``,
-    ``readgaze/qc.py``, ``readgaze/errors.py`` and ``data_prep``'s ``sources.py``, ``columns.py`` and
-    ``cache.py``. The steps after the load (``data_prep/pipeline.py``, the measures, ...) are not in it: a change
-    there re-runs them on the cached tables, as any re-preparation does. ``root``: a checkout holding ``readgaze/``
-    and ``data_prep/`` (default: this installation's).
+    ``readgaze/qc.py``, ``readgaze/errors.py`` and ``data_prep``'s ``sources.py``, ``inputs.py``, ``layouts.py``,
+    ``columns.py`` and ``cache.py``. The steps after the load (``data_prep/pipeline.py``, the measures, ...) are not
+    in it: a change there re-runs them on the cached tables, as any re-preparation does. ``root``: a checkout
+    holding ``readgaze/`` and ``data_prep/`` (default: this installation's).
     """
     import polars as pl
 
@@ -121,7 +121,7 @@ def code_fingerprint(root: Path | None = None) -> str:
     h = hashlib.sha1(f"{pl.__version__}|{FORMAT}".encode())
     files = sorted([*library.joinpath("io").glob("*.py"),
                     *(library / f for f in ("text.py", "qc.py", "errors.py")),
-                    *(prep / f for f in ("sources.py", "columns.py", "cache.py"))])
+                    *(prep / f for f in ("sources.py", "inputs.py", "layouts.py", "columns.py", "cache.py"))])
     for f in files:
         if f.is_file():
             h.update(f.name.encode())

@@ -157,9 +157,10 @@ def run(args: argparse.Namespace) -> int:
     except Exception as error:  # nothing raw reaches the user; READGAZE_DEBUG shows the traceback
         if os.environ.get("READGAZE_DEBUG"):
             raise
-        raise ReadgazeError(f"unexpected {type(error).__name__} while preparing: {str(error).splitlines()[0][:300]}. "
-                            "Check the inputs with  readgaze inspect FILE ...; if they look right this is a readgaze "
-                            "bug (READGAZE_DEBUG=1 shows the traceback)") from None
+        first = str(error).splitlines()[0][:300] if str(error) else ""
+        raise ReadgazeError(f"internal error, a bug in readgaze (not a fault of your input: every damaged input is "
+                            f"reported by file, row and column): unexpected {type(error).__name__} while preparing: "
+                            f"{first}. Please report it with the traceback (READGAZE_DEBUG=1 shows it)") from None
 
 
 def _run(args: argparse.Namespace) -> int:

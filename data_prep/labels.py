@@ -65,9 +65,16 @@ class Joined:
     attached: list[str] = field(default_factory=list)
 
 
+NULL_VALUES = (".", "NA")
+"""Missing values in a delimited labels table: Data Viewer's ``.`` and R's ``NA`` (``write.csv``'s default), besides
+the empty cell."""
+
+
 def read_table(path, *, separator: str | None = None, decimal_comma: bool = False,
-               columns: dict[str, str] | None = None) -> pl.DataFrame:
-    """A labels table: Parquet by suffix, else delimited text through :func:`readgaze.io.csv.scan_csv`.
+               columns: dict[str, str] | None = None, qc: QCLog | None = None) -> pl.DataFrame:
+    """A labels table: Parquet by suffix, else delimited text through :func:`readgaze.io.csv.scan_csv` (damaged lines
+    repaired and counted in ``qc``, or refused with the line named; :data:`NULL_VALUES` read as missing; the nulls of
+    each column counted in ``qc``).
 
     ``separator`` (the exports') is used when the header line holds it, else the table's own is detected, and
     ``decimal_comma`` applies only when the table's separator is not a comma: ``readgaze prep``'s ``--separator`` and
@@ -76,7 +83,7 @@ def read_table(path, *, separator: str | None = None, decimal_comma: bool = Fals
     ``columns`` (``{role: column}``, the ``trials`` part of a ``--columns`` map) renames the table's columns to the
     roles (``is_correct`` <- ``correct``).
     """
-    table = _read_table(Path(path), separator, decimal_comma)
+    table = _read_table(Path(path), separator, decimal_comma, qc)
     for role, column in (columns or {}).items():
         if column not in table.columns:
             raise ConfigError(f"columns: trials.{role} -> {column!r}, but the table has no column {column!r}; it has "
@@ -85,7 +92,7 @@ def read_table(path, *, separator: str | None = None, decimal_comma: bool = Fals
     return table.drop([r for r in rename.values() if r in table.columns]).rename(rename)
 
 
-def _read_table(path: Path, separator, decimal_comma) -> pl.DataFrame:
+def _read_table(path: Path, separator, decimal_comma, qc: QCLog | None = None) -> pl.DataFrame:
     if not path.is_file():
         raise ConfigError("no such labels table", file=path)
     if path.suffix.lower() in (".parquet", ".pq"):
@@ -100,15 +107,20 @@ def _read_table(path: Path, separator, decimal_comma) -> pl.DataFrame:
     if separator is not None and separator not in first:
         separator = detect_separator(path)  # the exports' --separator is not this table's
     decimal_comma = decimal_comma and (separator or detect_separator(path)) != ","
-    frame = scan_csv(path, separator=separator, decimal_comma=decimal_comma)
+    frame = scan_csv(path, separator=separator, decimal_comma=decimal_comma, null_values=NULL_VALUES, qc=qc,
+                     step=STEP, table="labels")
     names = frame.collect_schema().names()
     if {"RECORDING_SESSION_LABEL", "INDEX", "page_name", "correct_answer"} <= set(names):
         from readgaze.io.sbsat import read_sbsat_trials
 
         keep = ("trial_id", "participant_id", "item_id", "text_id", "reading_goal", "selected_answer", "is_correct",
                 "repeated_reading", "type", "RT")
-        return read_sbsat_trials(path).select(keep).collect()
-    return frame.collect()
+        return read_sbsat_trials(path, qc=qc).select(keep).collect()
+    from readgaze.io.cells import null_counts
+
+    table = frame.collect()
+    null_counts(table, qc, STEP, "labels", path)
+    return table
 
 
 def parse_keys(specs: list[str] | None) -> list[tuple[str, str]]:
@@ -287,6 +299,11 @@ def attach_labels(trials: pl.DataFrame, table: pl.DataFrame, *, trials_file: str
                               f"can be joined on {_names(available)}. Name the keys, e.g. --trials-on "
                               f"participant_id=subject trial=trial_number", file=table_file)
     ours_cols, theirs_cols = [o for o, _ in pairs], [t for _, t in pairs]
+    padded = table.select(pl.any_horizontal([pl.col(t).cast(pl.String).str.contains(r"^\s|\s$").fill_null(False)
+                                             for t in theirs_cols]).sum()).item()
+    if qc is not None and padded:  # keys are compared as text without edge spaces: a padded cell still matches
+        qc.add(STEP, "labels", "key cells with edge spaces (matched without them)", padded, action="changed",
+               detail=f"{Path(table_file).name}: columns {', '.join(theirs_cols)}")
     key_names = [f"__key{i}" for i in range(len(pairs))]
     key_maps = key_maps or {}
     unused = [c for c in key_maps if c not in ours_cols]

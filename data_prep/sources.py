@@ -1,145 +1,63 @@
-"""Loaders for the three ``readgaze prep`` modes, each returning canonical tables.
+"""Loaders for the four ``readgaze prep`` modes, each returning canonical tables (:class:`Loaded`).
 
-* ``onestop``: :func:`readgaze.io.onestop.load_onestop` (a column map, separator or decimal comma first rewrites the
-  reports to OneStop's names in a temporary folder);
+* ``onestop``: :func:`readgaze.io.onestop.load_onestop` (its column map, separator and decimal comma applied as the
+  reports are parsed);
 * ``dataviewer``: a Data Viewer fixation report with its word boxes from, in this order, an interest-area report
   (``--ia-report``), a word AOI table (``--aoi``: pymovements/PoTeC style, or any table through an ``aoi`` column
   map), or the fixation report's own interest-area columns (id and label; the boxes are then estimated from the
   fixations on each word and the report's own word assignment is kept: line assigner ``report``);
-* ``asc``: EyeLink ``.asc`` recordings (:func:`readgaze.io.asc.read_asc`) plus a text layout file;
+* ``asc``: EyeLink ``.asc`` recordings (:func:`readgaze.io.asc.read_asc`) plus a text layout file
+  (:mod:`readgaze.data_prep.layouts`);
 * ``samples``: gaze-sample CSVs (:func:`readgaze.io.samples.read_gaze_csv`; Tobii, SMI, pymovements datasets), their
   fixations detected with pymovements' I-VT or I-DT (:func:`readgaze.events.detect_fixations`), plus a text layout.
 
-:func:`sniff` tells what a file looks like, so a file given to the wrong mode gets a message naming the right one.
+What a file looks like (:func:`sniff`, so a file given to the wrong mode gets a message naming the right one) and
+:class:`Loaded` live in :mod:`readgaze.data_prep.inputs`.
 """
 
 from __future__ import annotations
 
-import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
 from readgaze.data_prep.columns import SAMPLE_DEFAULTS, for_table, unused
-from readgaze.errors import ConfigError, ReadgazeError
+from readgaze.data_prep.inputs import KINDS, Loaded, check_kind, sniff  # noqa: F401 -- the modes' shared names
+from readgaze.data_prep.layouts import (  # noqa: F401 -- read_layouts and require_trial_texts: used by the cli
+    layout_words,
+    one_text,
+    read_layout,
+    read_layouts,
+    require_trial_texts,
+)
+from readgaze.errors import ConfigError
 from readgaze.io.samples import MISSING_GAZE
 from readgaze.qc import QCLog
-from readgaze.text import TextLayout, layout_from_ia_rows, read_aoi_file, read_passages
-
-
-@dataclass
-class Loaded:
-    """Canonical input tables plus what the manifest records about loading."""
-
-    trials: pl.DataFrame
-    words: pl.DataFrame
-    fixations: pl.DataFrame
-    qc: QCLog
-    sources: dict[str, list[str]]
-    id_bases: dict = field(default_factory=dict)
-    loader: str = ""
-    aliases: dict[str, str] = field(default_factory=dict)
-    """``{source column: trials column}`` a labels table may use as join keys (``TRIAL_INDEX`` -> ``trial``)."""
-    line_assigner: str | None = None
-    """The assigner the words require (``report`` when the boxes were estimated), else None."""
-    warnings: list[str] = field(default_factory=list)
-    """The readers' warnings (each names its file and line), printed by ``readgaze prep``."""
-
-
-# --- what a file looks like -----------------------------------------------------------------------------------
-
-KINDS = {
-    "asc": "an EyeLink .asc recording: use  readgaze prep asc FILE.asc --layout LAYOUT (its own fixations), or "
-           "export its samples for  readgaze prep samples",
-    "onestop_fixations": "a OneStop fixation report: use  readgaze prep onestop --fixation-report F --ia-report IA",
-    "onestop_ia": "a OneStop interest-area report: use  readgaze prep onestop --fixation-report F --ia-report IA",
-    "fixations": "a Data Viewer fixation report: use  readgaze prep dataviewer --fixation-report FILE",
-    "ia": "a Data Viewer interest-area report: give it as --ia-report (or, in asc and samples modes, as --layout)",
-    "aoi": "a word AOI table: give it as --aoi (dataviewer mode) or --layout (asc and samples modes)",
-    "passages": "a passages.json layout: give it as --layout in asc or samples mode",
-    "sbsat_trials": "the SB-SAT trial report: give it as --trials (labels, items and answers per trial)",
-    "table": "a table that is none of the above",
-}
-
-
-def sniff(path) -> str:
-    """One of :data:`KINDS` from the file's first bytes (never the whole file)."""
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError("no such file", file=path)
-    if path.suffix.lower() == ".json":
-        return "passages"
-    if path.suffix.lower() in (".parquet", ".pq"):
-        return "table"
-    head = path.open("rb").read(8192).decode("utf-8", errors="replace").lstrip("\ufeff")
-    if path.suffix.lower() == ".asc" or head.startswith("** ") or any(
-            line.split("\t")[0].split(" ")[0] in ("MSG", "SFIX", "EFIX", "START") for line in head.splitlines()[:50]):
-        return "asc"
-    first = head.splitlines()[0] if head else ""
-    if "CURRENT_FIX_" in first:
-        return "onestop_fixations" if "question_preview" in first and "article_batch" in first else "fixations"
-    if "IA_ID" in first and "IA_LABEL" in first:
-        return "onestop_ia" if "question_preview" in first and "article_batch" in first else "ia"
-    if "start_x" in first and "end_x" in first or "top_left_x" in first:
-        return "aoi"
-    if "INDEX" in first and "page_name" in first and "correct_answer" in first:
-        return "sbsat_trials"
-    return "table"
-
-
-def check_kind(path, expected: tuple[str, ...], option: str) -> None:
-    """Raise a :class:`ConfigError` naming the right mode when ``path`` looks like another mode's input."""
-    kind = sniff(path)
-    if kind in expected or kind == "table":
-        return
-    raise ConfigError(f"{option} looks like {KINDS[kind]}", file=path)
-
 
 # --- onestop --------------------------------------------------------------------------------------------------
 
 def load_onestop(fixation_report, ia_report, columns: dict | None = None, *, separator: str | None = None,
                  decimal_comma: bool = False) -> Loaded:
-    """OneStop reports -> canonical tables through :func:`readgaze.io.onestop.load_onestop`."""
-    from readgaze.io.onestop import load_onestop as _load
+    """OneStop reports -> the canonical tables ``readgaze prep`` writes, read by
+    :func:`readgaze.io.onestop.load_onestop` (the one OneStop loader; its column map renames a report's columns to
+    OneStop's own names as it parses them). ``columns`` is :func:`readgaze.data_prep.columns.parse_columns`'s
+    ``{table: {role: column}}``."""
+    from readgaze.io.csv import header
+    from readgaze.io.onestop import load_onestop as read_onestop
 
-    loader = "readgaze.io.onestop.load_onestop"
-    originals = {"fixation_report": [str(fixation_report)], "ia_report": [str(ia_report)]}
-    with tempfile.TemporaryDirectory(prefix="readgaze_onestop_") as tmp:
-        if columns or separator or decimal_comma:
-            fixation_report = _rewrite(fixation_report, "fixations", columns or {}, separator, decimal_comma, tmp)
-            ia_report = _rewrite(ia_report, "ia", columns or {}, separator, decimal_comma, tmp)
-        data = _load(fixation_report, ia_report)
-        fixations = data.fixations.lazy().collect()
-        trials, words = data.trials.lazy().collect(), data.words.lazy().collect()
+    spec = columns or {}
+    maps = {table: for_table(spec, table, header(path, separator=separator))
+            for table, path in (("fixations", fixation_report), ("ia", ia_report))} if spec else None
+    data = read_onestop(fixation_report, ia_report, columns=maps, separator=separator, decimal_comma=decimal_comma)
+    fixations = data.fixations.lazy().collect()
+    trials, words = data.trials.lazy().collect(), data.words.lazy().collect()
     if "report_ia_index" not in fixations.columns and "word_index" in fixations.columns:
         fixations = fixations.rename({"word_index": "report_word_index"})
     fixations = fixations.drop("line_index", "word_index", "ia_index", strict=False)
-    return Loaded(trials=trials, words=words, fixations=fixations, qc=data.qc, sources=originals,
-                  id_bases=dict(data.id_bases or {}), loader=loader,
+    return Loaded(trials=trials, words=words, fixations=fixations, qc=data.qc,
+                  sources={"fixation_report": [str(fixation_report)], "ia_report": [str(ia_report)]},
+                  id_bases=dict(data.id_bases or {}), loader="readgaze.io.onestop.load_onestop",
                   aliases={"RECORDING_SESSION_LABEL": "participant_id"})
-
-
-def _rewrite(path, table: str, spec: dict, separator, decimal_comma, tmp: str) -> Path:
-    """A copy of a OneStop report with the mapped columns under OneStop's names, comma separated."""
-    from readgaze.io.csv import header, scan_csv
-    from readgaze.io.sources import SOURCES
-
-    names = header(path, separator=separator)
-    mapping = for_table(spec, table, names)
-    defaults = SOURCES["onestop"].fixation_columns if table == "fixations" else SOURCES["onestop"].ia_columns
-    rename = {}
-    for role, column in mapping.items():
-        if column not in names:
-            raise ConfigError(f"columns: {role!r} -> {column!r}, but the file has no column {column!r}", file=path,
-                              column=column)
-        if role in defaults:  # the name OneStop's own files use (participant_id, not RECORDING_SESSION_LABEL)
-            rename[column] = role if role in defaults[role] else defaults[role][0]
-    frame = scan_csv(path, separator=separator, decimal_comma=decimal_comma)
-    frame = frame.drop([new for old, new in rename.items() if new in names and new != old]).rename(rename)
-    out = Path(tmp) / Path(path).name
-    frame.sink_csv(out, null_value=".")
-    return out
 
 
 # --- dataviewer -----------------------------------------------------------------------------------------------
@@ -181,6 +99,7 @@ def load_dataviewer(fixation_report, ia_report=None, columns: dict | None = None
             raise ConfigError(f"columns: 'text_id' -> {text_column!r}, but the file has no such column",
                               file=fixation_report, column=text_column)
         text_column = None
+    qc = QCLog()  # the readers' repairs and flags, then the loader's counts
     dialect = {"separator": separator, "decimal_comma": decimal_comma}
     ia = None
     if ia_report is not None:
@@ -193,13 +112,12 @@ def load_dataviewer(fixation_report, ia_report=None, columns: dict | None = None
         ia_header = header(ia_report, separator=separator)
         headers["ia"] = ia_header
         ia_cols = for_table(spec, "ia", ia_header)
-        ia = read_ia_report(ia_report, columns=ia_cols, source=source, **dialect).collect()
+        ia = read_ia_report(ia_report, columns=ia_cols, source=source, qc=qc, **dialect).collect()
         resolved_ia = resolve(source, "ia", ia_header, ia_cols, ia_report)
     base = {"ia_id_base": ia_id_base} if ia_id_base is not None else {"ia_report": ia.lazy()} if ia is not None else {}
-    fix = read_fixation_report(fixation_report, columns=fix_cols, source=source, **dialect, **base).collect()
+    fix = read_fixation_report(fixation_report, columns=fix_cols, source=source, qc=qc, **dialect, **base).collect()
     resolved = resolve(source, "fixations", fix_header, fix_cols, fixation_report)
     sources = {"fixation_report": [str(fixation_report)]}
-    qc = QCLog()
     assigner = None
     if ia is not None:
         if "text_id" not in ia.columns:
@@ -282,77 +200,6 @@ def _words_from_report(fix: pl.DataFrame, text_column: str | None, path, qc: QCL
     return words, "report"
 
 
-# --- layouts (asc mode, --aoi) --------------------------------------------------------------------------------
-
-def read_layout(path, text_id: str | None = None, *, columns: dict | None = None, separator: str | None = None,
-                decimal_comma: bool = False) -> TextLayout:
-    """The one layout of :func:`read_layouts`: a file of several texts needs ``text_id``. Every error names the
-    file."""
-    layouts = read_layouts(path, text_id, columns=columns, separator=separator, decimal_comma=decimal_comma)
-    if len(layouts) > 1:
-        raise ConfigError(f"this layout file holds {len(layouts)} trials/texts (e.g. "
-                          f"{', '.join(map(str, list(layouts)[:4]))}); pass --text-id with the one every recording "
-                          "shows, or prep the Data Viewer reports with  readgaze prep dataviewer", file=path)
-    return next(iter(layouts.values()))
-
-
-def read_layouts(path, text_id: str | None = None, *, columns: dict | None = None, separator: str | None = None,
-                 decimal_comma: bool = False) -> dict[str, TextLayout]:
-    """The layouts of a passages.json, an AOI file or an IA report, by text id.
-
-    ``text_id`` picks one passage of a passages.json, or one trial or text of an IA report. Without it, a file of
-    several texts gives every text (an IA report's ``text_id``, in sorted order); a file of one text gives it, keyed by
-    its id (else the file name without its extension). Every error names the file.
-    """
-    path = Path(path)
-    try:
-        layouts = _read_layouts(path, text_id, columns or {}, separator, decimal_comma)
-    except ReadgazeError as error:
-        if error.file is None:
-            raise type(error)(error.message, file=path, row=error.row, column=error.column) from None
-        raise
-    return {lay.text_id or path.stem: lay for lay in layouts} if len(layouts) == 1 else {
-        lay.text_id: lay for lay in layouts}
-
-
-def _read_layouts(path: Path, text_id, spec, separator, decimal_comma) -> list[TextLayout]:
-    if not path.is_file():
-        raise ConfigError("no such layout file")
-    if path.suffix == ".json":
-        layouts = read_passages(path)
-        if text_id is None:
-            return list(layouts.values())
-        if text_id not in layouts:
-            raise ConfigError(f"--text-id {text_id!r} is not a passage of the file; expected one of "
-                              f"{sorted(layouts)}", file=path)
-        return [layouts[text_id]]
-    from readgaze.io.csv import header, scan_csv
-
-    names = header(path, separator=separator)
-    aoi_map = for_table(spec, "aoi", names)
-    if aoi_map:
-        raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma).collect()
-        renamed = raw.select([pl.col(c).alias("ia_index" if r == "ia_id" else r) for r, c in aoi_map.items()])
-        return [layout_from_ia_rows(renamed, text_id=text_id or path.stem)]
-    if "IA_LEFT" in names or for_table(spec, "ia", names):
-        from readgaze.io import read_ia_report
-
-        ia = read_ia_report(path, columns=for_table(spec, "ia", names) or None, separator=separator,
-                            decimal_comma=decimal_comma, check_keys=False).collect()
-        box = ("ia_index", "word", "left_px", "right_px", "top_px", "bottom_px")
-        texts = ia["text_id"].unique().sort().to_list() if "text_id" in ia.columns else []
-        if len(texts) > 1:
-            if text_id is None:  # every text, one read
-                parts = ia.partition_by("text_id", as_dict=True)
-                return [layout_from_ia_rows(parts[(t,)].select(box), text_id=t) for t in texts if t is not None]
-            ia = ia.filter((pl.col("text_id") == text_id) | (pl.col("trial_id") == text_id))
-            if ia.height == 0:
-                raise ConfigError(f"--text-id {text_id!r} is neither a trial nor a text of the report; it has e.g. "
-                                  f"{', '.join(map(str, texts[:4]))}", file=path)
-        return [layout_from_ia_rows(ia.select(box), text_id=text_id or path.stem)]
-    return [read_aoi_file(path, text_id=text_id or path.stem)]
-
-
 # --- asc ------------------------------------------------------------------------------------------------------
 
 def load_asc(files, layout, text_id: str | None = None, *, columns: dict | None = None,
@@ -372,7 +219,7 @@ def load_asc(files, layout, text_id: str | None = None, *, columns: dict | None 
         check_kind(f, ("asc",), "the recording")
     if layout is None:  # no --layout: the recordings' own interest-area messages
         return load_asc_ia_messages(files, encoding=encoding, screen_px=screen_px)
-    tid, words = _layout_words(layout, text_id, columns, separator, decimal_comma)
+    tid, words = layout_words(layout, text_id, columns, separator, decimal_comma)
     trials, fixations, qc, warnings = [], [], QCLog(), []
     for f in files:
         rec = read_asc(f, samples="none", encoding=encoding, screen_px=screen_px)
@@ -388,7 +235,14 @@ def load_asc(files, layout, text_id: str | None = None, *, columns: dict | None 
             t = t.with_columns(pl.lit(stem).alias("participant_id"))
         trials.append(t)
         fixations.append(x)
-    return Loaded(trials=_one_text(pl.concat(trials, how="diagonal_relaxed"), tid), words=words,
+    if not sum(x.height for x in fixations):  # else the pipeline drops every trial and finds no words to align to
+        n_samples = sum(int(t["n_samples"].sum() or 0) for t in trials if "n_samples" in t.columns)
+        names = ", ".join(Path(f).name for f in files)
+        raise ConfigError(f"no fixation (EFIX line) in {len(files)} recording(s) ({names}; "
+                          f"{sum(t.height for t in trials)} trial(s), {n_samples:,} samples): is the recording cut "
+                          "short, or were its events not exported (edf2asc without -e)? readgaze inspect FILE.asc "
+                          "lists what it holds", file=files[0])
+    return Loaded(trials=one_text(pl.concat(trials, how="diagonal_relaxed"), tid), words=words,
                   fixations=pl.concat(fixations, how="diagonal_relaxed"), qc=qc,
                   sources={"asc": [str(f) for f in files], "layout": [str(layout)]}, loader="readgaze.io.asc",
                   warnings=warnings)
@@ -453,48 +307,6 @@ def load_asc_ia_messages(files, *, encoding: str = "utf-8", screen_px: tuple[flo
                   warnings=warnings)
 
 
-def _layout_words(layout, text_id, columns, separator, decimal_comma) -> tuple[str | None, pl.DataFrame]:
-    """(text id, words) of the one layout every recording shows; or, for a file of several texts and no
-    ``text_id`` (:func:`read_layouts`), (None, the words of every text, keyed by its id): each trial's text then comes
-    from a labels table's ``text_id`` (:func:`require_trial_texts`)."""
-    layouts = read_layouts(layout, text_id, columns=columns, separator=separator, decimal_comma=decimal_comma)
-    words = pl.concat([lay.words.with_columns(pl.lit(t).alias("text_id")) for t, lay in layouts.items()],
-                      how="vertical_relaxed")
-    return (next(iter(layouts)) if len(layouts) == 1 else None), words
-
-
-def _one_text(trials: pl.DataFrame, text_id: str | None) -> pl.DataFrame:
-    """Every trial shows ``text_id`` (None: not known yet, :func:`require_trial_texts`); it is also the item unless
-    the trials name one."""
-    trials = trials.with_columns(pl.lit(text_id, pl.String).alias("text_id"))
-    return trials if "item_id" in trials.columns else trials.with_columns(pl.lit(text_id, pl.String).alias("item_id"))
-
-
-def require_trial_texts(trials: pl.DataFrame, words: pl.DataFrame, layout, labels) -> pl.DataFrame:
-    """For a layout of several texts: check that the labels table named each trial's text (``text_id``), and
-    take the text as the trial's item where the table names none.
-
-    Raises
-    ------
-    ConfigError
-        No trial has a ``text_id`` (no labels table, or one without the column), or a ``text_id`` that the layout
-        lacks (the first few named).
-    """
-    texts = words["text_id"].unique().sort()
-    known = ", ".join(texts.head(6).to_list()) + (", ..." if len(texts) > 6 else "")
-    if trials["text_id"].null_count() == trials.height:
-        hint = "" if Path(layout).suffix == ".json" else "; Data Viewer reports: readgaze prep dataviewer"
-        raise ConfigError(f"the layout holds {len(texts)} texts ({known}): name each trial's text in a --trials "
-                          f"table with a text_id column, or pass --text-id when every trial shows one{hint}",
-                          file=layout)
-    unknown = trials.filter(pl.col("text_id").is_not_null() & ~pl.col("text_id").is_in(texts.implode()))
-    if unknown.height:
-        raise ConfigError(f"{unknown.height} trial(s) name a text_id the layout lacks, e.g. "
-                          f"{unknown['text_id'].unique().head(3).to_list()}; it holds {known}", file=labels,
-                          column="text_id")
-    return trials.with_columns(pl.coalesce("item_id", "text_id").alias("item_id"))
-
-
 # --- samples --------------------------------------------------------------------------------------------------
 
 def load_samples(files, layout, text_id: str | None = None, *, screen, columns: dict | None = None,
@@ -543,7 +355,7 @@ def load_samples(files, layout, text_id: str | None = None, *, screen, columns: 
 
     for f in files:
         check_kind(f, (), "the gaze-sample file")
-    tid, words = _layout_words(layout, text_id, columns, separator, decimal_comma)
+    tid, words = layout_words(layout, text_id, columns, separator, decimal_comma)
     spec = columns or {}
     headers = {str(f): header(f, separator=separator) for f in files}
     missing = unused({"any": spec.get("any", {})}, {**headers, "layout": _header_or_empty(layout, separator)})
@@ -568,10 +380,12 @@ def load_samples(files, layout, text_id: str | None = None, *, screen, columns: 
             raise ConfigError(f"no column for {', '.join(absent)} (the header has {', '.join(names)}): name yours "
                               f"with --columns, e.g. --columns time_ms={timed} x_px=... y_px=...", file=f, row=1)
         stem = Path(f).stem
+        reading = QCLog()  # the file's repairs and flags (blank lines, non-finite values, ...)
         samples = read_gaze_csv(f, separator=separator, missing_value=missing_value, time_column=role["time_ms"],
                                 x_column=role["x_px"], y_column=role["y_px"], pupil_column=role.get("pupil"),
                                 trial_id=stem, eye=eye, screen=screen, sampling_rate_hz=sampling_rate_hz,
-                                decimal_comma=decimal_comma, time_unit=time_unit)
+                                decimal_comma=decimal_comma, time_unit=time_unit, qc=reading)
+        logs.append((Path(f).name, reading))
         who = pl.col(role["participant_id"]).cast(pl.String) if "participant_id" in role else pl.lit(stem)
         if "trial" in role:  # a trial of a participant (else of the file): "<participant or file stem>_<trial>"
             trial = pl.col(role["trial"]).cast(pl.String)
@@ -608,7 +422,7 @@ def load_samples(files, layout, text_id: str | None = None, *, screen, columns: 
                           f"({', '.join(repeated.filter(pl.col('trial_id') == first)['samples_file'])}): a trial's "
                           "samples must be in one file (name the participant with --columns participant_id=COLUMN, or "
                           "rename files of the same name)")
-    return Loaded(trials=_one_text(trials, tid), words=words, fixations=pl.concat(fixations), qc=_summed(logs),
+    return Loaded(trials=one_text(trials, tid), words=words, fixations=pl.concat(fixations), qc=_summed(logs),
                   sources={"samples": [str(f) for f in files], "layout": [str(layout)]},
                   loader=f"readgaze.io.samples + readgaze.events ({detector}, pymovements)", warnings=warnings)
 
@@ -644,14 +458,17 @@ def _check_time_step(samples: pl.DataFrame, path, column: str, unit: str) -> Non
 
 def _summed(logs: list[tuple[str, QCLog]]) -> QCLog:
     """One record per (step, table, reason, action): the files' counts summed, each file's count in ``detail``
-    (the first five files) when there are several."""
+    (the first five files) when there are several, the record's own detail when there is one."""
     groups: dict[tuple, list[tuple[str, int]]] = {}
+    details: dict[tuple, str | None] = {}
     for name, log in logs:
         for r in log.records:
-            groups.setdefault((r["step"], r["table"], r["reason"], r["action"]), []).append((name, r["count"]))
+            key = (r["step"], r["table"], r["reason"], r["action"])
+            groups.setdefault(key, []).append((name, r["count"]))
+            details[key] = r["detail"]
     qc = QCLog()
     for (step, table, reason, action), counts in groups.items():
-        detail = None
+        detail = details.get((step, table, reason, action)) if len(counts) == 1 else None  # one file: its own
         if len(counts) > 1:
             detail = "per file: " + ", ".join(f"{n} {c:,}" for n, c in counts[:5]) + (
                 f", and {len(counts) - 5} more" if len(counts) > 5 else "")

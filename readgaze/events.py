@@ -4,7 +4,7 @@ readgaze does not implement a detector: it converts pixels to degrees of visual 
 samples to velocities with pymovements' transforms, runs pymovements' I-VT or I-DT per trial,
 and then applies three documented post-processing rules, in this order:
 
-1. **Blink / track-loss handling.** Missing samples (null x or y) have no velocity, so no
+1. **Blink / track-loss handling.** Missing samples (null, NaN or infinite x or y) have no velocity, so no
    fixation spans them; the detector splits there.
 2. **Merge.** Two consecutive fixations merge when the gap between them is at most
    ``merge_max_gap_ms`` (default 75 ms), their mean positions are at most
@@ -29,7 +29,7 @@ import math
 import numpy as np
 import polars as pl
 
-from readgaze.errors import ConfigError, SchemaError
+from readgaze.errors import ConfigError, DataError, SchemaError
 from readgaze.io.samples import ScreenGeometry
 from readgaze.qc import QCLog
 
@@ -133,6 +133,11 @@ def detect_fixations(samples: pl.DataFrame, *, method: str = "ivt", screen: Scre
     need = [c for c in ("trial_id", "time_ms", "x_px", "y_px") if c not in frame.columns]
     if need:
         raise SchemaError(f"samples table: missing column(s) {need}")
+    timeless = frame.select((pl.col("time_ms").is_null() | ~pl.col("time_ms").cast(pl.Float64).is_finite()).sum()
+                            + pl.col("trial_id").null_count()).item()
+    if timeless:
+        raise DataError(f"samples table: {timeless} sample(s) without a trial id or a finite time_ms (a sample must "
+                        "have both; readgaze.io.samples.read_gaze_csv names the row)", column="time_ms")
     qc, rows, counts = QCLog(), [], {"too_short": 0, "merged": 0, "fix": 0, "sacc": 0, "missing": 0, "n": 0}
     for trial in frame.sort("trial_id", "time_ms", maintain_order=True).partition_by("trial_id", maintain_order=True):
         rows.extend(_one_trial(trial, method, screen, min_duration_ms, velocity_threshold_deg_per_s,
@@ -155,7 +160,9 @@ def _one_trial(trial, method, screen, min_ms, v_thr, d_thr, gap_ms, dist_deg, ra
     time = trial["time_ms"].to_numpy()
     xy_px = trial.select("x_px", "y_px").to_numpy().astype(float)
     pupil = trial["pupil"].to_numpy().astype(float) if "pupil" in trial.columns else np.full(len(time), np.nan)
-    missing = np.isnan(xy_px).any(axis=1)
+    missing = ~np.isfinite(xy_px).all(axis=1)  # null (NaN here) or infinite: no position
+    xy_px[missing] = np.nan
+    pupil[~np.isfinite(pupil)] = np.nan
     step = float(np.median(np.diff(time))) if len(time) > 1 else 1.0
     rate = rate_hz or 1000.0 / step
     interval = 1000.0 / rate

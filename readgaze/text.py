@@ -190,7 +190,16 @@ def layout_from_ia_rows(words_df: pl.DataFrame, text_id: str | None = None, dire
     missing = [c for c in ("ia_index", "word", *_BOX) if c not in df.columns]
     if missing:
         raise SchemaError(f"interest-area rows lack column(s) {', '.join(missing)}")
-    df = (df.select(pl.col("ia_index").cast(pl.Int32), clean_label(pl.col("word").cast(pl.String)),
+    for c in ("ia_index", *_BOX):  # rows read as text somewhere: a value that is not a number is named
+        if not df.schema[c].is_numeric():
+            number = pl.col(c).cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
+            bad = df.filter(pl.col(c).is_not_null() & number.is_null())
+            if bad.height:
+                from readgaze.errors import ParseError
+
+                raise ParseError(f"interest-area rows: got {bad[c][0]!r}, expected a number", column=c)
+            df = df.with_columns(number.alias(c))
+    df = (df.select(pl.col("ia_index").cast(pl.Int32, strict=False), clean_label(pl.col("word").cast(pl.String)),
                     *[pl.col(c).cast(pl.Float64) for c in _BOX]).unique().sort("ia_index"))
     if df["ia_index"].n_unique() != df.height:
         dup = df.filter(pl.col("ia_index").is_duplicated())["ia_index"][0]
@@ -202,7 +211,8 @@ def layout_from_ia_rows(words_df: pl.DataFrame, text_id: str | None = None, dire
     return TextLayout.from_words(df, text_id=text_id, direction=direction)
 
 
-def read_aoi_file(path, text_id: str | None = None) -> TextLayout:
+def read_aoi_file(path, text_id: str | None = None, *, qc: QCLog | None = None, separator: str | None = None,
+                  encoding: str = "utf-8") -> TextLayout:
     """Read a pymovements-style AOI file: PoTeC word AOIs or character AOIs.
 
     * Word AOIs (PoTeC ``*_aoi_*.tsv``): columns ``aoi`` (1-based id, may be written ``1.0``),
@@ -211,30 +221,45 @@ def read_aoi_file(path, text_id: str | None = None) -> TextLayout:
       ``top_left_x``, ``top_left_y``, ``width``, ``height``, ``line_idx`` and ``word`` (null on
       spaces); a word is a maximal run of non-space characters on a line, its box the union.
 
-    The separator (tab or comma) is detected from the header line. Boxes are half-open.
+    The separator (tab or comma) is detected from the header line. Boxes are half-open. The file is read as every
+    delimited file is (:func:`readgaze.io.csv.scan_csv`: damaged lines repaired and counted in ``qc``, or refused
+    with the line named); ids must be whole numbers >= 1, coordinates from 0 to 100,000 px (on the stimulus), widths
+    and heights >= 0, and a box's end not before its start.
 
     Raises
     ------
     ParseError
-        When the columns match neither format.
+        When the columns match neither format, or a cell breaks the rules above (file, row, column).
     """
     from pathlib import Path
 
     from readgaze.errors import ParseError
+    from readgaze.io.cells import boxes, null_counts
+    from readgaze.io.csv import require_numeric, scan_csv
 
     path = Path(path)
-    header = path.open(encoding="utf-8").readline()
-    sep = "\t" if "\t" in header else ","
-    raw = pl.read_csv(path, separator=sep, infer_schema_length=None)
-    if {"aoi", "start_x", "start_y", "end_x", "end_y", "character"} <= set(raw.columns):
-        df = raw.select((pl.col("aoi").cast(pl.Float64) - 1).cast(pl.Int32).alias("ia_index"),
-                        pl.col("character").alias("word"), pl.col("start_x").alias("left_px"),
+    raw = scan_csv(path, separator=separator, encoding=encoding, qc=qc, step="read_aoi_file", table="words")
+    names = raw.collect_schema().names()
+    null_counts(raw, qc, "read_aoi_file", "words", path)
+    px = {"finite": True, "minimum": 0.0, "largest": 100_000.0, "what": "a coordinate in px (0 to 100,000)"}
+    if {"aoi", "start_x", "start_y", "end_x", "end_y", "character"} <= set(names):
+        raw = require_numeric(raw, path, ["aoi"], pl.Int64, minimum=1, what="an AOI id (1, 2, ...)")
+        raw = require_numeric(raw, path, ["start_x", "start_y", "end_x", "end_y"], **px)
+        boxes(raw, path, (("start_x", "end_x"), ("start_y", "end_y")))
+        df = raw.select((pl.col("aoi") - 1).cast(pl.Int32).alias("ia_index"),
+                        pl.col("character").cast(pl.String).alias("word"), pl.col("start_x").alias("left_px"),
                         pl.col("end_x").alias("right_px"), pl.col("start_y").alias("top_px"),
-                        pl.col("end_y").alias("bottom_px"))
+                        pl.col("end_y").alias("bottom_px")).collect()
         return layout_from_ia_rows(df, text_id=text_id)
-    if {"char", "top_left_x", "top_left_y", "width", "height", "line_idx"} <= set(raw.columns):
+    if {"char", "top_left_x", "top_left_y", "width", "height", "line_idx"} <= set(names):
+        raw = require_numeric(raw, path, ["top_left_x", "top_left_y"], **px)
+        raw = require_numeric(raw, path, ["width", "height"], finite=True, minimum=0.0, largest=100_000.0,
+                              what="a size in px (a number from 0 to 100,000)")
+        raw = require_numeric(raw, path, ["line_idx"], pl.Int64, minimum=0, what="a line number (0, 1, ...)")
+        raw = raw.collect()
         chars = raw.with_row_index("_order").with_columns(
-            pl.col("char").is_null() | pl.col("char").str.strip_chars().eq("")).rename({"char": "_space"})
+            pl.col("char").is_null() | pl.col("char").cast(pl.String).str.strip_chars().eq("")).rename(
+            {"char": "_space"})
         chars = chars.with_columns(pl.col("_space").cast(pl.Int32).cum_sum().over("line_idx").alias("_run"))
         words = (chars.filter(~pl.col("_space")).group_by("line_idx", "_run", maintain_order=True)
                  .agg(pl.col("_order").min(), pl.col("top_left_x").min().alias("left_px"),
@@ -245,7 +270,7 @@ def read_aoi_file(path, text_id: str | None = None) -> TextLayout:
                  .sort("_order").with_row_index("ia_index"))
         df = words.select(pl.col("ia_index").cast(pl.Int32), pl.col("word").cast(pl.String), *_BOX)
         return layout_from_ia_rows(df, text_id=text_id)
-    raise ParseError(f"columns {raw.columns} match neither the word-AOI (aoi, start_x, start_y, end_x, "
+    raise ParseError(f"columns {names} match neither the word-AOI (aoi, start_x, start_y, end_x, "
                      "end_y, character) nor the character-AOI (char, top_left_x, top_left_y, width, "
                      "height, line_idx) format", file=path, row=1)
 

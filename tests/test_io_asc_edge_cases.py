@@ -180,7 +180,8 @@ def test_polars_block_parser_equals_mne_on_every_real_and_bad_input_file(shared_
     from polars.testing import assert_frame_equal
 
     from readgaze.io import asc_block, asc_mne
-    from readgaze.io.asc_repair import sample_fields, sample_times, scan_asc, write_block_for_mne
+    from readgaze.io.asc_repair import sample_fields, sample_times, write_block_for_mne
+    from readgaze.io.asc_scan import scan_asc
 
     files = sorted((shared_data / "eyelink_asc").glob("*.asc")) + sorted((shared_data / "bad_inputs").glob("*.asc"))
     compared = 0

@@ -12,9 +12,9 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from readgaze.errors import ConfigError, ParseError
-from readgaze.io import asc_repair, asc_samples
+from readgaze.io import asc_samples, asc_scan
 from readgaze.io.asc import read_asc
-from readgaze.io.asc_repair import scan_asc
+from readgaze.io.asc_scan import scan_asc
 
 FRAMES = ("samples", "fixations", "saccades", "blinks", "events", "messages", "trials", "qc_report", "validation")
 
@@ -83,8 +83,8 @@ def _two_khz_file(tmp_path, n=450, blocks=3):
 def test_lines_held_at_once_are_bounded_by_chunk_lines(tmp_path, monkeypatch):
     path, n_lines, n_samples = _two_khz_file(tmp_path)
     decoded, added = [], []
-    decode, add = asc_repair.decode_chunk, asc_samples.SampleSink.add
-    monkeypatch.setattr(asc_repair, "decode_chunk",
+    decode, add = asc_scan.decode_chunk, asc_samples.SampleSink.add
+    monkeypatch.setattr(asc_scan, "decode_chunk",
                         lambda data, codec, first: decoded.append(data.count(b"\n")) or decode(data, codec, first))
     monkeypatch.setattr(asc_samples.SampleSink, "add", lambda self, s: added.append(s.height) or add(self, s))
     target = tmp_path / "samples.parquet"

@@ -134,4 +134,5 @@ def test_non_number_in_a_coordinate_names_row_and_column(tmp_path):
                  "CURRENT_FIX_Y\np1,1,1,100,10,20\np1,1,2,100,12;5,20\n")
     with pytest.raises(ParseError) as e:
         read_fixation_report(p)
-    assert str(e.value) == "fix.csv, row 3, column CURRENT_FIX_X: got '12;5', expected a number"
+    assert str(e.value) == ("fix.csv, row 3, column CURRENT_FIX_X: got '12;5', expected a coordinate in px "
+                            "(a finite number, |x| <= 100,000)")

@@ -48,7 +48,8 @@ def test_one_pass_equals_hashlib_and_the_newline_index(tmp_path, monkeypatch, na
     only_lines = scan.scan_file(path, sha256=False)
     assert only_lines.sha256 is None and only_lines.starts.tolist() == _naive_starts(data)
     assert scan.scan_file(path, lines=False).starts is None
-    assert line_starts(path).tolist() == _naive_starts(data)
+    if name not in ("blank_lines", "header_only", "empty"):  # those are repaired or refused (readgaze.io.faults)
+        assert line_starts(path).tolist() == _naive_starts(data)
 
 
 def test_a_larger_file_across_many_blocks(tmp_path, monkeypatch):
@@ -111,19 +112,17 @@ def test_prep_prefetches_what_its_load_will_read(tmp_path, monkeypatch):
     monkeypatch.setattr(s, "prefetch", lambda paths, **kw: calls.append(kw))
     monkeypatch.setenv("READGAZE_CACHE_DIR", str(tmp_path / "cache"))
     files = _files(tmp_path)
-    api._prefetch(*files, cache=True, rewrites=False)
-    api._prefetch(*files, cache=False, rewrites=False)
-    api._prefetch(*files, cache=True, rewrites=True)  # a separator or column map: the loader reads copies
-    api._prefetch(*files, cache=False, rewrites=True)
-    # without the cache it still hashes (the manifest records the SHA-256); a column map or dialect: no line starts
-    assert calls == [{"sha256": True, "lines": True}, {"sha256": True, "lines": True},
-                     {"sha256": True, "lines": False}, {"sha256": True, "lines": False}]
+    api._prefetch(*files, cache=True)
+    api._prefetch(*files, cache=False)
+    # without the cache it still hashes (the manifest records the SHA-256); the line starts always (the check of the
+    # lines, readgaze.io.faults: a column map or dialect is applied as the reports are parsed, no rewritten copies)
+    assert calls == [{"sha256": True, "lines": True}] * 2
     from readgaze.data_prep.cache import checksum
 
     for f in files:
         checksum(f)  # the memo knows both files now: a likely cache hit reads nothing
     calls.clear()
-    api._prefetch(*files, cache=True, rewrites=False)
+    api._prefetch(*files, cache=True)
     assert calls == []
 
 
@@ -184,7 +183,7 @@ def test_the_ia_report_parsed_beside_the_fixations_gives_the_same_tables_and_err
 
     parsed = []
     real = onestop._parse
-    monkeypatch.setattr(onestop, "_parse", lambda reader, path, keep: parsed.append(path) or real(reader, path, keep))
+    monkeypatch.setattr(onestop, "_parse", lambda reader, path, *a: parsed.append(path) or real(reader, path, *a))
     fix, ia = _reports(tmp_path, bad_fix=True, bad_ia=True)
     with pytest.raises(ParseError) as e:
         onestop.load_onestop(fix, ia)

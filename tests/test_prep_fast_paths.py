@@ -163,7 +163,7 @@ def test_dataset_writer_replaces_the_folder_only_when_finished(tmp_path):
 
 
 def test_trial_table_from_run_starts_equals_a_group_by_over_all_rows(tmp_path):
-    from readgaze.io.onestop import _split_trial_columns
+    from readgaze.io.onestop_tables import split_trial_columns
 
     f = tmp_path / "r.csv"
     f.write_text("question\nq\n")  # no column read from the file: 'wide' is given
@@ -171,7 +171,7 @@ def test_trial_table_from_run_starts_equals_a_group_by_over_all_rows(tmp_path):
                          "participant_id": ["p", "p", None, "p2", "q",
                                             "r"]}).with_columns(pl.col("__row").cast(pl.UInt32))
     wide = pl.DataFrame({"__row": pl.Series([0, 2, 4], dtype=pl.UInt32), "question": ["x", "y", "z"]})
-    part, rest = _split_trial_columns(rows.lazy(), "ia_count", f, trial_cols=["participant_id", "question"],
+    part, rest = split_trial_columns(rows.lazy(), "ia_count", f, trial_cols=["participant_id", "question"],
                                       wide=wide)
     assert part.sort("trial_id").to_dicts() == [
         {"trial_id": "a", "participant_id": None, "question": "y", "ia_count": 2},

@@ -7,6 +7,11 @@ Public entry points (each returns ``polars.LazyFrame`` in the canonical schema o
 * :func:`readgaze.io.sbsat.read_sbsat_fixations`, :func:`readgaze.io.sbsat.read_sbsat_trials`,
   :func:`readgaze.io.sbsat.read_sbsat_windows` (the authors' book-wise windowed fixation arrays);
 * :func:`scan_csv`: the robust scanner underneath (separator, ``.`` nulls, whole-file dtypes).
+
+Damaged input is never silent data (issue 29): every delimited file is checked line by line first
+(:mod:`readgaze.io.faults`, :mod:`readgaze.io.ragged`), its dtypes decided and odd columns flagged on the whole file
+(:mod:`readgaze.io.dtypes`), and the cells a reader uses checked (:mod:`readgaze.io.cells`); each fault is an error
+naming file, row and column, or a repair counted in the QC log. See ``docs/damaged_input.md``.
 """
 
 import importlib

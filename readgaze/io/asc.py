@@ -1,9 +1,10 @@
 """Read an EyeLink ``.asc`` file into canonical samples, fixations and a per-trial QC report.
 
-Pipeline: :func:`readgaze.io.asc_repair.scan_asc` classifies every line and finds the recording
-blocks (repairing what ``mne.io.read_raw_eyelink`` mishandles); :mod:`readgaze.io.asc_block` parses the
-samples and end-of-event lines with Polars (the same frames as mne returns on the repaired block,
-:mod:`readgaze.io.asc_mne`, which a test checks on every file); this module adds messages,
+Pipeline: :func:`readgaze.io.asc_scan.scan_asc` classifies every line and finds the recording
+blocks, and :mod:`readgaze.io.asc_repair` checks their samples (repairing what ``mne.io.read_raw_eyelink``
+mishandles); :mod:`readgaze.io.asc_block` parses the samples and end-of-event lines with Polars (the same
+frames as mne returns on the repaired block, :mod:`readgaze.io.asc_mne`, which a test checks on every file); this
+module adds messages,
 ``SFIX``/``SSACC``/``SBLINK`` without an end line, trial names and variables, validation results and
 flags, picks one eye per trial and builds the frames. Trials are recording blocks by default, named by
 their ``TRIALID`` message.
@@ -35,13 +36,21 @@ import polars as pl
 from readgaze.errors import ConfigError
 from readgaze.io import asc_qc, asc_trials
 from readgaze.io.asc_block import parse_events, parse_samples
-from readgaze.io.asc_repair import CHUNK_LINES, AscScan, Block, BlockSamples, block_end_ms, scan_asc
+from readgaze.io.asc_messages import (  # noqa: F401 -- MESSAGE_RE: public here too
+    MESSAGE_RE,
+    empty_validation,
+    messages_table,
+    screen_box,
+    validation_table,
+    warn_tracker_errors,
+)
+from readgaze.io.asc_repair import BlockSamples, block_end_ms
 from readgaze.io.asc_samples import SampleSink, check_target
+from readgaze.io.asc_scan import CHUNK_LINES, AscScan, Block, scan_asc
 from readgaze.qc import QCLog
 
 STEP = "read_asc"
 EYE_PREFERENCE = "right"  # used when both eyes are recorded in every block and eye=None
-MESSAGE_RE = r"^MSG\s+(\S+)\s*(?:(-?\d+)\s+(\S.*))?(.*)$"  # time, optional offset, text
 
 
 @dataclass
@@ -58,7 +67,7 @@ class AscRecording:
     messages: pl.DataFrame  # line, time_ms, offset_ms, text, block, trial_id
     trials: pl.DataFrame
     qc_report: pl.DataFrame
-    validation: pl.DataFrame = field(default_factory=lambda: _empty_validation())  # one row per eye per !CAL VALIDATION
+    validation: pl.DataFrame = field(default_factory=lambda: empty_validation())  # one row per eye per !CAL VALIDATION
     qc: QCLog = field(default_factory=QCLog)
     warnings: list[str] = field(default_factory=list)
 
@@ -133,11 +142,11 @@ def read_asc(path: str | Path, *, trial_message: str | None = None, eye: str | N
     check_target(samples)
     scan = scan_asc(path, encoding=encoding, chunk_lines=chunk_lines)
     name, warnings, qc = scan.path.name, list(scan.warnings), QCLog(list(scan.qc.records))
-    messages = _messages(scan)
+    messages = messages_table(scan)
     eyes = _choose_eyes(scan.blocks, eye, name, warnings)
     segments = asc_trials.segments(scan, messages, trial_message, name, warnings)
     screen_warnings: list[str] = []  # reported after the blocks' own warnings
-    screen = _screen_box(messages, screen_px, name, screen_warnings, qc)
+    screen = screen_box(messages, screen_px, name, screen_warnings, qc)
     parts: dict[str, list[pl.DataFrame]] = {"events": [], "fixations": []}
     sink = SampleSink(samples, scan.blocks)
     groups = itertools.groupby(scan.sample_chunks(), key=lambda piece: piece[0].index)  # (block, chunk) in order
@@ -162,8 +171,8 @@ def read_asc(path: str | Path, *, trial_message: str | None = None, eye: str | N
     trials = asc_trials.trials_table(scan, segments, eyes, counts, all_fix)
     messages = asc_trials.assign_messages(messages, segments)
     trials = asc_trials.with_trial_variables(trials, messages, scan, segments)
-    _warn_tracker_errors(messages, name, warnings, qc)
-    validation = _validation(messages, scan, qc)
+    warn_tracker_errors(messages, name, warnings, qc)
+    validation = validation_table(messages, scan, qc)
     events = _concat(parts["events"], None)
     saccades = _used(events, "saccade", eyes)
     report = asc_qc.qc_report(trials, counts, all_fix, saccades)
@@ -184,92 +193,6 @@ def _check_options(eye, drop_fixations, trial_message) -> None:
             re.compile(trial_message)
         except re.error as err:
             raise ConfigError(f"trial_message: {trial_message!r} is not a valid regex ({err})") from None
-
-
-def _messages(scan: AscScan) -> pl.DataFrame:
-    rows = scan.lines.filter(pl.col("kind") == "MSG")
-    parts = pl.col("text").str.extract_groups(MESSAGE_RE)
-    return rows.select(
-        pl.col("line").cast(pl.Int64), "block",
-        time_ms=parts.struct.field("1").cast(pl.Float64, strict=False),
-        offset_ms=parts.struct.field("2").cast(pl.Float64, strict=False),
-        text=pl.coalesce(parts.struct.field("3"), parts.struct.field("4")).str.strip_chars(),
-    )
-
-
-def _screen_box(messages: pl.DataFrame, screen_px, name: str, warnings: list[str],
-                qc: QCLog) -> tuple[float, float, float, float] | None:
-    """Screen box (left, top, right, bottom; px, inclusive) for ``off_screen``, and where it came from.
-
-    ``screen_px`` wins; else ``DISPLAY_COORDS`` (the stimulus display), else ``GAZE_COORDS`` (the
-    tracker's gaze coordinate space, usually equal), else none: off-screen detection is off.
-    """
-    if screen_px is not None:
-        width, height = (float(v) for v in screen_px)
-        if width <= 0 or height <= 0:
-            raise ConfigError(f"screen_px: got {screen_px!r}, expected (width, height) > 0")
-        qc.add(STEP, "fixations", "screen size", 0, action="flagged",
-               detail=f"{width:g} x {height:g} px from the screen_px option")
-        return 0.0, 0.0, width - 1, height - 1
-    for key in ("DISPLAY_COORDS", "GAZE_COORDS"):
-        hit = messages.filter(pl.col("text").str.starts_with(key)).head(1)
-        if hit.height:
-            numbers = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", hit["text"][0])[:4]]
-            if len(numbers) == 4:
-                left, top, right, bottom = numbers
-                used = f"{left:g} {top:g} {right:g} {bottom:g} (left top right bottom, px) from {key} " \
-                       f"(line {hit['line'][0]})"
-                qc.add(STEP, "fixations", "screen size", 0, action="flagged", detail=used)
-                if key == "GAZE_COORDS":
-                    warnings.append(f"{name} line {hit['line'][0]}: no DISPLAY_COORDS message; off_screen uses "
-                                    f"the screen size {used}")
-                return tuple(numbers)
-    warnings.append(f"{name}: no DISPLAY_COORDS or GAZE_COORDS message and no screen_px; off-screen detection "
-                    "is off (off_screen is False for every fixation; pass screen_px / --screen-px)")
-    qc.add(STEP, "fixations", "off-screen detection off", 0, action="warning",
-           detail="no DISPLAY_COORDS or GAZE_COORDS message and no screen_px")
-    return None
-
-
-_VALIDATION_RE = (r"^!CAL VALIDATION\s+(\S+)\s+\S+\s+(LEFT|RIGHT)\s+(\S+)\s+ERROR\s+(\S+)\s+avg\.?\s+(\S+)\s+max"
-                  r"(?:\s+OFFSET\s+(\S+)\s+deg\.?\s+(-?[\d.]+),\s*(-?[\d.]+)\s+pix)?")
-
-
-def _empty_validation() -> pl.DataFrame:
-    return pl.DataFrame(schema={"line": pl.Int64, "time_ms": pl.Float64, "block": pl.Int32, "eye": pl.String,
-                                "points": pl.Int32, "result": pl.String, "error_avg_deg": pl.Float64,
-                                "error_max_deg": pl.Float64, "offset_deg": pl.Float64, "offset_x_px": pl.Float64,
-                                "offset_y_px": pl.Float64})
-
-
-def _validation(messages: pl.DataFrame, scan: AscScan, qc: QCLog) -> pl.DataFrame:
-    """``!CAL VALIDATION HV9 R RIGHT GOOD ERROR 0.35 avg. 0.78 max OFFSET ...`` rows, one per eye.
-
-    ``points`` comes from the calibration type (``HV9`` -> 9); ``block`` is the next recording block
-    (the one the validation was done for), null after the last. Each row is recorded in ``qc``.
-    EyeLink 1000 Plus User Manual 1.0.19, section 4.9 (calibration and validation messages).
-    """
-    hits = messages.filter(pl.col("text").str.contains(r"^!CAL VALIDATION\s")).with_columns(
-        g=pl.col("text").str.extract_groups(_VALIDATION_RE))
-    hits = hits.filter(pl.col("g").struct.field("2").is_not_null())
-    if not hits.height:
-        return _empty_validation()
-    field_ = lambda i: pl.col("g").struct.field(str(i))  # noqa: E731
-    starts = pl.DataFrame({"_start": [b.start_line for b in scan.blocks], "block": [b.index for b in scan.blocks]},
-                          schema={"_start": pl.Int64, "block": pl.Int32})
-    out = hits.select(
-        "line", "time_ms", eye=field_(2).str.to_lowercase(),
-        points=field_(1).str.extract(r"(\d+)").cast(pl.Int32, strict=False), result=field_(3),
-        error_avg_deg=field_(4).cast(pl.Float64, strict=False), error_max_deg=field_(5).cast(pl.Float64, strict=False),
-        offset_deg=field_(6).cast(pl.Float64, strict=False), offset_x_px=field_(7).cast(pl.Float64, strict=False),
-        offset_y_px=field_(8).cast(pl.Float64, strict=False))
-    out = out.sort("line").join_asof(starts, left_on="line", right_on="_start", strategy="forward").drop("_start")
-    out = out.select(_empty_validation().columns)
-    for row in out.iter_rows(named=True):
-        qc.add(STEP, "validation", f"{row['eye']} eye {row['result']}", 1, action="flagged",
-               detail=f"line {row['line']}: {row['points']} points, error avg {row['error_avg_deg']}° "
-                      f"max {row['error_max_deg']}°, before block {row['block']}")
-    return out
 
 
 def _choose_eyes(blocks: list[Block], eye: str | None, name: str, warnings: list[str]) -> dict[int, str]:
@@ -293,29 +216,40 @@ def _choose_eyes(blocks: list[Block], eye: str | None, name: str, warnings: list
     return chosen
 
 
-
-
-
-
 def _read_one_block(scan, block, chunks, eye, segments, sink, parts, screen, min_ms, warnings, qc) -> None:
     """One block: its sample chunks (checked, repaired, parsed, flagged, given trials) go to ``sink``;
     then its events, closed at the block end, go to ``parts``."""
     base = _empty_events().select("kind", "eye", "start_ms", "end_ms", "duration_ms", "x_px", "y_px", "pupil")
-    tracked = parse_events(scan, block) if block.n_samples else pl.DataFrame()
+    report: dict[str, list[int]] = {}
+    tracked = parse_events(scan, block, report) if block.n_samples else pl.DataFrame()
+    for line in report.get("cut", []):
+        warnings.append(f"{scan.path.name} line {line}: the file's last line is an event line cut short (a truncated "
+                        "recording?); not read")
+        qc.add(STEP, "events", "last line cut short", 1, detail=f"line {line}")
+    if report.get("repeated"):
+        lines = sorted(report["repeated"])
+        warnings.append(f"{scan.path.name} line {lines[0]}: {len(lines)} event line(s) repeat an earlier line of "
+                        "the block word for word; the repeats are not read")
+        qc.add(STEP, "events", "repeated event line", len(lines), detail=f"first line {lines[0]}")
     # blinks for the sample mask: an SBLINK without EBLINK lasts to the block end, which lies after every
     # sample (known only after the last chunk), so it is open-ended here
     open_ended = pl.concat([base, _with_open_events(scan, block, tracked, float("inf"))], how="diagonal_relaxed")
     mask_blinks = open_ended.filter(pl.col("kind") == "blink", pl.col("eye") == eye)
     state = BlockSamples(scan, block)
+    malformed: list[tuple[int, int]] = []
     for rows in chunks:
+        rows = state.fields(rows)
+        if not rows.height:
+            continue
         times = state.times(rows)
-        state.fields(rows)
-        samples = parse_samples(block, times)
+        samples = parse_samples(block, times, malformed)
         samples = samples.with_columns(
             x_px=_eye_col(samples, f"x_{eye}_px"), y_px=_eye_col(samples, f"y_{eye}_px"),
             pupil=_eye_col(samples, f"pupil_{eye}"), eye=pl.lit(eye), block=pl.lit(block.index, pl.Int32))
         samples = samples.with_columns(in_blink=asc_qc.blink_mask(samples, mask_blinks))
         sink.add(asc_trials.assign_trials(samples, segments, "time_ms"))
+    if malformed:
+        state.malformed = [sum(n for n, _ in malformed), malformed[0][1]]
     state.finish(warnings, qc)  # repairs reported; the fields present are read, inconsistent lines raise
     end_ms = block_end_ms(block, state.max_repaired)
     events = pl.concat([base, _with_open_events(scan, block, tracked, end_ms)], how="diagonal_relaxed")
@@ -424,8 +358,6 @@ def _flag_blink_saccades(events: pl.DataFrame, name: str, warnings: list[str], q
     return events.with_columns(contains_blink=pl.when(pl.col("kind") == "saccade").then(flag))
 
 
-
-
 def _concat(frames: list[pl.DataFrame], empty: pl.DataFrame | None) -> pl.DataFrame:
     frames = [f for f in frames if f.height]
     if frames:
@@ -453,24 +385,6 @@ def _index(fixations: pl.DataFrame) -> pl.DataFrame:
 def _used(events: pl.DataFrame, kind: str, eyes: dict[int, str]) -> pl.DataFrame:
     used = pl.DataFrame({"block": list(eyes), "eye": list(eyes.values())}, schema={"block": pl.Int32, "eye": pl.String})
     return events.filter(pl.col("kind") == kind).join(used, on=["block", "eye"], how="semi").drop("kind")
-
-
-
-
-
-
-def _warn_tracker_errors(messages: pl.DataFrame, name: str, warnings: list[str], qc: QCLog) -> None:
-    errors = messages.filter(pl.col("text").str.contains(r"^ERROR\b"))
-    if not errors.height:
-        return
-    errors = errors.with_columns(run=(pl.col("line").diff() != 1).fill_null(True).cum_sum())
-    for run in errors.partition_by("run", maintain_order=True):
-        first, last = run["line"][0], run["line"][-1]
-        where = f"line {first}" if first == last else f"lines {first}–{last}"
-        trial = run["trial_id"][0]
-        warnings.append(f"{name} {where} (trial {trial}): tracker error message(s): " + "; ".join(run["text"]))
-        qc.add(STEP, "messages", "tracker error message", run.height, action="warning",
-               detail=f"{where}, trial {trial}")
 
 
 def inspect_asc(path: str | Path, *, encoding: str = "utf-8", screen_px: tuple[float, float] | None = None,

@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from readgaze.errors import ParseError
-from readgaze.io.asc_repair import AscScan, Block
+from readgaze.io.asc_scan import AscScan, Block
 
 EYE_NAMES = {"L": "left", "R": "right"}
 EVENT_LINES = {"fixations": "EFIX", "saccades": "ESACC", "blinks": "EBLINK"}

@@ -1,441 +1,23 @@
-"""Structural scan of an EyeLink ``.asc`` file, and the repaired per-block text handed to mne.
+"""Checks and repairs of a recording block's sample lines, and the repaired per-block text handed to mne.
 
-``mne.io.read_raw_eyelink`` (MNE-Python 1.13, ``mne/io/eyelink/_utils.py``) mishandles real files: it
-stores a recording block only when it reaches ``END`` (a block without ``END`` is lost silently, or the whole file
-fails), reads indented calibration rows that start with a
-digit as samples, collapses sample gaps inside a block, sorts duplicated 2 kHz timestamps
-unstably, and raises when the sampling rate changes between blocks.
-
-So readgaze first scans the file itself (Polars, one regex pass over all lines) and finds the
-recording blocks. Each block ends at its ``END`` line, or, when ``END`` is missing, just before
-a calibration header (``>>>>>>> CALIBRATION``), the next ``START`` or the end of the file (with a
-warning naming both lines); the line before it is the block's last data line, or the line before
-the next trial's ``TRIALID`` message when one sits between them. Duplicated timestamps are made
-strictly increasing and sample lines are checked against the ``SAMPLES`` declaration
-(:class:`BlockSamples`, chunk by chunk). :mod:`readgaze.io.asc_block` then parses each block;
-:func:`write_block_for_mne` writes a block as the small file ``mne.io.read_raw_eyelink`` reads
-correctly (``START``, headers, samples, ``E*`` events, a synthesised ``END`` where the file had
-none), which the tests use as the oracle.
-
-Streaming: the file is read in chunks of at most ``chunk_lines`` whole lines (:data:`CHUNK_LINES` by
-default), twice. The scan (first pass) keeps the text of every line that is not a sample line (messages,
-events, headers: a few percent of a recording) and, of the sample lines, only runs of line numbers and
-per-chunk counts; :meth:`AscScan.sample_chunks` (second pass) re-reads the chunks that hold sample lines,
-one at a time, by byte offset. So at most ``chunk_lines`` lines of text are held at once.
-
-Text: the file is decoded with ``encoding`` (default UTF-8). Bytes that do not decode are replaced
-with U+FFFD and the lines holding them are counted in a warning; byte-order marks (U+FEFF) anywhere
-in a line are removed (an export tool that writes one inside a message would otherwise defeat an
-anchored ``trial_message`` pattern) and counted.
+Duplicated timestamps at rates above 1000 Hz are made strictly increasing and sample lines are checked against the
+``SAMPLES`` declaration (:class:`BlockSamples`, chunk by chunk, over the blocks :mod:`readgaze.io.asc_scan` found).
+``mne.io.read_raw_eyelink`` (MNE-Python 1.13) collapses sample gaps inside a block, sorts duplicated 2 kHz
+timestamps unstably and raises when the sampling rate changes between blocks; :func:`write_block_for_mne` writes a
+block as the small file it reads correctly (``START``, headers, samples, ``E*`` events, a synthesised ``END`` where
+the file had none), which the tests use as the oracle of :mod:`readgaze.io.asc_block`.
 """
 
 from __future__ import annotations
 
-import codecs
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 
-from readgaze.errors import ConfigError, ParseError
+from readgaze.errors import ParseError
+from readgaze.io.asc_scan import FOR_MNE, STEP, AscScan, Block
 from readgaze.qc import QCLog
-
-KEYWORDS = ("START", "END", "MSG", "SFIX", "EFIX", "SSACC", "ESACC", "SBLINK", "EBLINK", "SAMPLES",
-            "EVENTS", "PRESCALER", "VPRESCALER", "PUPIL", "INPUT", "BUTTON")
-#: Line kinds written into the per-block file for mne (messages stay with readgaze: mne keeps only
-#: in-block messages, skips any line holding ``;``, ``!V`` or ``!MODE``, and decodes with the locale).
-FOR_MNE = ("START", "PRESCALER", "VPRESCALER", "PUPIL", "EVENTS", "SAMPLES", "sample", "EFIX",
-           "ESACC", "EBLINK", "END")
-STEP = "read_asc"
-LINE_KINDS = pl.Enum([*KEYWORDS, "sample", "calibration", "header", "blank", "continuation", "other"])
-#: Lines that carry recording data (an open block extends at least to its last one).
-DATA_KINDS = ("sample", "SFIX", "EFIX", "SSACC", "ESACC", "SBLINK", "EBLINK", "INPUT", "BUTTON")
-TRIALID_RE = r"^MSG\s+\S+\s+(?:-?\d+\s+)?TRIALID\b"
-#: Lines per chunk read at once (about 4 MiB of sample text; a chunk's tokens take about 10x that).
-CHUNK_LINES = 100_000
-_READ_BYTES = 1 << 23  # bytes read from the file per system call
-
-
-
-@dataclass
-class Block:
-    """One recording block (``START`` ... ``END``) as found in the file; lines are 1-based."""
-
-    index: int
-    start_line: int
-    last_line: int
-    start_ms: float
-    end_ms: float | None
-    closed_by: str  # "END", "calibration", "next START" or "end of file"
-    eyes: tuple[str, ...] = ()
-    sampling_rate_hz: float | None = None
-    n_samples: int = 0
-    event_counts: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """A run of whole lines of the file: byte ``offset`` and ``size``, ``first_line`` (1-based),
-    ``n_lines`` and ``n_samples`` (how many of them are sample lines)."""
-
-    offset: int
-    size: int
-    first_line: int
-    n_lines: int
-    n_samples: int
-
-
-@dataclass
-class AscScan:
-    """The file's non-sample lines, classified, with their block; the blocks, the chunks, what was repaired.
-
-    ``lines`` holds every line that is not a sample line: ``line`` (UInt32, 1-based), ``text``, ``kind``
-    (:data:`LINE_KINDS`), ``block`` (Int32, null outside blocks). Sample lines are read again, a chunk at
-    a time, by :meth:`sample_chunks`.
-    """
-
-    path: Path
-    lines: pl.DataFrame
-    blocks: list[Block]
-    warnings: list[str]
-    qc: QCLog
-    chunks: list[Chunk] = field(default_factory=list)
-    encoding: str = "utf-8"  # the codec's canonical name
-    n_lines: int = 0
-    rows: dict[int, tuple[int, int]] = field(default_factory=dict)  # block -> row range of ``lines``
-
-    def block_lines(self, index: int) -> pl.DataFrame:
-        """The non-sample lines of one block: a zero-copy slice of ``lines`` (a block is a contiguous run)."""
-        lo, hi = self.rows.get(index, (0, 0))
-        return self.lines.slice(lo, hi - lo)
-
-    def sample_chunks(self) -> Iterator[tuple[Block, pl.DataFrame]]:
-        """The sample lines inside blocks, in file order: ``(block, frame)`` with ``line`` (UInt32) and ``text``.
-
-        Each chunk of the file that holds sample lines is read once and split by block, so one frame
-        holds at most ``chunk_lines`` lines (and one block's lines arrive as several frames when the
-        block spans chunks).
-        """
-        blocks = [b for b in self.blocks if b.n_samples]
-        i = 0
-        with self.path.open("rb") as handle:
-            for chunk in self.chunks:
-                last = chunk.first_line + chunk.n_lines - 1
-                while i < len(blocks) and blocks[i].last_line < chunk.first_line:
-                    i += 1
-                inside = []
-                for b in blocks[i:]:
-                    if b.start_line > last:
-                        break
-                    inside.append(b)
-                if not chunk.n_samples or not inside:
-                    continue
-                handle.seek(chunk.offset)
-                text = decode_chunk(handle.read(chunk.size), self.encoding, chunk.first_line)[0]
-                samples = text.filter(pl.col("text").str.contains(r"^[0-9]")).select("line", "text")  # see _kinds
-                lines = samples["line"]
-                for b in inside:
-                    lo, hi = lines.search_sorted(b.start_line, "left"), lines.search_sorted(b.last_line, "right")
-                    if hi > lo:
-                        yield b, samples.slice(lo, hi - lo)
-
-
-def _codec(encoding: str) -> str:
-    try:
-        return codecs.lookup(encoding).name
-    except LookupError:
-        raise ConfigError(f"encoding: unknown codec {encoding!r} (e.g. 'utf-8', 'cp1252', 'latin-1')") from None
-
-
-def _byte_chunks(path: Path, chunk_lines: int) -> Iterator[tuple[int, bytes]]:
-    """``(byte offset, bytes)`` of consecutive pieces of the file, each at most ``chunk_lines`` whole lines."""
-    offset, rest = 0, b""
-    with path.open("rb") as handle:
-        while True:
-            data = handle.read(_READ_BYTES)
-            if not data:
-                if rest:
-                    yield offset, rest
-                return
-            buf = rest + data if rest else data
-            ends = np.flatnonzero(np.frombuffer(buf, np.uint8) == 10)
-            start = 0
-            for k in range(chunk_lines - 1, len(ends), chunk_lines):
-                cut = int(ends[k]) + 1
-                yield offset, buf[start:cut]
-                offset, start = offset + cut - start, cut
-            rest = buf[start:]
-
-
-def _read_text(source, lossy: bool) -> pl.DataFrame:
-    return pl.read_csv(source, has_header=False, separator="\x1f", quote_char=None, new_columns=["text"],
-                       schema={"text": pl.String}, encoding="utf8-lossy" if lossy else "utf8")
-
-
-def decode_chunk(data: bytes, codec: str, first_line: int) -> tuple[pl.DataFrame, bool]:
-    """One row per line of a chunk (``line`` from ``first_line``, ``text``), and whether some bytes did not
-    decode (replaced with U+FFFD). Line ends (``\r``) and byte-order marks (U+FEFF) are removed.
-
-    UTF-8 is parsed by polars straight from the bytes; another (ASCII-compatible) codec is decoded in
-    Python first. A single-byte codec cannot hold U+FFFD itself, so every one is a replaced byte.
-    """
-    if codec == "utf-8":
-        try:
-            frame, replaced = _read_text(data, lossy=False), False
-        except pl.exceptions.ComputeError:
-            frame, replaced = _read_text(data, lossy=True), True  # polars' utf8-lossy read replaces the bad bytes
-    else:
-        text = data.decode(codec, errors="replace")
-        frame, replaced = _read_text(text.encode("utf-8"), lossy=False), "\ufffd" in text
-    n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    if frame.height != n_lines:  # blank-only chunks: polars reads no rows
-        text = data.decode(codec, errors="replace")
-        frame = pl.DataFrame({"text": text[:-1].split("\n") if text.endswith("\n") else text.split("\n")},
-                             schema={"text": pl.String})
-    frame = frame.with_row_index("line", offset=first_line).with_columns(pl.col("text").fill_null(""))
-    if frame.select(pl.col("text").str.ends_with("\r").any()).item():
-        frame = frame.with_columns(pl.col("text").str.strip_chars_end("\r"))
-    if frame.select(pl.col("text").str.contains("\ufeff", literal=True).any()).item():
-        frame = frame.with_columns(pl.col("text").str.replace_all("\ufeff", "", literal=True),
-                                   _bom=pl.col("text").str.contains("\ufeff", literal=True))
-    return frame, replaced
-
-
-def _kinds(frame: pl.DataFrame) -> pl.Series:
-    """The kind of every line (Enum :data:`LINE_KINDS`), from its first 16 characters."""
-    head = pl.col("text").str.slice(0, 16)  # a line's kind shows in its first characters: no full-line copies
-    kind = head.str.extract(r"^([A-Z]+)\b")
-    names = LINE_KINDS.categories.to_list()
-    code = {k: pl.lit(names.index(k), pl.UInt8) for k in names}  # small integer codes, then one Enum gather
-    keyword = kind.replace_strict(list(KEYWORDS), [names.index(k) for k in KEYWORDS], default=names.index("other"),
-                                  return_dtype=pl.UInt8)
-    codes = frame.select(
-        pl.when(head.str.contains(r"^[0-9]")).then(code["sample"])
-        .when(head.str.starts_with(">>>>>>>")).then(code["calibration"])
-        .when(head.str.starts_with("**")).then(code["header"])
-        .when(pl.col("text").str.contains(r"^\s*$")).then(code["blank"])
-        .when(head.str.contains(r"^\s")).then(code["continuation"])
-        .otherwise(keyword.fill_null(names.index("other")))).to_series()
-    return pl.Series("kind", names, dtype=LINE_KINDS).gather(codes)
-
-
-@dataclass
-class _Lines:
-    """What the first pass keeps: the non-sample lines, runs of sample line numbers, the chunks."""
-
-    kept: pl.DataFrame
-    run_first: np.ndarray
-    run_last: np.ndarray
-    chunks: list[Chunk]
-    n_lines: int
-
-
-def _first_pass(path: Path, codec: str, chunk_lines: int, encoding: str, warnings: list[str],
-                qc: QCLog) -> _Lines:
-    kept, firsts, lasts, chunks = [], [], [], []
-    line, replaced, bad, bom = 1, False, [0, None], [0, None]  # counts and first lines
-    for offset, data in _byte_chunks(path, chunk_lines):
-        frame, lossy = decode_chunk(data, codec, line)
-        replaced |= lossy
-        for tally, hit in ((bad, pl.col("text").str.contains("\ufffd", literal=True)),
-                           (bom, pl.col("_bom") if "_bom" in frame.columns else None)):
-            if hit is not None:
-                lines = frame.filter(hit)["line"]
-                if lines.len():
-                    tally[0] += lines.len()
-                    tally[1] = tally[1] or int(lines[0])
-        kind = _kinds(frame)
-        is_sample = kind == "sample"
-        numbers = frame["line"].filter(is_sample).to_numpy().astype(np.int64)
-        if len(numbers):
-            breaks = np.flatnonzero(np.diff(numbers) != 1)
-            firsts.append(numbers[np.r_[0, breaks + 1]])
-            lasts.append(numbers[np.r_[breaks, len(numbers) - 1]])
-        rest = frame.select("line", "text").with_columns(kind).filter(~is_sample)
-        # a new string buffer: a filtered view would keep the whole chunk's text alive
-        kept.append(rest.with_columns(text=pl.Series(rest["text"].to_list(), dtype=pl.String)))
-        chunks.append(Chunk(offset, len(data), line, frame.height, len(numbers)))
-        line += frame.height
-    if replaced:
-        warnings.append(f"{path.name} line {bad[1]}: {bad[0]} line(s) hold bytes that are not valid "
-                        f"{encoding}; replaced with U+FFFD (pass encoding=, e.g. 'cp1252')")
-        qc.add(STEP, "lines", f"bytes not valid {encoding} replaced", bad[0], action="changed",
-               detail=f"first line {bad[1]}")
-    if bom[0]:
-        qc.add(STEP, "lines", "byte-order mark (U+FEFF) removed", bom[0], action="changed",
-               detail=f"first line {bom[1]}")
-    empty = pl.DataFrame(schema={"line": pl.get_index_type(), "text": pl.String, "kind": LINE_KINDS})
-    cat = lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int64)  # noqa: E731
-    return _Lines(pl.concat([empty, *kept]), cat(firsts), cat(lasts), chunks, line - 1)
-
-
-def _samples_upto(read: _Lines, line: np.ndarray) -> np.ndarray:
-    """Number of sample lines at or before each ``line``."""
-    if not len(read.run_first):
-        return np.zeros(len(line), np.int64)
-    sizes = read.run_last - read.run_first + 1
-    before = np.concatenate([[0], np.cumsum(sizes)])
-    i = np.searchsorted(read.run_first, line, side="right")  # runs starting at or before the line
-    partial = np.where(i > 0, np.minimum(line, read.run_last[np.maximum(i - 1, 0)])
-                       - read.run_first[np.maximum(i - 1, 0)] + 1, 0)
-    return np.where(i > 0, before[np.maximum(i - 1, 0)] + np.maximum(partial, 0), 0)
-
-
-def _find_blocks(lines: pl.DataFrame, data_lines: np.ndarray, n_lines: int, name: str, warnings: list[str],
-                 qc: QCLog) -> list[Block]:
-    """Walk the few START/END/calibration lines and close every block, warning where END is missing.
-
-    ``data_lines``: sorted line numbers that carry recording data (at least the last of every run of
-    sample lines, and every event line).
-    """
-    marks = lines.filter(pl.col("kind").is_in(["START", "END", "calibration"]))
-    marks = marks.with_columns(t=pl.col("text").str.extract(r"^[A-Z]+\s+(\S+)").cast(pl.Float64, strict=False))
-    starts = marks.filter(pl.col("kind") == "START")["line"].to_list()
-    trialids = lines.filter(pl.col("kind") == "MSG", pl.col("text").str.contains(TRIALID_RE))["line"].to_numpy()
-    blocks: list[Block] = []
-    current: Block | None = None
-
-    def before_next_trial(start: int) -> tuple[int, str]:
-        """Close an open block before the next START: after its last data line, and before a TRIALID
-        message that lies between that line and the START (it names the next trial)."""
-        i = np.searchsorted(data_lines, start) - 1
-        last_data = int(data_lines[i]) if i >= 0 and data_lines[i] > current.start_line else current.start_line
-        named = trialids[(trialids > last_data) & (trialids < start)]
-        return (int(named[0]) - 1, "next trial's TRIALID") if len(named) else (start - 1, "next START")
-
-    def close(last_line: int, reason: str) -> None:
-        nxt = [s for s in starts if s > current.start_line]
-        where = f"; the next START is on line {nxt[0]}" if nxt else ""
-        at = f"line {last_line + 1}" if reason != "end of file" else f"the last line, {last_line}"
-        warnings.append(f"{name} line {current.start_line}: recording block opened here has no END; "
-                        f"closed at {at} ({reason}){where}")
-        qc.add(STEP, "trials", "block without END", 1, action="changed",
-               detail=f"line {current.start_line}, closed at {at} ({reason})")
-        current.last_line, current.closed_by = last_line, reason
-        blocks.append(current)
-
-    for line, kind, t in marks.select("line", "kind", "t").iter_rows():
-        if kind == "START":
-            if t is None:
-                raise ParseError("START line without a timestamp", file=name, row=line)
-            if current is not None:
-                close(*before_next_trial(line))
-            current = Block(len(blocks), line, line, t, None, "END")
-        elif kind == "END" and current is not None:
-            current.last_line, current.end_ms = line, t
-            blocks.append(current)
-            current = None
-        elif kind == "END":
-            warnings.append(f"{name} line {line}: END without a START; ignored")
-            qc.add(STEP, "lines", "END without START", 1, action="dropped", detail=f"line {line}")
-        elif current is not None:  # calibration header inside an open block
-            close(line - 1, "calibration")
-            current = None
-    if current is not None:
-        close(n_lines, "end of file")
-    return blocks
-
-
-def _block_header(block: Block, rows: pl.DataFrame, name: str) -> None:
-    """Fill eyes and sampling rate from the block's SAMPLES line."""
-    spec = rows.filter(pl.col("kind") == "SAMPLES")["text"].head(1).to_list()
-    if not spec:
-        raise ParseError("recording block has no SAMPLES line (eyes and sampling rate unknown)",
-                         file=name, row=block.start_line)
-    tokens = spec[0].split()
-    block.eyes = tuple(e.lower() for e in ("LEFT", "RIGHT") if e in tokens)
-    try:
-        block.sampling_rate_hz = float(tokens[tokens.index("RATE") + 1])
-    except (ValueError, IndexError):
-        raise ParseError(f"SAMPLES line has no RATE value: {spec[0]!r}", file=name,
-                         row=block.start_line) from None
-
-
-def scan_asc(path: str | Path, *, encoding: str = "utf-8", chunk_lines: int = CHUNK_LINES) -> AscScan:
-    """Classify every line of an ``.asc`` file and find its recording blocks, reading it in chunks.
-
-    Parameters
-    ----------
-    path : str or Path
-        EyeLink ASCII file (``edf2asc`` output).
-    encoding : str
-        Text encoding of the file (default UTF-8; e.g. ``"cp1252"`` for Windows exports; any codec
-        in which a newline is the byte ``\n``).
-    chunk_lines : int
-        Lines read and decoded at once (default :data:`CHUNK_LINES`).
-
-    Returns
-    -------
-    AscScan
-        ``lines`` has one row per line that is not a sample line: ``line`` (1-based, as an editor
-        shows it), ``text``, ``kind`` (a keyword such as ``MSG``/``EFIX``, or ``calibration``,
-        ``header``, ``continuation``, ``blank``, ``other``) and ``block`` (0-based, null outside blocks).
-        ``chunks`` say where each chunk of lines lies in the file; ``blocks`` count their sample lines.
-
-    Raises
-    ------
-    ParseError
-        No recording block at all, or a block without a ``SAMPLES`` line / ``RATE``.
-    ConfigError
-        Unknown ``encoding``, or ``chunk_lines`` < 1.
-    """
-    path = Path(path)
-    name = path.name
-    if chunk_lines < 1:
-        raise ConfigError(f"chunk_lines: got {chunk_lines!r}, expected a positive number of lines")
-    codec = _codec(encoding)
-    warnings: list[str] = []
-    qc = QCLog()
-    read = _first_pass(path, codec, chunk_lines, encoding, warnings, qc)
-    lines = read.kept
-    data_lines = np.union1d(lines.filter(pl.col("kind").is_in(DATA_KINDS))["line"].to_numpy().astype(np.int64),
-                            read.run_last)
-    blocks = _find_blocks(lines, data_lines, read.n_lines, name, warnings, qc)
-    if not blocks:
-        raise ParseError("no recording block (no START line): not an EyeLink sample/event file", file=path)
-    spans = pl.DataFrame({"first": [b.start_line for b in blocks], "last": [b.last_line for b in blocks],
-                          "block": [b.index for b in blocks]},
-                         schema={"first": lines.schema["line"], "last": lines.schema["line"], "block": pl.Int32})
-    lines = lines.join_asof(spans, left_on="line", right_on="first", strategy="backward").with_columns(
-        block=pl.when(pl.col("line") <= pl.col("last")).then(pl.col("block"))).drop("first", "last")
-    numbers = lines["line"]
-    rows = {b.index: (numbers.search_sorted(b.start_line, "left"), numbers.search_sorted(b.last_line, "right"))
-            for b in blocks}
-    counts = (lines.filter(pl.col("block").is_not_null()).group_by("block", "kind").len()
-              .iter_rows())
-    per_block: dict[int, dict[str, int]] = {}
-    for b, kind, n in counts:
-        per_block.setdefault(b, {})[kind] = n
-    edges = np.array([[b.start_line - 1, b.last_line] for b in blocks], dtype=np.int64)
-    in_block = _samples_upto(read, edges[:, 1]) - _samples_upto(read, edges[:, 0])
-    spec_lines = lines.filter(pl.col("kind") == "SAMPLES")
-    for block, n in zip(blocks, in_block.tolist()):
-        block.event_counts = per_block.get(block.index, {})
-        if n:
-            block.event_counts["sample"] = n
-        block.n_samples = n
-        _block_header(block, spec_lines.filter(pl.col("block") == block.index), name)
-    _count_stray_lines(lines, read, blocks, name, warnings, qc)
-    return AscScan(path, lines, blocks, warnings, qc, read.chunks, codec, read.n_lines, rows)
-
-
-def _count_stray_lines(lines: pl.DataFrame, read: _Lines, blocks: list[Block], name: str, warnings: list[str],
-                       qc: QCLog) -> None:
-    starts = np.array([b.start_line for b in blocks], dtype=np.int64)
-    ends = np.array([b.last_line for b in blocks], dtype=np.int64)
-    i = np.searchsorted(starts, read.run_first, side="right") - 1
-    inside = (i >= 0) & (read.run_first <= ends[np.maximum(i, 0)])  # runs never cross a block edge
-    outside = int((read.run_last - read.run_first + 1)[~inside].sum())
-    if outside:
-        first = int(read.run_first[~inside][0])
-        warnings.append(f"{name} line {first}: {outside} sample line(s) outside any recording block; not read")
-        qc.add(STEP, "samples", "outside recording block", outside, detail=f"first line {first}")
-    cont = lines.filter(pl.col("block").is_not_null(), pl.col("kind") == "continuation")
-    if cont.height:
-        qc.add(STEP, "lines", "indented line inside block (not a sample)", cont.height, action="dropped",
-               detail=f"first line {cont['line'][0]}")
 
 
 class BlockSamples:
@@ -466,7 +48,10 @@ class BlockSamples:
         self.max_repaired: float | None = None
         self.changed = 0
         self.late, self.back = [0, None], [0, None]  # count, first line
+        self.gap = [0, None]  # samples missing between consecutive timestamps, first line after a gap
         self.first: dict | None = None  # the block's first sample line and its number of values
+        self.cut: int | None = None  # the file's last line, cut short (dropped)
+        self.malformed = [0, None]  # sample lines with a value neither a number nor '.', first line
 
     def times(self, rows: pl.DataFrame) -> pl.DataFrame:
         rows = rows.with_columns(time_ms=pl.col("text").str.extract(r"^(\S+)").cast(pl.Float64, strict=False))
@@ -487,8 +72,16 @@ class BlockSamples:
         r = pl.col("time_ms_repaired")
         prev = r.shift(1) if self.last_repaired is None else r.shift(1, fill_value=self.last_repaired)
         end = self.block.end_ms if self.block.end_ms is not None else float("inf")
-        flags = rows.select("line", changed=pl.col("time_ms") != r, late=r >= end, back=(r - prev) <= 0)
+        if self.last_repaired is None:  # the first sample: at START (EyeLink writes its first sample at START's time)
+            prev = r.shift(1, fill_value=self.block.start_ms - self.interval)
+        missing = ((r - prev) / self.interval).round() - 1  # samples the tracker's clock says are absent
+        flags = rows.select("line", changed=pl.col("time_ms") != r, late=r >= end, back=(r - prev) <= 0,
+                            gap=pl.when(missing > 0).then(missing).fill_null(0))
         self.changed += int(flags["changed"].sum())
+        gaps = flags.filter(pl.col("gap") > 0)
+        if gaps.height:
+            self.gap[0] += int(gaps["gap"].sum())
+            self.gap[1] = self.gap[1] or int(gaps["line"][0])
         for tally, name in ((self.late, "late"), (self.back, "back")):
             hit = flags.filter(pl.col(name))["line"]
             if hit.len():
@@ -499,17 +92,25 @@ class BlockSamples:
         self.max_repaired = top if self.max_repaired is None else max(self.max_repaired, top)
         return rows
 
-    def fields(self, rows: pl.DataFrame) -> None:
+    def fields(self, rows: pl.DataFrame) -> pl.DataFrame:
+        """Check the number of values on each sample line; returns ``rows`` without the file's last line when it is
+        cut short (a truncated recording: dropped, counted by :meth:`finish`)."""
         counts = rows.select("line", n=pl.col("text").str.count_matches(r"\S+")
                              - pl.col("text").str.count_matches(_STATUS))
         if self.first is None:
             self.first = counts.row(0, named=True)
+        last = counts.filter(pl.col("line") == self.scan.n_lines)
+        if last.height and self.first["line"] != self.scan.n_lines and last["n"][0] < self.first["n"]:
+            self.cut = self.scan.n_lines
+            counts = counts.filter(pl.col("line") != self.scan.n_lines)
+            rows = rows.filter(pl.col("line") != self.scan.n_lines)
         odd = counts.filter(pl.col("n") != self.first["n"])
         if odd.height:
             spec_line, _, want, _ = self._declared()
             raise ParseError(f"sample lines disagree on their number of values: line {self.first['line']} has "
                              f"{self.first['n']}, line {odd['line'][0]} has {odd['n'][0]} (SAMPLES line "
                              f"{spec_line} declares {want})", file=self.scan.path, row=int(odd["line"][0]))
+        return rows
 
     def _declared(self) -> tuple[int, str, int, list[tuple[str, int]]]:
         spec = self.scan.block_lines(self.block.index).filter(pl.col("kind") == "SAMPLES").head(1)
@@ -522,6 +123,15 @@ class BlockSamples:
     def finish(self, warnings: list[str], qc: QCLog) -> str | None:
         scan, block = self.scan, self.block
         name = scan.path.name
+        if self.cut is not None:
+            warnings.append(f"{name} line {self.cut}: the file's last line is a sample line cut short (a truncated "
+                            "recording?); not read")
+            qc.add(STEP, "samples", "last line cut short", 1, detail=f"line {self.cut}")
+        if self.malformed[0]:
+            warnings.append(f"{name} line {self.malformed[1]}: {self.malformed[0]} sample line(s) hold a value that is "
+                            "neither a number nor '.' (a damaged line?); read as missing")
+            qc.add(STEP, "samples", "malformed value read as missing", self.malformed[0], action="changed",
+                   detail=f"first line {self.malformed[1]}")
         if self.changed:
             qc.add(STEP, "samples", f"repeated timestamp at {block.sampling_rate_hz:g} Hz spread by the sample "
                    "interval", self.changed, action="changed", detail=f"block at line {block.start_line}")
@@ -529,6 +139,14 @@ class BlockSamples:
             warnings.append(f"{name} line {block.last_line}: END time {block.end_ms:.10g} is not after "
                             f"{self.late[0]} sample(s) (first on line {self.late[1]}); the block ends after its "
                             "last sample")
+        if block.end_ms is not None and self.max_repaired is not None:  # END follows the last sample by an interval
+            tail = round((block.end_ms - self.max_repaired) / self.interval) - 1
+            if tail > 0:
+                self.gap[0] += tail
+                self.gap[1] = self.gap[1] or block.last_line
+        qc.add(STEP, "samples", "absent between timestamps (a gap in the recording)", self.gap[0], action="flagged",
+               detail=f"block at line {block.start_line}: {self.gap[0]} absent" + (
+                   f", first gap before line {self.gap[1]}" if self.gap[1] else ""))
         if self.back[0]:
             warnings.append(f"{name} line {self.back[1]}: {self.back[0]} sample timestamp(s) not after "
                             "the previous one; kept in time order")
@@ -602,7 +220,7 @@ def sample_fields(scan: AscScan, block: Block, warnings: list[str]) -> str | Non
     state = BlockSamples(scan, block)
     for rows in block_samples(scan, block):
         state.fields(rows)
-    state.changed, state.late, state.back = 0, [0, None], [0, None]
+    state.changed, state.late, state.back, state.cut, state.gap = 0, [0, None], [0, None], None, [0, None]
     return state.finish(warnings, QCLog())
 
 

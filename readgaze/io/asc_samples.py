@@ -20,7 +20,7 @@ import polars as pl
 
 from readgaze.errors import ConfigError
 from readgaze.io.asc_qc import count_samples
-from readgaze.io.asc_repair import Block
+from readgaze.io.asc_scan import Block
 
 #: Columns every block's samples end with, after ``time_ms`` and the per-eye columns.
 TAIL = {"x_px": pl.Float64, "y_px": pl.Float64, "pupil": pl.Float64, "eye": pl.String, "block": pl.Int32,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from readgaze.io.asc_repair import AscScan, Block
+from readgaze.io.asc_scan import AscScan, Block
 
 
 def segments(scan: AscScan, messages: pl.DataFrame, trial_message: str | None, name: str,

@@ -1,8 +1,11 @@
-"""Robust lazy CSV scanning for lab exports (Data Viewer reports, gaze-sample CSVs).
+"""Robust lazy CSV scanning for lab exports (Data Viewer reports, gaze-sample CSVs, labels tables).
 
-Every report in ``readgaze.io`` is opened through :func:`scan_csv`, which fixes the traps that make
-``pl.read_csv`` fail or silently mistype real exports:
+Every delimited file in ``readgaze.io`` is opened through :func:`scan_csv` or :func:`read_csv`, which fix the traps
+that make ``pl.read_csv`` fail or silently mistype real exports:
 
+* **damaged lines and bytes** (:mod:`readgaze.io.faults`): blank lines, a repeated header, stray byte-order marks,
+  NUL padding and CR-only line ends are repaired and counted; rows with too few or too many fields, a NUL inside a
+  value and an unbalanced quote are errors naming the line (polars would pad, glue or keep them silently);
 * **separator**: comma, TAB or ``;``, detected from the header line (``.csv`` files are often TAB
   separated, e.g. SB-SAT raw samples);
 * **missing values**: Data Viewer writes ``.``; pandas writes empty fields. Both become null;
@@ -10,49 +13,63 @@ Every report in ``readgaze.io`` is opened through :func:`scan_csv`, which fixes 
   from an explicit schema, never from the first 100 rows (a column whose first 120 values are empty
   is still Float64; a ``.`` past row 100 no longer aborts the read). The pass reads only
   the columns the first :data:`HEAD_ROWS` rows leave open. :func:`read_csv` reads a file into memory
-  with the same dtypes in a single parse (head-proposed dtypes, checked by the parser itself);
+  with the same dtypes in a single parse (head-proposed dtypes, checked by the parser itself). A column of
+  numbers (or booleans) but for a few values is read as text, and those values are flagged in the QC log with
+  the first one's row (a damaged cell turns a numeric column into text: the flag says so);
 * ``inf`` parses as +inf (OneStop ``subtlex_frequency``); quoted labels keep their commas, and doubled
   quotes inside a quoted field are unescaped (a label written with doubled quotes around ``Yes,`` reads as ``"Yes,"``
   with its quotes);
 * **decimal commas** (``390,6`` in a ``;``-separated file) raise :class:`ParseError` with a hint,
   or parse with ``decimal_comma=True``.
 
-Row numbers in errors are editor line numbers (header = row 1). A quoted field with an embedded
-newline shifts later row numbers by one per extra line; Data Viewer never writes such fields.
+Row numbers in errors are editor line numbers of the user's file (header = row 1), also when a repaired copy is
+read. A quoted field with an embedded newline shifts later row numbers by one per extra line; Data Viewer never
+writes such fields.
 """
 
 from __future__ import annotations
 
-import codecs
-import hashlib
 import io
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from readgaze.errors import ConfigError, Option, ParseError
-
-NULL_VALUES = (".",)
-"""Data Viewer's missing-value marker; empty fields are null anyway."""
-
-HEAD_ROWS = 10_000
-"""Rows :func:`infer_schema` tests before the whole-file pass (a speed-up only; never decides alone)."""
+from readgaze.errors import Option, ParseError
+from readgaze.io.dtypes import (  # noqa: F401 -- HEAD_ROWS, NULL_VALUES, infer_schema, decimal_comma_options: public here
+    DECIMAL_COMMA,
+    HEAD_ROWS,
+    MISSING_CODE,
+    NULL_VALUES,
+    column_tests,
+    decide,
+    decimal_comma_options,
+    flag_coded,
+    flag_non_finite,
+    flag_odd_whole,
+    flag_stray,
+    head_flags,
+    infer_schema,
+    mostly,
+    mostly_whole,
+    odd_whole,
+    report_notes,
+)
+from readgaze.io.faults import (  # noqa: F401 -- as_utf8, first_row_where: public here too
+    TextFile,
+    as_utf8,
+    check_text,
+    detect_separator_text,
+    first_row_where,
+    lone_cr_error,
+    report,
+    user_line,
+)
+from readgaze.io.ragged import EXTRA, check_rows, locate_parse_error, long_rows, scan_rows
+from readgaze.qc import QCLog
 
 _SEPARATORS = (",", "\t", ";")
-_DECIMAL_COMMA = r"^\s*[-+]?\d+,\d+\s*$"
-_NUMBER_OR_DECIMAL_COMMA = r"^\s*[-+]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][-+]?\d+)?\s*$"
-"""A number with a decimal point or a decimal comma: a column of these with one comma is a locale fault."""
-
-
-def decimal_comma_options(separator: str) -> tuple[Option, ...]:
-    """What resolves a "not a number" error on a value like ``390,6``, spelled for Python and for ``readgaze prep``
-    (:class:`readgaze.errors.Option`)."""
-    named = {"\t": "tab", ";": "';'", " ": "space"}.get(separator, repr(separator))
-    return (Option(f"separator={separator!r}, decimal_comma=True", f"--separator {named} --decimal-comma",
-                   "numbers written with a decimal comma"),)
 
 
 def detect_separator(path: str | Path) -> str:
@@ -73,57 +90,22 @@ def detect_separator(path: str | Path) -> str:
         head = f.readline(1 << 20).decode("utf-8", errors="replace").lstrip("\ufeff")
     if not head.strip():
         raise ParseError("file is empty; expected a header line", file=path, row=1)
-    counts = dict.fromkeys(_SEPARATORS, 0)
-    quoted = False
-    for ch in head:
-        if ch == '"':
-            quoted = not quoted
-        elif not quoted and ch in counts:
-            counts[ch] += 1
-    best = max(_SEPARATORS, key=lambda s: counts[s])  # max keeps the first of ties: ','
-    return best if counts[best] else ","
+    return detect_separator_text(head)
 
 
-def as_utf8(path: str | Path, encoding: str = "utf-8") -> Path:
-    """The file itself when ``encoding`` is UTF-8, else a UTF-8 copy with the same file name (so messages
-    name the user's file) in a per-file temporary folder, made once per (path, size, mtime, encoding).
-
-    Raises
-    ------
-    ConfigError
-        Unknown codec.
-    ParseError
-        A byte that ``encoding`` cannot decode (row named).
-    """
-    path = Path(path)
-    try:
-        codec = codecs.lookup(encoding).name
-    except LookupError:
-        raise ConfigError(f"encoding: unknown codec {encoding!r} (e.g. 'utf-8', 'cp1252', 'latin-1')") from None
-    if codec == "utf-8" or not path.is_file():
-        return path
-    stat = path.stat()
-    key = hashlib.sha1(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{codec}".encode()).hexdigest()[:16]
-    target = Path(tempfile.gettempdir()) / "readgaze_utf8" / key / path.name
-    if not target.is_file():
-        raw = path.read_bytes()
-        try:
-            text = raw.decode(codec)
-        except UnicodeDecodeError as e:
-            raise ParseError(f"byte {raw[e.start:e.start + 1]!r} is not valid {encoding}", file=path,
-                             row=raw.count(b"\n", 0, e.start) + 1) from None
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_suffix(target.suffix + ".part")
-        partial.write_bytes(text.encode("utf-8"))
-        partial.replace(target)
-    return target
+def _text(path, separator, encoding, qc, step, table) -> TextFile:
+    text = check_text(path, separator=separator, encoding=encoding)
+    report(text, qc, step, table)
+    return text
 
 
 def scan_csv(path: str | Path, *, separator: str | None = None,
              schema: Mapping[str, pl.DataType] | None = None,
              schema_overrides: Mapping[str, pl.DataType] | None = None,
              decimal_comma: bool = False, null_values: Iterable[str] = NULL_VALUES,
-             in_memory: bool = False, encoding: str = "utf-8") -> pl.LazyFrame:
+             in_memory: bool = False, encoding: str = "utf-8", qc: QCLog | None = None,
+             step: str = "read_csv", table: str = "rows", rename: Mapping[str, str] | None = None,
+             coded: Iterable[str] = ()) -> pl.LazyFrame:
     """Scan a delimited lab export lazily, with whole-file dtype inference.
 
     Parameters
@@ -133,8 +115,9 @@ def scan_csv(path: str | Path, *, separator: str | None = None,
     separator : str, optional
         Field separator; detected from the header (:func:`detect_separator`) when omitted.
     schema : mapping of column -> polars dtype, optional
-        The full schema (every column, in file order). Skips inference entirely: use it for
-        very large files whose layout is known. A value that does not fit then fails at collect time.
+        The full schema (every column, in file order). Skips inference: use it for very large files whose
+        layout is known (the file is still read once for its line structure, and once, one column, for rows cut
+        short). A value that does not fit raises :class:`ParseError` naming its column.
     schema_overrides : mapping of column -> polars dtype, optional
         Dtypes for some columns; the others are inferred from the whole file.
     decimal_comma : bool
@@ -150,37 +133,59 @@ def scan_csv(path: str | Path, *, separator: str | None = None,
         Text encoding (default UTF-8). Another one (``"cp1252"`` for Windows exports such as SB-SAT's)
         is decoded into a UTF-8 copy first (:func:`as_utf8`). Bytes that are not UTF-8 under the
         default raise :class:`ParseError` naming the row and suggesting ``encoding=``.
+    qc : QCLog, optional
+        Receives the repairs of the file's lines (:mod:`readgaze.io.faults`) and the flags of numeric columns read
+        as text, under ``step`` and ``table``; without it they are warned about (:class:`readgaze.io.faults.
+        RepairWarning`).
+    rename : mapping, optional
+        ``{file column: name}``: columns read under other names (a column map onto a source's own names);
+        ``schema`` and ``schema_overrides`` use the new names, errors the file's.
+    coded : iterable of str
+        Columns in which -32768 means "missing" to the caller (gaze coordinates): not flagged.
 
     Returns
     -------
     polars.LazyFrame
-        Source column names unchanged; numeric columns Int64/Float64, ``True``/``False`` Boolean,
-        everything else String.
+        Source column names unchanged (but ``rename``); numeric columns Int64/Float64, ``True``/``False`` Boolean,
+        everything else String. Collecting it raises no parse error: every value fits its dtype.
 
     Raises
     ------
     ParseError
-        The file is missing, empty or not parseable as delimited text; or (unless
+        The file is missing, empty, header-only or not parseable as delimited text; a row has too few or too many
+        fields, a NUL byte or an unbalanced quote (file, line and column named); or (unless
         ``decimal_comma=True``) a ``;``/TAB-separated column holds decimal-comma numbers, naming the
         file, the first row and the column.
     """
     if in_memory:
         return read_csv(path, separator=separator, schema=schema, schema_overrides=schema_overrides,
-                        decimal_comma=decimal_comma, null_values=null_values, encoding=encoding).lazy()
-    path = as_utf8(path, encoding)
-    sep, common = _options(path, separator, decimal_comma, null_values)
+                        decimal_comma=decimal_comma, null_values=null_values, encoding=encoding, qc=qc, step=step,
+                        table=table, rename=rename, coded=coded).lazy()
+    text = _text(path, separator, encoding, qc, step, table)
+    back = _back(rename)
+    schema = None if schema is None else {back.get(c, c): t for c, t in schema.items()}
+    schema_overrides = {back.get(c, c): t for c, t in (schema_overrides or {}).items()}
+    sep, common = _options(text.read_path, text.separator, decimal_comma, null_values)
     try:
         if schema is None:
-            schema = infer_schema(path, separator=sep, decimal_comma=decimal_comma, null_values=null_values)
+            schema = infer_schema(text.read_path, separator=sep, decimal_comma=decimal_comma, null_values=null_values)
             schema.update(schema_overrides or {})
-        lf = pl.scan_csv(path, schema=dict(schema), **common)
+        else:
+            _check_rows(text, scan_rows(text.read_path, dict(schema), common))
+        lf = scan_rows(text.read_path, dict(schema), common).drop(EXTRA)
         lf.collect_schema()
     except pl.exceptions.PolarsError as e:
-        raise _parse_error(e, path, sep) from None
-    return lf
+        raise _parse_error(e, text) from None
+    report_notes(text, qc, step, table, coded)
+    return lf.rename(dict(rename), strict=False) if rename else lf
 
 
-def _options(path: Path, separator: str | None, decimal_comma: bool, null_values) -> tuple[str, dict]:
+def _back(rename: Mapping[str, str] | None) -> dict[str, str]:
+    """``{new name: file column}`` of a ``rename`` map."""
+    return {new: old for old, new in (rename or {}).items()}
+
+
+def _options(path, separator: str | None, decimal_comma: bool, null_values) -> tuple[str, dict]:
     sep = separator or detect_separator(path)
     if decimal_comma and sep == ",":
         raise ParseError("decimal_comma=True needs a separator other than ','", file=path)
@@ -188,35 +193,35 @@ def _options(path: Path, separator: str | None, decimal_comma: bool, null_values
                  "quote_char": '"', "raise_if_empty": True, "encoding": "utf8"}
 
 
-def header(path: str | Path, *, separator: str | None = None, encoding: str = "utf-8") -> list[str]:
-    """The column names of a delimited file (reads the header line only)."""
-    path = as_utf8(path, encoding)
-    sep = separator or detect_separator(path)
-    try:
-        return pl.scan_csv(path, separator=sep, infer_schema=False, quote_char='"', raise_if_empty=True,
-                           encoding="utf8").collect_schema().names()
-    except pl.exceptions.PolarsError as e:
-        raise _parse_error(e, path, sep) from None
+def header(path: str | Path, *, separator: str | None = None, encoding: str = "utf-8",
+           rename: Mapping[str, str] | None = None) -> list[str]:
+    """The column names of a delimited file (its header line, after the checks of :mod:`readgaze.io.faults`),
+    ``rename``d."""
+    names = check_text(path, separator=separator, encoding=encoding).names
+    return [(rename or {}).get(c, c) for c in names]
 
 
 def read_csv(path: str | Path, *, columns: Iterable[str] | None = None, separator: str | None = None,
              schema: Mapping[str, pl.DataType] | None = None,
              schema_overrides: Mapping[str, pl.DataType] | None = None, decimal_comma: bool = False,
-             null_values: Iterable[str] = NULL_VALUES, encoding: str = "utf-8") -> pl.DataFrame:
+             null_values: Iterable[str] = NULL_VALUES, encoding: str = "utf-8", qc: QCLog | None = None,
+             step: str = "read_csv", table: str = "rows", rename: Mapping[str, str] | None = None,
+             coded: Iterable[str] = ()) -> pl.DataFrame:
     """Read a delimited export (or some of its columns) into memory, parsing the file once.
 
     Same dtypes as :func:`scan_csv` (whole-file inference, never a 100-row guess), but without a
     separate inference pass: the :data:`HEAD_ROWS` first rows propose a dtype per column, the file is
-    parsed once with those dtypes, and a column the head left open (all null there, or numbers with
-    decimal commas) is read as text and decided on the whole column in memory. If any value does not
-    fit its proposed dtype, the parser stops and the file is read again after :func:`infer_schema` (so
-    the result never depends on the head).
+    parsed once with those dtypes, and a column the head left open (all null there, numbers with
+    decimal commas, or numbers but for a few values) is read as text and decided on the whole column in memory.
+    If any value does not fit its proposed dtype, the parser stops and the file is read again after
+    :func:`infer_schema` (so the result never depends on the head). The file's last column is parsed too (rows cut
+    short show there as nulls: :func:`readgaze.io.faults.check_rows`).
 
     Parameters
     ----------
     columns : iterable of str, optional
-        Columns to read (file order is kept); default all. Only these are parsed.
-    separator, schema, schema_overrides, decimal_comma, null_values, encoding
+        Columns to read (file order is kept; ``rename``d names); default all. Only these (and the last) are parsed.
+    separator, schema, schema_overrides, decimal_comma, null_values, encoding, qc, rename, coded
         As in :func:`scan_csv`.
 
     Returns
@@ -228,51 +233,107 @@ def read_csv(path: str | Path, *, columns: Iterable[str] | None = None, separato
     ParseError
         As :func:`scan_csv`, or a value that does not fit an explicit ``schema``.
     """
-    path = as_utf8(path, encoding)
-    sep, common = _options(path, separator, decimal_comma, null_values)
-    names = header(path, separator=sep)
-    wanted = names if columns is None else [c for c in names if c in set(columns)]
+    text = _text(path, separator, encoding, qc, step, table)
+    back = _back(rename)
+    if rename:
+        columns = None if columns is None else [back.get(c, c) for c in columns]
+        schema = None if schema is None else {back.get(c, c): t for c, t in schema.items()}
+        schema_overrides = {back.get(c, c): t for c, t in (schema_overrides or {}).items()}
     try:
-        if schema is not None:
-            return pl.scan_csv(path, schema=dict(schema), **common).select(wanted).collect()
-        text = _head_text(path, names, common)
-        check_comma = sep != "," and not decimal_comma
-        open_columns, guess = [], dict.fromkeys(names, pl.String)  # columns not read are never parsed
-        for c, passed in _head_flags(text, wanted, decimal_comma, check_comma).items():
-            guess[c] = _decide(passed)
-            if passed["n"] or (guess[c] == pl.String and passed.get("d")):
-                open_columns.append(c)
-        guess.update(schema_overrides or {})
-        open_columns = [c for c in open_columns if c in wanted and c not in (schema_overrides or {})]
-        try:
-            df = pl.scan_csv(path, schema=guess, **common).select(wanted).collect()
-        except pl.exceptions.PolarsError:  # a value past the head does not fit its proposed dtype
-            full = infer_schema(path, separator=sep, decimal_comma=decimal_comma, null_values=null_values)
-            full.update(schema_overrides or {})
-            return pl.scan_csv(path, schema=full, **common).select(wanted).collect()
-        if not open_columns:
-            return df
-        tests = {c: _column_tests(c, decimal_comma, check_comma) for c in open_columns}
-        flags = df.select([e.alias(f"{t}\x00{c}") for c, ts in tests.items() for t, e in ts.items()]).row(0, named=True)
-        casts = []
-        for c in open_columns:
-            passed = {t: bool(flags[f"{t}\x00{c}"]) for t in tests[c]}
-            dtype = _decide(passed)
-            if dtype == pl.String and check_comma and passed["d"] and passed["c"]:
-                row, value = first_row_where(df.lazy(), pl.col(c).str.contains(_DECIMAL_COMMA), c)
-                raise ParseError(f"{value!r} is not a number (decimal comma?)", file=path, row=row, column=c,
-                                 options=decimal_comma_options(sep))
-            if dtype != pl.String:
-                num = pl.col(c).str.replace(",", ".", literal=True) if decimal_comma else pl.col(c)
-                casts.append((num.str.to_lowercase() == "true" if dtype == pl.Boolean else num.cast(dtype))
-                             .alias(c))
-        return df.with_columns(casts) if casts else df
+        df = _read(text, columns, schema, schema_overrides, decimal_comma, null_values)
     except pl.exceptions.PolarsError as e:
-        raise _parse_error(e, path, sep) from None
+        raise _parse_error(e, text) from None
+    report_notes(text, qc, step, table, coded)
+    return df.rename(dict(rename), strict=False) if rename else df
+
+
+def _read(text: TextFile, columns, schema, schema_overrides, decimal_comma, null_values) -> pl.DataFrame:
+    """:func:`read_csv`'s parse of a checked file."""
+    path = text.read_path
+    sep, common = _options(path, text.separator, decimal_comma, null_values)
+    names = text.names
+    wanted = names if columns is None else [c for c in names if c in set(columns)]
+    parsed = wanted if names[-1] in wanted else [*wanted, names[-1]]
+    if schema is not None:
+        return _checked(text, scan_rows(path, dict(schema), common).select(*parsed, EXTRA).collect(), wanted)
+    head = _head_text(path, names, common)
+    check_comma = sep != "," and not decimal_comma
+    open_columns, guess = [], dict.fromkeys(names, pl.String)  # columns not read are never parsed
+    on_head = head_flags(head, parsed, decimal_comma, check_comma)
+    for c, passed in on_head.items():
+        guess[c] = decide(passed)
+        if passed["n"] or (guess[c] == pl.String and (passed.get("d") or mostly(passed))):
+            open_columns.append(c)
+    guess.update(schema_overrides or {})
+    open_columns = [c for c in open_columns if c in parsed and c not in (schema_overrides or {})]
+    try:
+        df = scan_rows(path, guess, common).select(*parsed, EXTRA).collect()
+    except pl.exceptions.PolarsError:  # a value past the head does not fit its proposed dtype (or a long row)
+        full = infer_schema(path, separator=sep, decimal_comma=decimal_comma, null_values=null_values)
+        full.update(schema_overrides or {})
+        return _checked(text, scan_rows(path, full, common).select(*parsed, EXTRA).collect(), wanted)
+    df = _checked(text, df, parsed)
+    for c, passed in on_head.items():  # a Float64 column whose head is whole numbers but for nan/inf/huge ones
+        if guess[c] == pl.Float64 and mostly_whole(passed):
+            got = df.select([e.alias(t) for t, e in odd_whole(c, False).items() if not t.startswith("__")]
+                            ).row(0, named=True)
+            flag_odd_whole(text, df.lazy(), c, got["m"], got["kx"], got["kw"], path)
+    numeric = [c for c in parsed if df.schema[c] in (pl.Int64, pl.Float64)]
+    if numeric:
+        floats = [c for c in numeric if df.schema[c] == pl.Float64]
+        got = df.select([(pl.col(c) == MISSING_CODE).sum().alias(c) for c in numeric]
+                        + [(~pl.col(c).is_finite()).sum().alias(f"\x00{c}") for c in floats]).row(0, named=True)
+        for c in numeric:
+            if got[c]:
+                flag_coded(text, df.lazy(), c, int(got[c]), path)
+            if got.get(f"\x00{c}"):
+                flag_non_finite(text, df.lazy(), c, int(got[f"\x00{c}"]), path)
+    if not open_columns:
+        return df.select(wanted)
+    tests = {c: column_tests(c, decimal_comma, check_comma, counts=True) for c in open_columns}
+    flags = df.select([e.alias(f"{t}\x00{c}") for c, ts in tests.items() for t, e in ts.items()]).row(0, named=True)
+    casts = []
+    for c in open_columns:
+        passed = {t: flags[f"{t}\x00{c}"] for t in tests[c]}
+        dtype = decide(passed)
+        if dtype == pl.String and check_comma and passed["d"] and passed["c"]:
+            row, value = first_row_where(df.lazy(), pl.col(c).str.contains(DECIMAL_COMMA), c, path=path)
+            raise ParseError(f"{value!r} is not a number (decimal comma?)", file=text.path, row=row, column=c,
+                             options=decimal_comma_options(sep))
+        if dtype == pl.String and mostly(passed):
+            flag_stray(text, df.lazy(), c, passed)
+        if dtype != pl.String:
+            num = pl.col(c).str.replace(",", ".", literal=True) if decimal_comma else pl.col(c)
+            casts.append((num.str.to_lowercase() == "true" if dtype == pl.Boolean else num.cast(dtype)).alias(c))
+    return (df.with_columns(casts) if casts else df).select(wanted)
+
+
+def _checked(text: TextFile, df: pl.DataFrame, wanted: list[str]) -> pl.DataFrame:
+    """``df`` (parsed with the file's last column and :data:`EXTRA`) after :func:`readgaze.io.faults.check_rows` on
+    its rows with a field too many, or whose last column is null (too few?), in the ``wanted`` columns."""
+    if df[EXTRA].null_count() < df.height:
+        check_rows(text, np.flatnonzero(df[EXTRA].is_not_null().to_numpy()), df.height, long=True)
+    last = text.names[-1]
+    if df[last].null_count():
+        rows = np.flatnonzero(df[last].is_null().to_numpy())
+        check_rows(text, rows, df.height)
+    return df.select(wanted)
+
+
+def _check_rows(text: TextFile, lf: pl.LazyFrame) -> None:
+    """The streaming check of :func:`_checked` for a lazy scan (one pass over the last column and :data:`EXTRA`)."""
+    last = text.names[-1]
+    counts = lf.select(pl.col(last).null_count().alias("nulls"), pl.col(EXTRA).is_not_null().sum().alias("long"),
+                       pl.len().alias("n")).collect(engine="streaming")
+    long_rows(text, lf, int(counts["long"][0]))
+    if counts["nulls"][0]:
+        rows = (lf.select(pl.col(last)).with_row_index("__row").filter(pl.col(last).is_null())
+                .select("__row").collect(engine="streaming")["__row"].to_numpy())
+        check_rows(text, rows, int(counts["n"][0]))
 
 
 def _head_text(path: Path, names: list[str], common: dict, head_rows: int = HEAD_ROWS) -> pl.LazyFrame:
-    """The file as text (no dtypes), for :func:`_head_flags`: parsed from the bytes of its first ``head_rows``
+    """The file as text (no dtypes), for :func:`head_flags`: parsed from the bytes of its first ``head_rows``
     rows only, where they end at a line break outside quotes (an even count of quote characters before it),
     else a lazy scan of the whole file (a scan's head maps and reads far more of a large file)."""
     data, lines = bytearray(), 0
@@ -293,142 +354,104 @@ def _head_text(path: Path, names: list[str], common: dict, head_rows: int = HEAD
     return pl.scan_csv(path, infer_schema=False, **common)
 
 
-def _head_flags(text: pl.LazyFrame, names: list[str], decimal_comma: bool, check_comma: bool,
-                head_rows: int = HEAD_ROWS) -> dict[str, dict[str, bool]]:
-    """Per column, which :func:`_column_tests` pass on the first ``head_rows`` rows."""
-    tests = {c: _column_tests(c, decimal_comma, check_comma) for c in names}
-    row = text.head(head_rows).select(
-        [e.alias(f"{t}{i}") for i, c in enumerate(names) for t, e in tests[c].items()]).collect().row(0, named=True)
-    return {c: {t: bool(row[f"{t}{i}"]) for t in tests[c]} for i, c in enumerate(names)}
-
-
-def _decide(passed: dict[str, bool]) -> pl.DataType:
-    """Dtype from test results: all null -> String; all bool -> Boolean; all int -> Int64; all number
-    -> Float64; else String."""
-    if passed["n"]:
-        return pl.String
-    for t, dtype in (("b", pl.Boolean), ("i", pl.Int64), ("f", pl.Float64)):
-        if passed[t]:
-            return dtype
-    return pl.String
-
-
-def _parse_error(e: Exception, path, separator: str) -> ParseError:
+def _parse_error(e: Exception, text: TextFile) -> ParseError:
     first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    path = text.read_path
     if "utf-8" in first.lower() or "utf8" in first.lower():
         raw = Path(path).read_bytes()
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError as bad:
             return ParseError(f"byte {raw[bad.start:bad.start + 1]!r} is not UTF-8 (a Windows export? pass "
-                              "encoding='cp1252')", file=Path(path), row=raw.count(b"\n", 0, bad.start) + 1)
-    return ParseError(f"cannot read as {separator!r}-separated text: {first}", file=Path(path))
+                              "encoding='cp1252')", file=text.path,
+                              row=user_line(path, raw.count(b"\n", 0, bad.start) - 1))
+    if "more fields" in first or "properly escaped" in str(e) or "malformed" in first.lower():
+        return locate_parse_error(text, e)
+    if "not specified in schema" in first:  # rows wider than the header line from the first row on
+        return lone_cr_error(text.read_path, text.path) or ParseError(
+            f"the header line has {len(text.names)} column(s) and the rows more: is line 1 a title or a comment "
+            "rather than the header? Delete it", file=text.path, row=1)
+    column = _column_in(str(e), text.names)
+    if column is not None:  # a value that does not fit an explicit dtype
+        return ParseError(f"a value does not fit the column's dtype ({first})", file=text.path, column=column)
+    return lone_cr_error(text.read_path, text.path) or ParseError(
+        f"cannot read as {text.separator!r}-separated text: {first}", file=text.path)
 
 
-def infer_schema(path: str | Path, *, separator: str, decimal_comma: bool = False,
-                 null_values: Iterable[str] = NULL_VALUES, head_rows: int = HEAD_ROWS) -> dict[str, pl.DataType]:
-    """Infer every column's dtype from the whole file in one streaming pass (bounded memory).
+def _column_in(message: str, names: list[str]) -> str | None:
+    import re
 
-    Polars' own ``infer_schema_length=None`` holds the whole file in memory (1.25 GB peak RSS for a
-    1 GB report); here the file is read as text and each column is tested: all ``true``/``false`` (any
-    case) -> Boolean, all integers -> Int64, all numbers (``inf`` and ``NaN`` included) -> Float64,
-    else String. A column that is null everywhere is String, as in polars.
-
-    The first ``head_rows`` rows are tested first. Every test is an "all rows pass" test, so a test that
-    fails on the head fails on the file: a column whose head already rules out every numeric type is
-    String without a whole-file look, and the whole-file pass (streaming) reads and tests only the other
-    columns, and only the tests their head passed. The result equals testing the whole file.
-
-    Raises
-    ------
-    ParseError
-        (unless ``decimal_comma``) a column of a ``;``/TAB-separated file holds only numbers, some with a
-        decimal comma; names the file, the first such row and the column.
-    """
-    path = Path(path)
-    text = pl.scan_csv(path, separator=separator, infer_schema=False, null_values=list(null_values),
-                       quote_char='"', raise_if_empty=True, encoding="utf8")
-    names = text.collect_schema().names()
-    check_comma = separator != "," and not decimal_comma
-    tests = {c: _column_tests(c, decimal_comma, check_comma) for c in names}
-    head = _head_flags(text, names, decimal_comma, check_comma, head_rows)
-    flags: dict[str, dict[str, bool]] = {}
-    todo = []
-    for i, c in enumerate(names):
-        passed = head[c]
-        flags[c] = {t: False for t in tests[c]}  # "all" tests failed on the head fail on the file
-        if "c" in passed:
-            flags[c]["c"] = passed["c"]  # "any" test: true on the head is true on the file
-        todo += [(i, c, t) for t, ok in passed.items() if (ok if t != "c" else not ok)]
-    if todo:
-        whole = (text.select([tests[c][t].alias(f"{t}{i}") for i, c, t in todo])
-                 .collect(engine="streaming").row(0, named=True))
-        for i, c, t in todo:
-            flags[c][t] = bool(whole[f"{t}{i}"])
-    schema: dict[str, pl.DataType] = {}
-    for c in names:
-        f = flags[c]
-        schema[c] = _decide(f)
-        if schema[c] == pl.String and not f["n"]:
-            if check_comma and f["d"] and f["c"]:
-                row, value = first_row_where(text, pl.col(c).str.contains(_DECIMAL_COMMA), c)
-                raise ParseError(f"{value!r} is not a number (decimal comma?)", file=path, row=row, column=c,
-                                 options=decimal_comma_options(separator))
-    return schema
-
-
-def _column_tests(c: str, decimal_comma: bool, check_comma: bool) -> dict[str, pl.Expr]:
-    """Boolean scalar tests of one text column: ``n`` all null, ``b`` all bool, ``i`` all int, ``f`` all
-    number, and (``check_comma``) ``d`` all number-or-decimal-comma, ``c`` any decimal comma."""
-    col = pl.col(c)  # unstripped, as the CSV parser sees it
-    num = col.str.replace(",", ".", literal=True) if decimal_comma else col
-    nulls = col.null_count()
-    tests = {"n": nulls == pl.len(),
-             "b": (col.str.to_lowercase().is_in(["true", "false"]) | col.is_null()).all(),
-             "i": num.cast(pl.Int64, strict=False).null_count() == nulls,
-             "f": num.cast(pl.Float64, strict=False).null_count() == nulls}
-    if check_comma:
-        tests["d"] = (col.str.contains(_NUMBER_OR_DECIMAL_COMMA) | col.is_null()).all()
-        tests["c"] = col.str.contains(_DECIMAL_COMMA).any()
-    return tests
-
-
-def first_row_where(lf: pl.LazyFrame, predicate: pl.Expr, column: str) -> tuple[int, object]:
-    """Return ``(row, value)`` of the first row of a raw scan matching ``predicate``.
-
-    ``row`` is the editor line number (header = row 1). ``lf`` must be the unfiltered scan of the file.
-    Returns ``(0, None)`` when no row matches.
-    """
-    hit = (lf.with_row_index("__row", offset=2).filter(predicate).select("__row", column)
-           .head(1).collect())
-    return (0, None) if hit.is_empty() else (int(hit["__row"][0]), hit[column][0])
+    hit = re.search(r"at column '([^']+)'", message)
+    return hit.group(1) if hit and hit.group(1) in names else None
 
 
 def require_numeric(lf: pl.LazyFrame, path: str | Path, columns: Iterable[str],
-                    dtype: pl.DataType = pl.Float64) -> pl.LazyFrame:
+                    dtype: pl.DataType = pl.Float64, *, finite: bool = False, minimum: float | None = None,
+                    largest: float | None = None, coded: bool = False, what: str = "a number") -> pl.LazyFrame:
     """Check that the named columns of a raw scan hold numbers and cast them to ``dtype``.
 
     A column that whole-file inference left as String is either entirely null (cast silently) or holds
-    a non-number, which is reported with its row and value.
+    a non-number, which is reported with its row and value. With ``finite`` (no NaN or infinity), ``minimum``
+    (no smaller value), ``largest`` (no larger absolute value), ``coded`` (no -32768, EyeLink's missing-value
+    code) or an integer ``dtype`` (whole, finite numbers only), every value is checked: one pass over the columns,
+    and one more to name the first offending row. Nulls pass.
 
     Raises
     ------
     ParseError
-        Naming the file, the first offending row, the column, the value found and "a number".
+        Naming the file, the first offending row, the column, the value found and ``what`` was expected.
     """
     have = lf.collect_schema()
-    casts = []
+    integer = dtype.is_integer()
+    casts, checks = [], []
     for c in columns:
         if c not in have:
             continue
         if have[c] == pl.String:
             bad = pl.col(c).is_not_null() & pl.col(c).str.strip_chars().cast(pl.Float64, strict=False).is_null()
-            row, value = first_row_where(lf, bad, c)
+            row, value = first_row_where(lf, bad, c, path=path)
             if row:
                 comma = (Option("decimal_comma=True", "--decimal-comma", "numbers written 390,6"),) if "," in str(
                     value) else ()
-                raise ParseError(f"got {value!r}, expected a number", file=path, row=row, column=c, options=comma)
-            casts.append(pl.col(c).str.strip_chars().cast(dtype, strict=False))
-        elif have[c] != dtype:
-            casts.append(pl.col(c).cast(dtype))
+                raise ParseError(f"got {value!r}, expected {what}", file=path, row=row, column=c, options=comma)
+            number = pl.col(c).str.strip_chars().cast(pl.Float64, strict=False)
+        elif have[c].is_numeric():
+            number = pl.col(c).cast(pl.Float64)
+        else:  # Boolean, ...: not a number
+            row, value = first_row_where(lf, pl.col(c).is_not_null(), c, path=path)
+            if row:
+                raise ParseError(f"got {value!r}, expected {what}", file=path, row=row, column=c)
+            number = pl.col(c).cast(pl.Float64, strict=False)
+        odd = pl.lit(False)
+        if finite or integer:
+            odd = odd | ~number.is_finite()
+        if minimum is not None:
+            odd = odd | (number < minimum)
+        if largest is not None:
+            odd = odd | (number.abs() > largest)
+        if coded:
+            odd = odd | (number == MISSING_CODE)
+        if integer:
+            odd = odd | (number != number.round()) | (number.abs() >= 2.0 ** 53)
+        if finite or integer or coded or minimum is not None or largest is not None:
+            checks.append((c, odd.fill_null(False)))
+        if have[c] == pl.String or have[c] != dtype:
+            casts.append((number if dtype == pl.Float64 else number.cast(dtype, strict=False)).alias(c))
+    if checks:
+        found = lf.select([e.any().alias(c) for c, e in checks]).collect().row(0, named=True)
+        for c, e in checks:
+            if found[c]:
+                row, value = first_row_where(lf, e, c, path=path)
+                code = " (EyeLink's missing-value code; Data Viewer writes '.' for missing)" \
+                    if _is_code(value) else ""
+                raise ParseError(f"got {value!r}{code}, expected {what}", file=path, row=row, column=c)
     return lf.with_columns(casts) if casts else lf
+
+
+def _is_code(value) -> bool:
+    try:
+        return float(str(value).strip()) == MISSING_CODE
+    except ValueError:
+        return False
+
+

@@ -14,17 +14,22 @@ Reference: SR Research (2021), *EyeLink Data Viewer User's Manual* 4.2, sections
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
-from readgaze.errors import ConfigError, DataError, Option, SchemaError
-from readgaze.io.csv import header, read_csv, require_numeric, scan_csv
+from readgaze.errors import ConfigError, SchemaError
+from readgaze.io import cells
+from readgaze.io.csv import header, read_csv, scan_csv
+from readgaze.io.report_keys import (  # noqa: F401 -- public here too
+    ID_BASE_OPTIONS,
+    IdBaseCheck,
+    check_unique,
+    detect_ia_id_base,
+)
 from readgaze.io.rows import per_row_run
 from readgaze.io.sources import SOURCES, resolve
 from readgaze.qc import QCLog
-from readgaze.text import clean_label
 
 _FIX_FLOATS = ("start_ms", "duration_ms", "x_px", "y_px", "pupil")
 _BOX = ("left_px", "right_px", "top_px", "bottom_px")
@@ -69,7 +74,8 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
                          separator: str | None = None, decimal_comma: bool = False,
                          schema: dict | None = None, qc: QCLog | None = None,
                          in_memory: bool = False, ia_report: str | Path | pl.LazyFrame | None = None,
-                         encoding: str = "utf-8", keep: list[str] | None = None) -> pl.LazyFrame:
+                         encoding: str = "utf-8", keep: list[str] | None = None,
+                         rename: dict[str, str] | None = None) -> pl.LazyFrame:
     """Read a Data Viewer fixation report as canonical ``fixations``.
 
     Parameters
@@ -102,7 +108,11 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
         all; names the file lacks are ignored). Only these are parsed: with ``in_memory`` it bounds
         the memory and the parse time.
     qc : QCLog, optional
-        Receives the count of off-word fixations (one extra pass).
+        Receives the repairs of the file's lines (:mod:`readgaze.io.faults`), and the counts of off-word
+        fixations, of nulls per column and of trials whose fixation numbers are not 1..n (flagged; one extra pass).
+    rename : dict, optional
+        ``{file column: name}`` applied before anything else (``keep`` and ``columns`` use the new names): a column
+        map onto a source's own names (:func:`readgaze.io.onestop.load_onestop`).
 
     Returns
     -------
@@ -120,6 +130,10 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
         A mapped numeric column holds a non-number (file, row, column, value).
     SchemaError
         x, y or duration, or the trial identity, is missing.
+    ParseError
+        A key cell that is empty, padded or holds a control character; a trial number, fixation number or
+        interest-area id that is not a whole number (>= 0; fixation numbers >= 1); a coordinate, time or pupil size
+        that is not finite; a negative duration (file, row, column and value named).
     DataError
         ``check_keys`` and a (trial, fixation index) key repeats: names the file, the rows and the key; or
         the labels agree with ``ia_report`` under neither base.
@@ -132,33 +146,34 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
             else ia_report
         raw0 = read_fixation_report(path, columns=columns, source=source, ia_id_base=0, check_keys=False,
                                     separator=separator, decimal_comma=decimal_comma, schema=schema,
-                                    encoding=encoding)
+                                    encoding=encoding, rename=rename)
         ia_id_base = detect_ia_id_base(raw0, ia, fixation_file=path, ia_file=getattr(ia_report, "name", "IA report")
                                        if not isinstance(ia_report, (str, Path)) else ia_report).base
+    dialect = {"separator": separator, "decimal_comma": decimal_comma, "schema": schema, "encoding": encoding,
+               "qc": qc, "step": "read_fixation_report", "table": "fixations", "rename": rename}
     if keep is None:
-        raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema, in_memory=in_memory,
-                       encoding=encoding)
+        raw = scan_csv(path, in_memory=in_memory, **dialect)
     else:  # only the mapped columns, the trial-id columns and `keep` are parsed
-        names = header(path, separator=separator, encoding=encoding)
+        names = header(path, separator=separator, encoding=encoding, rename=rename)
         wanted = {*resolve(source, "fixations", names, columns, path).values(),
                   *SOURCES[source].required_trial_columns, *keep}
-        raw = (read_csv(path, columns=wanted, separator=separator, decimal_comma=decimal_comma, schema=schema,
-                        encoding=encoding).lazy() if in_memory else
-               scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema, encoding=encoding)
-               .select([c for c in names if c in wanted]))
+        raw = (read_csv(path, columns=wanted, **dialect).lazy() if in_memory else
+               scan_csv(path, **dialect).select([c for c in names if c in wanted]))
     cols = resolve(source, "fixations", raw.collect_schema().names(), columns, path)
     missing = [r for r in ("duration_ms", "x_px", "y_px") if r not in cols]
     if missing:
-        raise SchemaError(f"fixation report: no column for {missing}", file=path)
-    raw = require_numeric(raw, path, [cols[r] for r in _FIX_FLOATS if r in cols])
-    raw = require_numeric(raw, path, [cols[r] for r in ("fixation_index", "ia_id") if r in cols], pl.Int64)
+        raise SchemaError(f"fixation report: no column for {missing} (expected "
+                          f"{', '.join(_expected(source, 'fixations', r) for r in missing)}; map yours with "
+                          "columns={role: column}, in readgaze prep --columns role=COLUMN)", file=path)
+    raw = cells.numbers(raw, path, cols, (*_FIX_FLOATS, "fixation_index", "ia_id"))
+    _check_keys(raw, path, cols, source)
     trial_id = _trial_id(raw, cols, source, path, session_key).alias("trial_id")
     if in_memory:  # built once (once per run of a trial's rows), for the key check and the output
         raw = raw.collect().lazy()  # the casts done: the parsed columns they replace are freed now
         raw, trial_id = _with_trial_id(raw, trial_id, row_wise=session_key is None), pl.col("trial_id")
     if check_keys and "fixation_index" in cols:
         names = [cols[r] for r in ("participant_id", "trial") if r in cols and "trial_id" not in cols]
-        _check_unique(raw, path, {"trial_id": trial_id, cols["fixation_index"]: pl.col(cols["fixation_index"])},
+        check_unique(raw, path, {"trial_id": trial_id, cols["fixation_index"]: pl.col(cols["fixation_index"])},
                       shown=names + [cols["fixation_index"]], session_key=session_key)
     base = _fixation_base(raw, cols, source, path) if ia_id_base is None else ia_id_base
     fix_index = (pl.col(cols["fixation_index"]) - 1 if "fixation_index" in cols
@@ -180,13 +195,34 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
         n_off = out.select(pl.col("word_index").is_null().sum()).collect().item()
         qc.add("read_fixation_report", "fixations", "off_word", n_off, action="flagged",
                detail=f"{Path(path).name}: fixations outside every interest area keep word_index null")
+        cells.null_counts(out, qc, "read_fixation_report", "fixations", path)
+        cells.split_groups(out, qc, "read_fixation_report", "fixations", path, group="trial_id",
+                           what="rows of a trial not together in the report")
+        if "fixation_index" in cols:
+            cells.index_gaps(out, qc, "read_fixation_report", "fixations", path, group="trial_id",
+                             index="fixation_index", first=0, what="fixation numbers of a trial not 1..n")
+        if "start_ms" in cols:
+            cells.out_of_order(out, qc, "read_fixation_report", "fixations", path, group="trial_id",
+                               order="fixation_index" if "fixation_index" in cols else None, value="start_ms",
+                               what="fixation start not after the previous fixation's")
     return out
 
 
-ID_BASE_OPTIONS = (Option("ia_id_base=1", "--ia-id-base 1", "Data Viewer's own numbering"),
-                   Option("ia_id_base=0", "--ia-id-base 0"),
-                   Option("ia_report=IA_REPORT", "--ia-report IA_REPORT", "to detect it from the IA labels"))
-"""What resolves an unknown interest-area id base, for a Python caller and for ``readgaze prep``."""
+def _expected(source: str, table: str, role: str) -> str:
+    spec = SOURCES[source]
+    names = (spec.fixation_columns if table == "fixations" else spec.ia_columns).get(role, ())
+    return f"{role} <- {' or '.join(names)}" if names else role
+
+
+def _check_keys(raw: pl.LazyFrame, path, cols: dict[str, str], source: str) -> None:
+    """The key cells of a report (:func:`readgaze.io.cells.keys`): participant and trial number, or the trial id,
+    and the columns the source builds its trial id from (OneStop's ``repeated_reading_trial`` must be a boolean)."""
+    names = [cols[r] for r in ("trial_id",) if r in cols] or [cols[r] for r in ("participant_id", "trial")
+                                                             if r in cols]
+    spec = SOURCES[source]
+    numbers = [cols["trial"]] if "trial" in cols and "trial_id" not in cols else []
+    cells.keys(raw, path, [*names, *spec.required_trial_columns], numbers_only=[*numbers, *spec.number_keys],
+               booleans_only=spec.boolean_keys)
 
 
 def _fixation_base(raw: pl.LazyFrame, cols: dict[str, str], source: str, path) -> int:
@@ -222,12 +258,13 @@ def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, s
                    ia_id_base: int | None = None, check_keys: bool = True, separator: str | None = None,
                    decimal_comma: bool = False, schema: dict | None = None,
                    in_memory: bool = False, keep: list[str] | None = None,
-                   encoding: str = "utf-8") -> pl.LazyFrame:
+                   encoding: str = "utf-8", qc: QCLog | None = None,
+                   rename: dict[str, str] | None = None) -> pl.LazyFrame:
     """Read a Data Viewer interest-area report: one row per trial x interest area.
 
     Parameters
     ----------
-    path, columns, source, separator, decimal_comma, schema, in_memory, encoding
+    path, columns, source, separator, decimal_comma, schema, in_memory, encoding, rename
         As in :func:`read_fixation_report`.
     ia_id_base : {0, 1}, optional
         Base of ``IA_ID``. Default: detected from the file (0 if any id is 0, else 1), because an IA
@@ -238,6 +275,9 @@ def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, s
         Source columns to keep besides the mapped ones and those the trial id is built from (default:
         all; names the file lacks are ignored). Only these are parsed: with ``in_memory`` it bounds
         the memory.
+    qc : QCLog, optional
+        Receives the repairs of the file's lines, the nulls per column and the trials whose interest-area ids are
+        not consecutive (flagged; one extra pass).
 
     Returns
     -------
@@ -247,22 +287,36 @@ def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, s
         ``bottom_px`` (Float64, px, half-open box), then every other column under its source name,
         including the ``IA_*`` measures (``.`` read as null). :func:`word_measures_from_ia_report`
         maps those measures onto canonical names.
+
+    Raises
+    ------
+    SchemaError
+        The report lacks the id, the label or a box edge (the column names expected are listed).
+    ParseError
+        A box edge or id that is not a finite number (an id: a whole number >= 0), or a bad key cell (file, row,
+        column).
+    DataError
+        ``check_keys`` and a (trial, IA id) key repeats.
     """
     _check_base(ia_id_base)
-    names = header(path, separator=separator, encoding=encoding)
+    names = header(path, separator=separator, encoding=encoding, rename=rename)
     cols = resolve(source, "ia", names, columns, path)
-    wanted = None if keep is None else [*cols.values(), *SOURCES[source].required_trial_columns, *keep]
-    if in_memory:
-        raw = read_csv(path, columns=wanted, separator=separator, decimal_comma=decimal_comma, schema=schema,
-                       encoding=encoding).lazy()
-    else:
-        raw = scan_csv(path, separator=separator, decimal_comma=decimal_comma, schema=schema, encoding=encoding)
-        raw = raw if wanted is None else raw.select([c for c in names if c in set(wanted)])
-    missing = [r for r in ("ia_id", "word") if r not in cols]
+    missing = [r for r in ("ia_id", "word", *_BOX) if r not in cols]
     if missing:
-        raise SchemaError(f"interest-area report: no column for {missing}", file=path)
-    raw = require_numeric(raw, path, [cols[r] for r in _BOX if r in cols])
-    raw = require_numeric(raw, path, [cols["ia_id"]], pl.Int64)
+        raise SchemaError(f"interest-area report: no column for {missing} (expected "
+                          f"{', '.join(_expected(source, 'ia', r) for r in missing)}; map yours with "
+                          "columns={role: column}, in readgaze prep --columns role=COLUMN)", file=path)
+    wanted = None if keep is None else [*cols.values(), *SOURCES[source].required_trial_columns, *keep]
+    dialect = {"separator": separator, "decimal_comma": decimal_comma, "schema": schema, "encoding": encoding,
+               "qc": qc, "step": "read_ia_report", "table": "ia_rows", "rename": rename}
+    if in_memory:
+        raw = read_csv(path, columns=wanted, **dialect).lazy()
+    else:
+        raw = scan_csv(path, **dialect)
+        raw = raw if wanted is None else raw.select([c for c in names if c in set(wanted)])
+    raw = cells.numbers(raw, path, cols, (*_BOX, "ia_id"))
+    cells.boxes(raw, path, ((cols["left_px"], cols["right_px"]), (cols["top_px"], cols["bottom_px"])))
+    _check_keys(raw, path, cols, source)
     trial_id = _trial_id(raw, cols, source, path, None).alias("trial_id")
     spec = SOURCES[source]
     text_id = (spec.text_id(cols) if spec.text_id else
@@ -273,7 +327,7 @@ def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, s
         trial_id, text_id = pl.col("trial_id"), pl.col("__text_id")
     if check_keys:
         names = [cols[r] for r in ("participant_id", "trial") if r in cols and "trial_id" not in cols]
-        _check_unique(raw, path, {"trial_id": trial_id, cols["ia_id"]: pl.col(cols["ia_id"])},
+        check_unique(raw, path, {"trial_id": trial_id, cols["ia_id"]: pl.col(cols["ia_id"])},
                       shown=names + [cols["ia_id"]], session_key=None)
     if ia_id_base is None:
         ia_id_base = 0 if raw.select(pl.col(cols["ia_id"]).min()).collect().item() == 0 else 1
@@ -287,7 +341,14 @@ def read_ia_report(path: str | Path, *, columns: dict[str, str] | None = None, s
     rest = [c for c in raw.collect_schema().names() if c not in used and c not in canonical]
     out = raw.with_columns(trial_id.alias("trial_id")).select(
         [e.alias(n) for n, e in canonical.items()] + rest)
-    return _name_participant(out, cols)
+    out = _name_participant(out, cols)
+    if qc is not None:
+        cells.null_counts(out, qc, "read_ia_report", "ia_rows", path)
+        cells.split_groups(out, qc, "read_ia_report", "ia_rows", path, group="trial_id",
+                           what="rows of a trial not together in the report")
+        cells.index_gaps(out, qc, "read_ia_report", "ia_rows", path, group="trial_id", index="ia_index", first=None,
+                         what="interest-area ids of a trial not consecutive")
+    return out
 
 
 def _with_trial_id(raw: pl.LazyFrame, trial_id: pl.Expr, *, row_wise: bool,
@@ -312,113 +373,6 @@ def _name_participant(out: pl.LazyFrame, cols: dict[str, str]) -> pl.LazyFrame:
     if src is None or src == "participant_id" or "participant_id" in out.collect_schema().names():
         return out
     return out.rename({src: "participant_id"})
-
-
-def _check_unique(raw: pl.LazyFrame, path, key: dict[str, pl.Expr], shown: list[str], session_key) -> None:
-    """Raise DataError naming the rows that repeat a key (never merge them)."""
-    group, (inner,) = list(key)[:-1], list(key)[-1:]
-    keys = raw.select(*[e.alias(n) for n, e in key.items()])
-    # cheapest pass, enough for a report in its own order: each group's rows contiguous, inner key rising
-    g = pl.struct(group) if len(group) > 1 else pl.col(group[0])
-    new = (g != g.shift(1)).fill_null(True)
-    rising = (new | (pl.col(inner) > pl.col(inner).shift(1))).fill_null(False).all()
-    # groups contiguous <=> the group values at the run starts are distinct (every value starts some run)
-    if keys.select((new.sum() == g.filter(new).n_unique()) & rising & (pl.col(inner).null_count() == 0)
-                   ).collect().item():
-        return
-    counts = (keys.group_by(group)  # else per group, count vs distinct
-              .agg(pl.len().alias("n"), pl.col(inner).n_unique().alias("distinct")))
-    if counts.select((pl.col("n") > pl.col("distinct")).any()).collect(engine="streaming").item() is not True:
-        return
-    dups = (raw.with_row_index("__row", offset=2)
-            .select(pl.col("__row"), *[e.alias(n) for n, e in key.items()], *[pl.col(c).alias(f"__{c}") for c in shown])
-            .group_by(list(key)).agg(pl.col("__row").sort(), *[pl.col(f"__{c}").first() for c in shown])
-            .filter(pl.col("__row").list.len() > 1)
-            .sort(pl.col("__row").list.get(1)).collect())
-    if dups.is_empty():
-        return
-    repeated = sorted(r for rows in dups["__row"] for r in rows[1:])
-    examples = "; ".join(
-        "(" + ", ".join(str(rec[f"__{c}"]) for c in shown) + f") at rows {', '.join(map(str, rec['__row']))}"
-        for rec in dups.head(5).iter_rows(named=True))
-    span = _span(repeated)
-    data_span = _span([r - 1 for r in repeated])
-    hint = ("" if session_key is not None else
-            " (two sessions in one export, or TRIAL_INDEX restarting?) Pass session_key=<column> or "
-            "session_key='restart' to split them; rows are never merged.")
-    raise DataError(f"{len(dups)} key(s) ({', '.join(shown)}) repeat: rows {span} (data rows {data_span}) "
-                    f"repeat keys seen earlier: {examples}.{hint}", file=path, row=repeated[0],
-                    column=shown[-1] if shown else None)
-
-
-def _span(rows: list[int]) -> str:
-    if len(rows) > 1 and rows == list(range(rows[0], rows[-1] + 1)):
-        return f"{rows[0]}–{rows[-1]}"
-    return ", ".join(map(str, rows[:10])) + (", ..." if len(rows) > 10 else "")
-
-
-@dataclass(frozen=True)
-class IdBaseCheck:
-    """Outcome of :func:`detect_ia_id_base`: the base and the label agreement under each candidate."""
-
-    base: int | None
-    agreement: dict[int, float]
-    checked: int
-
-
-def detect_ia_id_base(fixations: pl.LazyFrame, ia: pl.LazyFrame, *, fixation_file, ia_file,
-                      threshold: float = 0.99) -> IdBaseCheck:
-    """Find the id base of a fixation report by label agreement with the IA report of the same trials.
-
-    ``fixations`` must be read with ``ia_id_base=0`` (so ``ia_index`` holds the raw id) and carry
-    ``ia_label``; ``ia`` is a read IA report (0-based ``ia_index``, ``word``). For each candidate base
-    b in (1, 0), a fixation agrees when the IA row (same trial, ``ia_index == raw id - b``) has the
-    same label (no-break spaces count as spaces). The base whose agreement is highest and at least
-    ``threshold`` wins.
-
-    Returns
-    -------
-    IdBaseCheck
-        ``base`` is None when no fixation has both an id and a label in a trial of the IA report.
-
-    Raises
-    ------
-    DataError
-        Naming both files and the agreement under each base, when neither base reaches ``threshold``.
-    """
-    # one integer key per (trial, IA index): lookups instead of string joins
-    words = ia.select("trial_id", "ia_index", clean_label(pl.col("word")).alias("__word")).collect()
-    names = words["trial_id"].unique().drop_nulls().sort()
-
-    def key(ia_index: pl.Expr) -> pl.Expr:
-        code = pl.col("trial_id").replace_strict(names, pl.int_range(len(names), eager=True), default=None,
-                                                 return_dtype=pl.Int64)
-        return code * (1 << 32) + ia_index.cast(pl.Int64)
-
-    by_key = words.select(key(pl.col("ia_index")).alias("k"), "__word").drop_nulls("k").unique("k", keep="first")
-    # fixations of trials the IA report has, each distinct (key, label) once with its fixation count (a word is
-    # fixated in many trials of its text): the labels are cleaned and compared per pair, not per fixation
-    fix = (fixations.filter(pl.col("ia_index").is_not_null() & pl.col("ia_label").is_not_null())
-           .select(key(pl.col("ia_index")).alias("k"), pl.col("ia_label").alias("__label"))
-           .drop_nulls("k").group_by("k", "__label").agg(pl.len().alias("__n"))
-           .with_columns(clean_label(pl.col("__label"))).collect())
-    agree, checked = {}, 0
-    for b in (1, 0):
-        word = (pl.col("k") - b).replace_strict(by_key["k"], by_key["__word"], default=None)
-        j = fix.select(pl.col("__n").sum().alias("n"), pl.col("__n").filter(pl.col("__label") == word).sum()
-                       .alias("ok"))
-        checked = int(j["n"][0] or 0)
-        agree[b] = int(j["ok"][0] or 0) / checked if checked else 0.0
-    if not checked:
-        return IdBaseCheck(None, agree, 0)
-    best = max(agree, key=agree.get)
-    if agree[best] < threshold or agree[0] == agree[1]:
-        rates = ", ".join(f"base {b}: {agree[b]:.1%}" for b in (1, 0))
-        raise DataError(f"interest-area labels of {Path(fixation_file).name} and {Path(ia_file).name} disagree "
-                        f"under both id bases ({rates} of {checked} fixations agree; need "
-                        f"{threshold:.0%})", file=fixation_file, column="CURRENT_FIX_INTEREST_AREA_ID",
-                        options=ID_BASE_OPTIONS[:2])
-    return IdBaseCheck(best, agree, checked)
 
 
 _MEASURES = {  # canonical word_measures column <- Data Viewer IA report column

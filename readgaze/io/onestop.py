@@ -23,15 +23,20 @@ fixation and IA reports with its design, answer and linguistic columns merged in
   where an IA label ends in a letter or digit followed by ``-`` and the next IA starts a new line.
 * **Participant aliases** (:data:`PARTICIPANT_ALIASES`): OneStop's documentation (Berzak et al., "Known issues") says
   ``l38_104`` is saved as ``l38_97``; such ids are renamed and counted.
+* **Damaged input** (issue 29): each report goes through :mod:`readgaze.io.faults` (lines and bytes) and the cell
+  rules of :mod:`readgaze.io.cells` (keys, ids, coordinates); the trial columns OneStop reads as booleans
+  (``question_preview``, ``repeated_reading_trial``, ``practice_trial``, ``is_correct``) must hold ``True``/``False``
+  (else a :class:`ParseError` naming the cell), and a trial whose rows disagree with its ``TRIAL_IA_COUNT`` /
+  ``TRIAL_FIXATION_COUNT`` (a deleted row, a file cut at a line end) is counted (``rows_differ_from_trial_count``).
+* **Column map** (``columns=``): reports whose columns have other names are read with them renamed to OneStop's own
+  (a role of :mod:`readgaze.io.sources` -> the file's column), without rewriting the files.
 """
 
 from __future__ import annotations
 
-import hashlib
-import math
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
@@ -39,35 +44,72 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from readgaze.errors import ParseError
+from readgaze.errors import ConfigError, ParseError
+from readgaze.io import cells
 from readgaze.io.csv import header
 from readgaze.io.dataviewer import detect_ia_id_base, read_fixation_report, read_ia_report, rebase_fixations
+from readgaze.io.onestop_tables import (  # noqa: F401 -- TRIAL_COLUMNS, WORD_FEATURES: public here too
+    TRIAL_COLUMNS,
+    WORD_FEATURES,
+    columns_of,
+    count_rows,
+    split_trial_columns,
+    text_versions,
+    trials_table,
+    with_rows,
+    words_table,
+)
 from readgaze.io.rows import line_starts, per_run, read_rows
+from readgaze.io.sources import SOURCES
 from readgaze.qc import QCLog
 
 PARTICIPANT_ALIASES: dict[str, str] = {"l38_97": "l38_104"}
 """Saved id -> true id (OneStop documentation, "Known issues": "l38_104 is saved as l38_97")."""
 
-TRIAL_COLUMNS = (
-    "participant_id", "TRIAL_INDEX", "trial_index", "list_number", "article_batch", "article_id",
-    "article_index", "article_title", "paragraph_id", "paragraph", "difficulty_level", "question_preview",
-    "repeated_reading_trial", "practice_trial", "question", "onestopqa_question_id", "selected_answer",
-    "selected_answer_position", "correct_answer_position", "answers_order", "answer_1", "answer_2",
-    "answer_3", "answer_4", "is_correct", "critical_span_indices", "distractor_span_indices",
-    "same_critical_span", "aspan_ind_start", "aspan_ind_end", "dspan_ind_start", "dspan_ind_end",
-    "EYE_TRACKED", "NUM_RECALIBRATIONS", "TRIAL_DWELL_TIME", "TRIAL_FIXATION_COUNT", "TRIAL_IA_COUNT",
-    "PARAGRAPH_RT", "PREVIEW_QUESTION_RT", "QUESTION_RT", "ANSWER_RT", "unique_paragraph_id",
-    "unique_trial_id")
-"""OneStop columns that are constant within a trial: they go to ``trials`` only."""
 
-WORD_FEATURES = (
-    "word_length_no_punctuation", "wordfreq_frequency", "subtlex_frequency", "gpt2_surprisal",
-    "universal_pos", "ptb_pos", "Reduced_POS", "dependency_relation", "head_word_index",
-    "distance_to_head", "left_dependents_count", "right_dependents_count", "morphological_features",
-    "entity_type", "is_content_word")
-"""OneStop's shipped linguistic features: they go to ``words`` only, under their source names."""
+@dataclass(frozen=True)
+class Dialect:
+    """How one report is read: its separator, decimal commas and ``{file column: OneStop name}`` renames."""
 
-_SPLIT_WORD = r"[\p{L}\p{N}]-$"
+    separator: str | None = None
+    decimal_comma: bool = False
+    rename: dict[str, str] | None = None
+
+    def reader(self) -> dict:
+        return {"separator": self.separator, "decimal_comma": self.decimal_comma, "rename": self.rename}
+
+
+def dialect(path, table: str, columns: dict | None, separator: str | None = None,
+            decimal_comma: bool = False) -> Dialect:
+    """The :class:`Dialect` of a report: ``columns`` (``{role: column}``, or ``{"fixations": {...}, "ia": {...}}``)
+    renames each mapped column to the name OneStop's own files use for its role (the role's first name in
+    :mod:`readgaze.io.sources`, or the role itself when that is one: ``participant_id``). Roles OneStop does not
+    read from a column (``trial_id``, ``text_id``) are ignored: OneStop builds those from its design columns.
+
+    Raises
+    ------
+    ConfigError
+        A mapped column the file does not have.
+    """
+    spec = (columns or {}).get(table, columns or {}) if any(k in (columns or {}) for k in ("fixations", "ia")) \
+        else (columns or {})
+    spec = {r: c for r, c in spec.items() if isinstance(c, str)}
+    if not spec:
+        return Dialect(separator, decimal_comma)
+    names = header(path, separator=separator)
+    defaults = SOURCES["onestop"].fixation_columns if table == "fixations" else SOURCES["onestop"].ia_columns
+    rename = {}
+    for role, column in spec.items():
+        if role not in defaults:
+            continue
+        if column not in names:
+            raise ConfigError(f"columns: {role!r} -> {column!r}, but the file has no column {column!r}", file=path,
+                              column=column)
+        rename[column] = role if role in defaults[role] else defaults[role][0]
+    # a file column already under the OneStop name that another column replaces is read no more
+    clash = [c for old, c in rename.items() if c in names and c != old and c not in rename]
+    rename.update({c: f"{c} (replaced by the column map)" for c in clash})
+    return Dialect(separator, decimal_comma, rename or None)
 
 
 @dataclass
@@ -96,7 +138,8 @@ class OneStopData:
 
 
 def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = None, *,
-                 aliases: dict[str, str] | None = None) -> OneStopData:
+                 aliases: dict[str, str] | None = None, columns: dict | None = None, separator: str | None = None,
+                 decimal_comma: bool = False) -> OneStopData:
     """Load a OneStop fixation report and (optionally) its IA report into canonical tables.
 
     The IA report is parsed in a thread once the fixation report is parsed (while the fixations are split and
@@ -115,6 +158,11 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
         not versioned.
     aliases : dict, optional
         Participant id aliases; default :data:`PARTICIPANT_ALIASES`.
+    columns : dict, optional
+        Column map for reports exported under other column names: ``{role: column}`` for both reports, or
+        ``{"fixations": {role: column}, "ia": {role: column}}`` (roles: :mod:`readgaze.io.sources`; :func:`dialect`).
+    separator, decimal_comma
+        As in :func:`readgaze.io.csv.scan_csv` (both reports).
 
     Returns
     -------
@@ -134,7 +182,9 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
     DataError
         Repeated trial keys, or IA labels that agree under neither id base (naming both files).
     ParseError, SchemaError
-        As :func:`readgaze.io.read_fixation_report`.
+        As :func:`readgaze.io.read_fixation_report`; a OneStop boolean trial column holding something else.
+    ConfigError
+        A column map naming a column the report lacks.
     """
     qc, aliases = QCLog(), PARTICIPANT_ALIASES if aliases is None else aliases
     fix_qc, ia_qc = QCLog(), QCLog()  # the fixation report's records, then the IA report's (as when serial)
@@ -145,12 +195,14 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
     for report in (fixation_report, ia_report):  # before any thread reads them: the readers' error, in order
         if report is not None and not Path(report).is_file():
             raise ParseError("no such file", file=report)
+    fix_d = dialect(fixation_report, "fixations", columns, separator, decimal_comma)
+    ia_d = None if ia_report is None else dialect(ia_report, "ia", columns, separator, decimal_comma)
     parsed, failed = threading.Event(), threading.Event()
     with ThreadPoolExecutor(max_workers=1) as pool:
-        fix_lines = pool.submit(line_starts, fixation_report)  # newline scans (I/O) beside the fixation parse
-        ia_job = None if ia_report is None else pool.submit(_load_ia, ia_report, aliases, ia_qc, parsed, failed)
+        ia_job = None if ia_report is None else pool.submit(_load_ia, ia_report, aliases, ia_qc, parsed, failed,
+                                                             ia_d)
         try:
-            fix_trials, fix = _load_fixations(fixation_report, aliases, fix_qc, parsed, fix_lines)
+            fix_trials, fix = _load_fixations(fixation_report, aliases, fix_qc, parsed, fix_d)
         except BaseException:
             failed.set()  # the IA report is not parsed: this error is raised once its newline scan ends
             raise
@@ -162,7 +214,7 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
             qc.add("load_onestop", "fixations", "ia_id_base_assumed", 0, action="warning",
                    detail="no IA report: fixation report id base assumed 1 (Data Viewer)")
             _count_fixations(fix, qc)
-            return OneStopData(_trials([fix_trials]).lazy(), None, fix.collect().lazy(), None, qc,
+            return OneStopData(trials_table([fix_trials]).lazy(), None, fix.collect().lazy(), None, qc,
                                {str(fixation_report): 1})
         ia, ia_starts = ia_job.result()
     qc.extend(fix_qc)
@@ -170,24 +222,28 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
     n_ia = ia.select(pl.len()).collect().item()
     ia_base = 0 if ia.select(pl.col("ia_index").min()).collect().item() == 0 else 1
     ia = ia.with_columns(pl.col("ia_index") - ia_base) if ia_base else ia
-    versions = _text_versions(ia, qc)
+    versions = text_versions(ia, qc)
     if not versions.is_empty():
         ia = ia.join(versions.lazy(), on="trial_id", how="left", maintain_order="left").with_columns(
             pl.coalesce("versioned_text_id", "text_id").alias("text_id")).drop("versioned_text_id").collect().lazy()
     # the rows read whole: each trial's first row (trial columns) and the representative trials' rows (words)
-    names = header(ia_report)
+    names = header(ia_report, separator=ia_d.separator, rename=ia_d.rename)
     trial_cols = [c for c in TRIAL_COLUMNS if c in names]
     word_cols = [c for c in ("word_length",) + WORD_FEATURES if c in names]
+    absent = [c for c in WORD_FEATURES if c not in names]
+    qc.add("load_onestop", "words", "OneStop word features absent from the IA report", len(absent), action="flagged",
+           detail=f"{Path(ia_report).name}: {', '.join(absent)}" if absent else None)
     first = ia.group_by("trial_id").agg(pl.col("__row").min()).collect()["__row"]
     reps = ia.join(ia.group_by("text_id").agg(pl.col("trial_id").min()), on=["text_id", "trial_id"], how="semi")
     rows = pl.concat([first, reps.select("__row").collect()["__row"]]).unique().sort().to_numpy()
-    wide = _with_rows(read_rows(ia_report, rows, [c for c in trial_cols + word_cols if c not in _schema(ia)],
-                                n_rows=n_ia, starts=ia_starts), rows)
-    ia_trials, ia = _split_trial_columns(ia, "ia_count", ia_report, trial_cols=trial_cols, wide=wide)
-    words = _words(reps, wide, word_cols)
+    wide = with_rows(read_rows(ia_report, rows, [c for c in trial_cols + word_cols if c not in columns_of(ia)],
+                                n_rows=n_ia, starts=ia_starts, **ia_d.reader()), rows)
+    ia_trials, ia = split_trial_columns(ia, "ia_count", ia_report, trial_cols=trial_cols, wide=wide, qc=qc,
+                                         dialect=ia_d)
+    words = words_table(reps, wide, word_cols, ia_report, qc)
     texts = ia.group_by("trial_id").agg(pl.col("text_id").first()).collect()  # every text: one layout now
     del ia, reps, wide  # the IA rows are done with: their memory is free before the fixation steps
-    ia_rows = partial(_ia_rows, ia_report, ia_base, aliases, texts, words)
+    ia_rows = partial(_ia_rows, ia_report, ia_base, aliases, texts, words, ia_d)
     # All trials of a (versioned) text share one IA layout: fixations are matched to text x IA (small
     # tables) instead of trial x IA.
     # Each fixation gets its text's integer code (the rank of its versioned text id; null when the IA report
@@ -210,32 +266,37 @@ def load_onestop(fixation_report: str | Path, ia_report: str | Path | None = Non
     ia_trials = (ia_trials.join(texts, on="trial_id", how="left")
                  .select("trial_id", "text_id", pl.exclude("trial_id", "text_id")))
     fix = fix.drop("__w", "__l").collect().lazy()  # in (trial_id, fixation_index) order since _load_fixations
-    return OneStopData(_trials([ia_trials, fix_trials]).lazy(), words.lazy(), fix, ia_rows,
+    trials = trials_table([ia_trials, fix_trials])
+    count_rows(trials, "fixation_count", qc, fixation_report)
+    for name, table in (("words", words), ("trials", trials)):
+        cells.null_counts(table, qc, "load_onestop", name, ia_report)
+        cells.non_finite_counts(table, qc, "load_onestop", name, ia_report)
+    return OneStopData(trials.lazy(), words.lazy(), fix, ia_rows,
                        qc, {str(fixation_report): fix_base, str(ia_report): ia_base})
 
 
 def _load_ia(path, aliases: dict[str, str], qc: QCLog, start: threading.Event,
-             cancel: threading.Event) -> tuple[pl.LazyFrame, np.ndarray] | None:
-    """The IA report's line starts, then (once ``start`` is set, unless ``cancel`` is) the report parsed
-    (:func:`_parse`, every-row columns only) and aliased."""
-    starts = line_starts(path)
+             cancel: threading.Event, d: Dialect) -> tuple[pl.LazyFrame, np.ndarray] | None:
+    """The IA report's line starts (its check, :func:`readgaze.io.faults.check_text`), then (once ``start`` is set,
+    unless ``cancel`` is) the report parsed (:func:`_parse`, every-row columns only) and aliased."""
+    starts = line_starts(path, separator=d.separator)
     start.wait()
     if cancel.is_set():
         return None
-    return _aliased(_parse(read_ia_report, path, ["participant_id"]), aliases, qc, "ia_rows"), starts
+    return _aliased(_parse(read_ia_report, path, ["participant_id"], d, qc), aliases, qc, "ia_rows"), starts
 
 
 def _load_fixations(path, aliases: dict[str, str], qc: QCLog, parsed: threading.Event | None = None,
-                    lines: Future | None = None) -> tuple[pl.DataFrame, pl.LazyFrame]:
+                    d: Dialect = Dialect()) -> tuple[pl.DataFrame, pl.LazyFrame]:
     """The fixation report parsed (:func:`_parse`; then ``parsed`` is set), aliased, split into its trial table
-    and its rows, the rows sorted by (``trial_id``, ``fixation_index``) (:func:`_sort_order`). ``lines``: the
-    future of its :func:`readgaze.io.rows.line_starts`, else they are found here."""
-    fix = _parse(read_fixation_report, path, [c for c in header(path) if c not in TRIAL_COLUMNS])
+    and its rows, the rows sorted by (``trial_id``, ``fixation_index``) (:func:`_sort_order`)."""
+    names = header(path, separator=d.separator, rename=d.rename)
+    fix = _parse(read_fixation_report, path, [c for c in names if c not in TRIAL_COLUMNS], d, qc)
     if parsed is not None:
         parsed.set()
-    starts = line_starts(path) if lines is None else lines.result()
+    starts = line_starts(path, separator=d.separator)
     fix = _aliased(fix, aliases, qc, "fixations")
-    fix_trials, fix = _split_trial_columns(fix, "fixation_count", path, starts)
+    fix_trials, fix = split_trial_columns(fix, "fixation_count", path, starts, qc=qc, dialect=d)
     del starts
     columns = fix.collect().get_columns()
     del fix  # the columns list is the only reference left: each column is freed once its sorted copy exists
@@ -284,34 +345,25 @@ def _sort_order(frame: pl.DataFrame) -> pl.Series | None:
     return pl.Series(order, dtype=pl.UInt32)
 
 
-def _with_rows(frame: pl.DataFrame, rows) -> pl.DataFrame:
-    """``frame`` (the columns of ``rows``, in order) with ``__row``."""
-    row = pl.Series("__row", rows, pl.UInt32)
-    return frame.with_columns(row) if frame.width else row.to_frame()
-
-
-def _schema(lf: pl.LazyFrame) -> set[str]:
-    return set(lf.collect_schema().names())
-
-
-def _parse(reader, path, keep: list[str]) -> pl.LazyFrame:
+def _parse(reader, path, keep: list[str], d: Dialect, qc: QCLog) -> pl.LazyFrame:
     """A report parsed once, in the columns ``keep`` (+ the mapped and trial-id ones), held in memory as
-    canonical columns with ``__row`` (the data row in the file).
+    canonical columns with ``__row`` (the data row in the file, or in its cleaned copy: :mod:`readgaze.io.faults`).
 
     Every later step collects this frame several times; a lazy scan would re-parse the CSV each time.
     """
-    return (reader(path, source="onestop", ia_id_base=0, in_memory=True, keep=keep)
+    return (reader(path, source="onestop", ia_id_base=0, in_memory=True, keep=keep, qc=qc, **d.reader())
             .with_row_index("__row").collect().lazy())
 
 
-def _ia_rows(path, base: int, aliases: dict[str, str], texts: pl.DataFrame, words: pl.DataFrame) -> pl.LazyFrame:
+def _ia_rows(path, base: int, aliases: dict[str, str], texts: pl.DataFrame, words: pl.DataFrame,
+             d: Dialect = Dialect()) -> pl.LazyFrame:
     """Lazy trial x IA rows (all ``IA_*`` columns) from a scan of the whole IA report.
 
     ``texts`` (``trial_id`` -> versioned ``text_id``) and ``words`` (``word_index`` per text and IA)
     come from the rows the loader held in memory. Called on first use of :attr:`OneStopData.ia_rows`
     (the dtype pass over the whole file is paid only by callers that want these rows).
     """
-    rows = _alias(read_ia_report(path, source="onestop", ia_id_base=base, check_keys=False), aliases)
+    rows = _alias(read_ia_report(path, source="onestop", ia_id_base=base, check_keys=False, **d.reader()), aliases)
     rows = (rows.join(texts.lazy().rename({"text_id": "__t"}), on="trial_id", how="left", maintain_order="left")
             .with_columns(pl.coalesce("__t", "text_id").alias("text_id")).drop("__t")
             .join(words.lazy().select("text_id", "ia_index", "word_index"), on=["text_id", "ia_index"],
@@ -372,9 +424,7 @@ def _count_fixations(fix: pl.LazyFrame, qc: QCLog) -> None:
     if "__w" in have:
         exprs += [(pl.col("ia_index").is_not_null() & pl.col("__w").is_null()).sum().alias("no_ia"),
                   (pl.col("__l").is_not_null() & (pl.col("__l") != pl.col("ia_label"))).sum().alias("mismatch")]
-    c = fix.select(exprs).collect().row(0, named=True)
-    qc.add("load_onestop", "fixations", "off_word", c["off"], action="flagged",
-           detail="no interest-area id in the report: word_index null")
+    c = fix.select(exprs).collect().row(0, named=True)  # off-word fixations: counted by read_fixation_report
     if "__w" in have:
         qc.add("load_onestop", "fixations", "no_ia_row", c["no_ia"], action="flagged",
                detail="fixated IA id has no IA-report row: word_index = id - base, unchecked")
@@ -382,129 +432,3 @@ def _count_fixations(fix: pl.LazyFrame, qc: QCLog) -> None:
                detail="fixation report label differs from the IA report's")
 
 
-def _text_versions(ia: pl.LazyFrame, qc: QCLog) -> pl.DataFrame:
-    """``trial_id -> versioned_text_id`` for texts shown with more than one IA layout.
-
-    Layouts are compared by a per-trial signature (XOR of a seeded, hence deterministic, hash of each
-    IA row's index, label and integer box, plus the IA count): one vectorised pass, no per-row strings.
-    The suffix itself is the SHA-1 of the layout's text (``index,label,left,top,right,bottom`` rows
-    joined by ``|``), built only for one representative trial per layout.
-    """
-    box = [pl.col(c).cast(pl.Int64, strict=False) for c in ("left_px", "top_px", "right_px", "bottom_px")]
-    row_hash = pl.struct(pl.col("ia_index"), pl.col("word"), *box).hash(seed=0)
-    sig = (ia.group_by("trial_id", "text_id")
-           .agg(row_hash.bitwise_xor().alias("layout"), pl.len().alias("n_ia"))
-           .with_columns(pl.struct("layout", "n_ia").alias("layout")).drop("n_ia")
-           .collect())
-    multi = sig.group_by("text_id").agg(pl.col("layout").n_unique().alias("n")).filter(pl.col("n") > 1)
-    qc.add("load_onestop", "words", "layout_versions", int(multi["n"].sum() or 0), action="flagged",
-           detail=f"{multi.height} texts shown with more than one IA layout get a _v<hash> suffix")
-    if multi.is_empty():
-        return pl.DataFrame(schema={"trial_id": pl.String, "versioned_text_id": pl.String})
-    sig = sig.join(multi.select("text_id"), on="text_id", how="semi")
-    reps = sig.sort("trial_id").group_by("text_id", "layout").agg(pl.col("trial_id").first().alias("rep"))
-    row = pl.concat_str([pl.col("ia_index"), pl.col("word"), *box], separator=",", ignore_nulls=True)
-    content = (ia.join(reps.lazy().select(pl.col("rep").alias("trial_id")), on="trial_id", how="semi")
-               .group_by("trial_id").agg(row.sort_by(pl.col("ia_index")).str.join("|").alias("s")).collect())
-    digest = {t: hashlib.sha1(s.encode()).hexdigest()[:6] for t, s in content.iter_rows()}
-    reps = reps.with_columns(pl.col("rep").replace_strict(digest, return_dtype=pl.String).alias("digest"))
-    return (sig.join(reps, on=["text_id", "layout"])
-            .select("trial_id", (pl.col("text_id") + "_v" + pl.col("digest")).alias("versioned_text_id")))
-
-
-def _words(reps: pl.LazyFrame, wide: pl.DataFrame, word_cols: list[str]) -> pl.DataFrame:
-    """One row per (text_id, ia_index) from ``reps``, the IA rows of the first trial (by trial_id) of each
-    text layout, with their word features (``word_cols``) from ``wide`` (rows read whole, by ``__row``)."""
-    w = (reps.join(wide.lazy().select("__row", *word_cols), on="__row", how="left")
-         .select("text_id", "ia_index", "word", "left_px", "right_px", "top_px", "bottom_px", *word_cols)
-         .sort("text_id", "ia_index").collect())
-    prev = {c: pl.col(c).shift(1).over("text_id") for c in ("word", "top_px", "bottom_px", "left_px")}
-    continued = (prev["word"].str.contains(_SPLIT_WORD) & (pl.col("top_px") > prev["top_px"])).fill_null(False)
-    new_line = ((pl.col("top_px") >= prev["bottom_px"]) | (pl.col("left_px") < prev["left_px"])).fill_null(False)
-    w = w.with_columns(
-        (pl.col("ia_index") - continued.cast(pl.Int32).cum_sum().over("text_id")).cast(pl.Int32).alias("word_index"),
-        new_line.cast(pl.Int32).cum_sum().over("text_id").cast(pl.Int32).alias("line_index"))
-    extra = []
-    if "word_length" in w.columns:
-        extra.append(pl.col("word_length").cast(pl.Int32))
-    else:
-        extra.append(pl.col("word").str.len_chars().cast(pl.Int32).alias("word_length"))
-    if "wordfreq_frequency" in w.columns:
-        zipf = 9 - pl.col("wordfreq_frequency").cast(pl.Float64) * math.log10(2)
-        extra.append(zipf.clip(lower_bound=0.0).alias("frequency_zipf"))
-    if "gpt2_surprisal" in w.columns:
-        extra.append(pl.col("gpt2_surprisal").cast(pl.Float64).alias("surprisal_bits"))
-    w = w.with_columns(extra)
-    first = ["text_id", "ia_index", "word_index", "word", "line_index", "left_px", "right_px", "top_px",
-             "bottom_px", "word_length"]
-    return w.select(first + [c for c in w.columns if c not in first])
-
-
-def _spans(column: str, prefix: str) -> list[pl.Expr]:
-    nums = pl.col(column).cast(pl.String).str.extract_all(r"\d+").list.eval(pl.element().cast(pl.Int32))
-    return [nums.list.gather_every(2).alias(f"{prefix}_start_index"),
-            nums.list.gather_every(2, offset=1).alias(f"{prefix}_end_index")]
-
-
-def _split_trial_columns(lf: pl.LazyFrame, count: str, path, starts=None, *, trial_cols: list[str] | None = None,
-                         wide: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.LazyFrame]:
-    """``(per-trial table, rows without the trial columns)``: the trial-constant :data:`TRIAL_COLUMNS`
-    (first value per trial) and the row count per trial (Int32, ``count``) leave the big table early.
-
-    ``lf`` holds the columns parsed on every row and ``__row``; the other trial columns of the file
-    (``trial_cols``, default all it has) come from each trial's first row: from ``wide`` (rows read
-    whole, by ``__row``), else read now (:func:`readgaze.io.rows.read_rows`, ``starts`` its line
-    starts). The fixation report's table also gets ``text_id`` (the unversioned paragraph id), and
-    its rows lose ``__row``.
-    """
-    trial_cols = [c for c in TRIAL_COLUMNS if c in header(path)] if trial_cols is None else trial_cols
-    have = _schema(lf)
-    text = []
-    if count == "fixation_count":
-        text = [pl.concat_str([pl.col(c) for c in ("article_batch", "article_id", "difficulty_level", "paragraph_id")],
-                              separator="_").first().alias("text_id")]
-    # a trial's first row is the first row of its first run of rows: group the runs' first rows (few), not all rows
-    frame = lf.collect()
-    run = frame["trial_id"].rle_id().to_numpy()
-    first = np.flatnonzero(np.r_[True, run[1:] != run[:-1]]) if len(run) else np.zeros(0, np.int64)
-    runs = frame[first].with_columns(pl.Series("__n", np.diff(np.r_[first, len(run)]), pl.Int64))
-    del frame, run
-    part = runs.group_by("trial_id").agg(*text, pl.col("__row").first(),
-                                         *[pl.col(c).first() for c in trial_cols if c in have],
-                                         pl.col("__n").sum().cast(pl.Int32).alias(count))
-    missing = [c for c in trial_cols if c not in have]
-    if wide is None:
-        rows = part["__row"].sort()
-        n = lf.select(pl.len()).collect().item()
-        wide = _with_rows(read_rows(path, rows.to_numpy(), missing, n_rows=n, starts=starts), rows.to_numpy())
-    part = part.join(wide.select("__row", *missing), on="__row", how="left")
-    part = part.select("trial_id", *[e.meta.output_name() for e in text], *trial_cols, count)
-    rest = lf.drop([c for c in trial_cols if c in have and c != "participant_id"]
-                   + (["__row"] if count == "fixation_count" else []))
-    return part, rest.collect().lazy()
-
-
-def _trials(parts: list[pl.DataFrame]) -> pl.DataFrame:
-    """One row per trial from both reports' trial tables (IA report values first), with canonical trial columns."""
-    t = (pl.concat(parts, how="diagonal_relaxed").group_by("trial_id", maintain_order=True)
-         .agg(pl.all().drop_nulls().first()).sort("trial_id"))
-    have = t.columns
-    goal = pl.col("question_preview").cast(pl.Boolean)
-    practice = (pl.col("practice_trial").cast(pl.Boolean) if "practice_trial" in have
-                else pl.col("article_id").cast(pl.Int64) == 0)
-    derived = [
-        pl.concat_str([pl.col("article_batch"), pl.col("article_id")], separator="_").alias("item_id"),
-        pl.when(goal).then(pl.lit("information_seeking")).when(goal.not_()).then(pl.lit("ordinary"))
-        .alias("reading_goal"),
-        pl.col("repeated_reading_trial").cast(pl.Boolean).alias("repeated_reading"),
-        practice.alias("practice"),
-    ]
-    for c, prefix in (("critical_span_indices", "critical_span"), ("distractor_span_indices", "distractor_span")):
-        if c in have:
-            derived += _spans(c, prefix)
-    t = t.with_columns(derived)
-    for c, dtype in (("question", pl.String), ("selected_answer", pl.String), ("is_correct", pl.Boolean)):
-        t = t.with_columns((pl.col(c) if c in have else pl.lit(None)).cast(dtype).alias(c))
-    first = ["trial_id", "participant_id", "item_id", "text_id", "reading_goal", "question", "selected_answer",
-             "is_correct", "repeated_reading", "practice"]
-    return t.select(first + [c for c in t.columns if c not in first])

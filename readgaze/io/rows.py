@@ -10,7 +10,8 @@ rows).
 
 Rows and lines differ only where a quoted field holds a line break (Data Viewer never writes one):
 the line count is checked against the report's row count, and the columns are then parsed whole
-instead (the same values, more slowly).
+instead (the same values, more slowly). A file that :mod:`readgaze.io.faults` repaired is read through its cleaned
+copy, whose data rows are the parse's rows.
 """
 
 from __future__ import annotations
@@ -24,21 +25,23 @@ import polars as pl
 
 from readgaze.errors import ParseError
 from readgaze.io.csv import read_csv
-from readgaze.io.scan import scan_file, take_line_starts
+from readgaze.io.faults import check_text
+from readgaze.qc import QCLog
 
 
-def line_starts(path: str | Path) -> np.ndarray:
-    """Byte offset of every line's first byte (Int64; line 0 is the header), in one pass of 1 MiB reads
-    (:func:`readgaze.io.scan.scan_file`), or the pass :func:`readgaze.io.scan.prefetch` made of the file.
+def line_starts(path: str | Path, *, separator: str | None = None, encoding: str = "utf-8") -> np.ndarray:
+    """Byte offset of every line's first byte (Int64; line 0 is the header) of the file the parser reads (``path``
+    itself, or its cleaned copy: :func:`readgaze.io.faults.check_text`, which finds them in one pass of 1 MiB reads
+    or takes the pass :func:`readgaze.io.scan.prefetch` made of the file).
 
     A final line break does not start a line.
     """
-    starts = take_line_starts(path)
-    return scan_file(path, sha256=False).starts if starts is None else starts
+    return check_text(path, separator=separator, encoding=encoding).starts
 
 
 def read_rows(path: str | Path, rows: np.ndarray, columns: list[str], *, n_rows: int,
-              starts: np.ndarray | None = None, separator: str | None = None) -> pl.DataFrame:
+              starts: np.ndarray | None = None, separator: str | None = None, decimal_comma: bool = False,
+              rename: dict[str, str] | None = None) -> pl.DataFrame:
     """Read ``columns`` of the data rows ``rows`` (0-based, after the header) of a delimited file.
 
     Parameters
@@ -52,6 +55,8 @@ def read_rows(path: str | Path, rows: np.ndarray, columns: list[str], *, n_rows:
         disagrees, the columns are parsed whole and the rows taken from them.
     starts : numpy.ndarray, optional
         :func:`line_starts` of the file, when already known.
+    separator, decimal_comma, rename
+        As in :func:`readgaze.io.csv.read_csv` (``columns`` are ``rename``d names).
 
     Returns
     -------
@@ -64,13 +69,21 @@ def read_rows(path: str | Path, rows: np.ndarray, columns: list[str], *, n_rows:
     ParseError
         As :func:`readgaze.io.csv.read_csv`, with the row number of the original file.
     """
-    path = Path(path)
+    user = Path(path)
+    text = check_text(user, separator=separator)
+    path = text.read_path
     rows = np.asarray(rows, dtype=np.int64)
     if not columns:  # nothing to read (every column wanted was parsed already)
         return pl.DataFrame()
-    starts = line_starts(path) if starts is None else starts
+    # the rows' own flags (a column with inf among the rows read, ...) are not the file's: the caller checks the values
+    # it uses (readgaze.io.onestop) and the file was checked for damaged lines when it was parsed
+    dialect = {"decimal_comma": decimal_comma, "rename": rename, "qc": QCLog()}
+    if not len(rows):
+        names = [(rename or {}).get(c, c) for c in text.names]
+        return pl.DataFrame(schema={c: pl.String for c in names if c in set(columns)})
+    starts = text.starts if starts is None else starts
     if len(starts) - 1 != n_rows:
-        return read_csv(path, columns=columns, separator=separator)[rows]
+        return read_csv(user, columns=columns, separator=separator, **dialect)[rows]
     size = path.stat().st_size
     lines = rows + 1
     cut = np.flatnonzero(np.diff(lines) != 1) + 1  # runs of consecutive lines: one read each
@@ -90,10 +103,10 @@ def read_rows(path: str | Path, rows: np.ndarray, columns: list[str], *, n_rows:
         target.write_bytes(b"".join(parts))
         del parts
         try:
-            return read_csv(target, columns=columns, separator=separator)
+            return read_csv(target, columns=columns, separator=text.separator, **dialect)
         except ParseError as e:  # name the user's row: line k of the copy is line lines[k - 2] of the file
-            row = int(lines[e.row - 2]) + 1 if e.row and 2 <= e.row < len(lines) + 2 else None
-            raise ParseError(e.message, file=path, row=row, column=e.column) from None
+            row = text.user_line(int(lines[e.row - 2]) - 1) if e.row and 2 <= e.row < len(lines) + 2 else None
+            raise ParseError(e.message, file=user, row=row, column=e.column) from None
 
 
 def _read_at(f, offset: int, size: int) -> bytes:

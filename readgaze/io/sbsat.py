@@ -31,8 +31,11 @@ import numpy as np
 import polars as pl
 
 from readgaze.errors import LeakageError, ParseError, SchemaError
-from readgaze.io.csv import scan_csv
+from readgaze.io import cells
+from readgaze.io.csv import read_csv, require_numeric, scan_csv
 from readgaze.io.dataviewer import read_fixation_report
+from readgaze.io.report_keys import check_unique
+from readgaze.qc import QCLog
 
 _TRIAL_COLUMNS = ("RECORDING_SESSION_LABEL", "INDEX", "type", "book_name", "page_name", "answer",
                   "correct_answer")
@@ -50,8 +53,12 @@ def read_sbsat_fixations(path: str | Path, **kwargs) -> pl.LazyFrame:
     return read_fixation_report(path, **kwargs)
 
 
-def read_sbsat_trials(path: str | Path) -> pl.LazyFrame:
+def read_sbsat_trials(path: str | Path, *, qc: QCLog | None = None) -> pl.LazyFrame:
     """Read the SB-SAT trial report (``18sat_trialfinal.csv``) as canonical ``trials``.
+
+    The report is checked as every report is (:mod:`readgaze.io.faults`, :mod:`readgaze.io.cells`): the key cells
+    (``RECORDING_SESSION_LABEL``, ``INDEX`` a whole number), one row per trial, ``answer`` and ``correct_answer``
+    numbers; ``qc`` receives the repairs and the nulls per column.
 
     Returns
     -------
@@ -64,11 +71,25 @@ def read_sbsat_trials(path: str | Path) -> pl.LazyFrame:
     ------
     SchemaError
         A required SB-SAT column is missing (all are listed).
+    ParseError
+        A bad key cell, or an answer that is not a number (file, row, column).
+    DataError
+        A trial (participant, ``INDEX``) on two rows.
     """
-    raw = scan_csv(path)
+    raw = scan_csv(path, in_memory=True, qc=qc, step="read_sbsat_trials", table="trials")
     missing = [c for c in _TRIAL_COLUMNS if c not in raw.collect_schema().names()]
     if missing:
         raise SchemaError(f"SB-SAT trial report: missing columns {missing}", file=path)
+    cells.keys(raw, path, ["RECORDING_SESSION_LABEL", "INDEX", "page_name", "book_name", "type"],
+               numbers_only=["INDEX"])
+    raw = require_numeric(raw, path, ["answer", "correct_answer"], pl.Int64, what="an answer number (-99: none)")
+    check_unique(raw, path, {"RECORDING_SESSION_LABEL": pl.col("RECORDING_SESSION_LABEL"),
+                              "INDEX": pl.col("INDEX")}, shown=["RECORDING_SESSION_LABEL", "INDEX"], session_key=None)
+    cells.null_counts(raw, qc, "read_sbsat_trials", "trials", path)
+    cells.split_groups(raw, qc, "read_sbsat_trials", "trials", path, group="RECORDING_SESSION_LABEL",
+                       what="rows of a participant not together in the report")
+    cells.index_gaps(raw, qc, "read_sbsat_trials", "trials", path, group="RECORDING_SESSION_LABEL", index="INDEX",
+                     first=None, what="trial numbers (INDEX) of a participant not consecutive")
     keyed = (pl.col("type") == "question") & (pl.col("correct_answer") != NO_ANSWER_KEY)
     visit = pl.col("INDEX").rank("ordinal").over("RECORDING_SESSION_LABEL", "page_name")
     return raw.select(
@@ -155,7 +176,7 @@ def read_sbsat_windows(folder: str | Path) -> SbsatWindows:
             raise ParseError(f"SB-SAT windows: got an array of shape {array.shape} (finite: "
                              f"{bool(np.isfinite(array).all())}), expected (n_windows, n_fixations, 4) finite "
                              f"values {WINDOW_FEATURES}", file=path)
-        labels = pl.read_csv(label_path)
+        labels = read_csv(label_path)  # damaged lines repaired and warned about, or refused with the line named
         first = labels.columns[0]
         present = tuple(c for c in WINDOW_LABELS if c in labels.columns)
         missing = [c for c in ("subj", "book") if c not in labels.columns] + ([] if present else ["a label column"])
@@ -166,7 +187,9 @@ def read_sbsat_windows(folder: str | Path) -> SbsatWindows:
                              file=label_path)
         names = present if names is None else tuple(c for c in names if c in present)
         arrays[split] = array.astype(np.float32)
-        frames.append(labels.select(
+        checked = require_numeric(labels.lazy(), label_path, [first, *present], pl.Int64,
+                                  what="a whole number (a row index or a binarised label)").collect()
+        frames.append(checked.select(
             pl.lit(split).alias("split"), pl.int_range(pl.len(), dtype=pl.Int64).alias("window_index"),
             pl.col(first).cast(pl.Int64).alias("label_row_index"),
             pl.col("subj").cast(pl.String).alias("participant_id"),

@@ -26,10 +26,17 @@ _SCANS: dict[str, tuple[tuple, Future]] = {}  # real path -> (stamp, future of F
 
 @dataclass
 class FileScan:
-    """A file's SHA-256 (hex; None when not asked for) and line starts (``numpy`` Int64, None when not asked)."""
+    """A file's SHA-256 (hex; None when not asked for), line starts (``numpy`` Int64, None when not asked) and,
+    with the line starts, its size, whether it holds a NUL byte, a 0xEF byte (maybe a byte-order mark) or a TAB
+    (:mod:`readgaze.io.faults` looks closer only then), and per line break whether a CR precedes it (``crlf``)."""
 
     sha256: str | None
     starts: object | None
+    size: int = 0
+    nul: bool = False
+    ef: bool = False
+    tab: bool = False
+    crlf: object | None = None
 
 
 def stamp(path) -> tuple:
@@ -47,7 +54,8 @@ def scan_file(path, *, sha256: bool = True, lines: bool = True) -> FileScan:
     import numpy as np
 
     h = hashlib.sha256() if sha256 else None
-    parts, pos = [np.zeros(1, np.int64)], 0
+    parts, crs, pos, last = [np.zeros(1, np.int64)], [], 0, 0
+    nul = ef = tab = False
     block = bytearray(BLOCK)
     view = memoryview(block)
     with open(path, "rb") as f:
@@ -55,14 +63,25 @@ def scan_file(path, *, sha256: bool = True, lines: bool = True) -> FileScan:
             if h is not None:
                 h.update(view[:n])  # releases the GIL
             if lines:
-                parts.append(np.flatnonzero(np.frombuffer(block, np.uint8, n) == 10) + (pos + 1))
+                data = np.frombuffer(block, np.uint8, n)
+                breaks = np.flatnonzero(data == 10)
+                before = data[np.maximum(breaks - 1, 0)] == 13  # a CR before the break (the last block's last byte
+                if len(breaks) and breaks[0] == 0:  # when the break opens this block)
+                    before[0] = last == 13
+                parts.append(breaks + (pos + 1))
+                crs.append(before)
+                nul = nul or block.find(0, 0, n) >= 0  # memchr: far cheaper than a numpy pass
+                ef = ef or block.find(0xEF, 0, n) >= 0
+                tab = tab or block.find(9, 0, n) >= 0
+                last = int(data[-1])
             pos += n
-    starts = None
+    starts = crlf = None
     if lines:
         starts = np.concatenate(parts).astype(np.int64, copy=False)
+        crlf = np.concatenate(crs) if crs else np.zeros(0, bool)
         if len(starts) > 1 and starts[-1] == pos:
             starts = starts[:-1]
-    return FileScan(h.hexdigest() if h is not None else None, starts)
+    return FileScan(h.hexdigest() if h is not None else None, starts, pos, nul, ef, tab, crlf)
 
 
 def prefetch(paths, *, sha256: bool = True, lines: bool = True) -> None:
@@ -119,6 +138,31 @@ def _take(path, field: str):
 def take_line_starts(path):
     """The prefetched line starts of ``path`` (numpy Int64), or None."""
     return _take(path, "starts")
+
+
+def take_lines(path) -> FileScan | None:
+    """The prefetched line pass of ``path`` (a :class:`FileScan` with ``starts``, ``size``, ``low``, ``high``; its
+    SHA-256 stays for :func:`take_sha256`), or None."""
+    try:
+        real, st = os.path.realpath(path), stamp(path)
+    except OSError:
+        return None
+    with _LOCK:
+        entry = _SCANS.get(real)
+    if entry is None or entry[0] != st:
+        return None
+    try:
+        result = entry[1].result()
+    except Exception:  # noqa: BLE001 -- the consumer passes the file itself and meets the error there
+        return None
+    if result.starts is None:
+        return None
+    out = FileScan(None, result.starts, result.size, result.nul, result.ef, result.tab, result.crlf)
+    with _LOCK:
+        result.starts = None
+        if result.sha256 is None and _SCANS.get(real) is entry:
+            del _SCANS[real]
+    return out
 
 
 def take_sha256(path) -> str | None:

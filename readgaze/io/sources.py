@@ -90,6 +90,10 @@ class ReportSource:
     """Id base of a fixation report read alone when the source fixes it (SB-SAT, OneStop: 1); None when it
     must be given or detected (a generic export may have been renumbered)."""
     required_trial_columns: tuple[str, ...] = field(default=())
+    number_keys: tuple[str, ...] = field(default=())
+    """Trial-id columns that hold whole numbers (any other value is an error naming its cell)."""
+    boolean_keys: tuple[str, ...] = field(default=())
+    """Trial-id columns that hold ``True``/``False``."""
 
 
 SOURCES: dict[str, ReportSource] = {
@@ -98,7 +102,8 @@ SOURCES: dict[str, ReportSource] = {
         "onestop", _DATAVIEWER_FIXATIONS, _DATAVIEWER_IA, trial_id=onestop_trial_id,
         text_id=lambda columns: onestop_paragraph_id(),
         required_trial_columns=("article_batch", "article_id", "difficulty_level", "paragraph_id",
-                                "repeated_reading_trial")),
+                                "repeated_reading_trial"),
+        number_keys=("article_batch", "article_id", "paragraph_id"), boolean_keys=("repeated_reading_trial",)),
     "sbsat": ReportSource(
         "sbsat", _DATAVIEWER_FIXATIONS,
         {**_DATAVIEWER_IA, "text_id": ("page_name",)}),
