@@ -226,8 +226,10 @@ def _write(out: Path, words, trials, fixations, measures, seed: int) -> None:
 
 
 def write_planted_corpus(path: str | Path, *, n_participants: int = 48, n_items: int = 12, goal_effect: float = 1.0,
-                         words_per_paragraph: tuple[int, int] = (40, 60), seed: int = 0) -> Path:
-    """A dataset folder from :func:`readgaze.simulate.simulate_corpus` with a planted reading-goal signal.
+                         words_per_paragraph: tuple[int, int] = (40, 60), seed: int = 0,
+                         planted: str | None = None) -> Path:
+    """A dataset folder from :func:`readgaze.simulate.simulate_corpus` with a planted reading-goal signal (or the
+    simulator's ``planted`` task: ``question_span`` needs the text, ``reading_speed`` only the gaze).
 
     One paragraph per item at one of two levels, no calibration drift (so ``nearest`` line assignment is exact and
     the models see the simulator's gold words), prepared by :func:`readgaze.data_prep.pipeline.prepare` as
@@ -240,9 +242,10 @@ def write_planted_corpus(path: str | Path, *, n_participants: int = 48, n_items:
     from readgaze.simulate import oracle_accuracy, simulate_corpus
 
     corpus = simulate_corpus(n_participants, n_items, 1, seed=seed, goal_effect=goal_effect, drift_scale=0.0,
-                             words_per_paragraph=words_per_paragraph)
+                             words_per_paragraph=words_per_paragraph, planted=planted)
     prepared = prepare(corpus.trials, corpus.words, corpus.fixations, line_assigner="nearest")
     config = {"mode": "readgaze.simulate", "goal_effect": goal_effect, "seed": seed, "line_assigner": "nearest",
+              "planted": planted,
               "oracle": oracle_accuracy(corpus)}
     return write_dataset(path, prepared, sources={}, config=config, force=True)
 

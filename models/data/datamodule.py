@@ -133,6 +133,11 @@ class ReadingDataModule(L.LightningDataModule):
         the last tokens); those words and the fixations on them are dropped (QC ``cut off by max_text_tokens``).
     batch_size : int
     num_workers : int
+    ablate : {None, "none", "text", "gaze"}, optional
+        A modality ablation applied to every split (:mod:`readgaze.models.data.ablate`): ``text`` permutes each
+        trial's paragraph words (tokens and lexical features; gaze, layout and question kept), ``gaze`` gives each
+        trial the gaze of another trial of the same text. Trained with it, a model is its own ablated twin
+        (``readgaze cv --ablate text gaze`` runs the twins and writes the comparison). Seeded by ``split_seed``.
     """
 
     def __init__(self, path: str, task: Task = "reading_goal", fold: int = 0, n_folds: int = 10,
@@ -141,8 +146,11 @@ class ReadingDataModule(L.LightningDataModule):
                  max_text_tokens: int = 512, batch_size: int = 16, num_workers: int = 0,
                  reading_regime: ReadingRegime | None = None, split_within: str | None = None,
                  trial_feature_set: Literal["readgaze", "beyelstm_global", "fse_global"] = "readgaze",
-                 questions: str | None = None) -> None:
+                 questions: str | None = None, ablate: str | None = None) -> None:
         super().__init__()
+        from readgaze.models.data.ablate import check_ablation
+
+        self.ablate = check_ablation(ablate)
         if task not in TASKS:
             raise ConfigError(f"data.task: got {task!r}, expected one of {sorted(TASKS)}")
         if reading_regime not in (None, "ordinary", "information_seeking", "all"):
@@ -213,6 +221,7 @@ class ReadingDataModule(L.LightningDataModule):
         path = directory / "qc.json"
         fallback = any(r["reason"] == "split_unit_fallback_to_trial" for r in self.qc.records)
         record = {"task": self.task, "reading_regime": self.effective_reading_regime, "fold": self.fold,
+                  "ablate": self.ablate,
                   "split_unit": "trial" if self.split_unit == "trial" or fallback else "participant_item",
                   "fold_files": self.fold_files, "records": self.qc_records()}
         path.write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
@@ -244,6 +253,8 @@ class ReadingDataModule(L.LightningDataModule):
         self._warn_missing_features()
         arrays = self._feature_arrays()
         tokens = self._tokenise()
+        if self.ablate:
+            arrays, tokens = self._ablated(arrays, tokens)
         self._count_cut_fixations(arrays, tokens)
         for split in ("train", "val", "test"):
             rows = self.trials.filter(pl.col("split") == split)["trial_row"].to_numpy()
@@ -437,6 +448,19 @@ class ReadingDataModule(L.LightningDataModule):
         self.qc.add("tokenise", "words", "cut off by max_text_tokens (the paragraph's first words, left truncation)",
                     int(cut_per_trial.sum()), "dropped", "word rows of all trials; EyeBench keeps the last tokens")
         return {"key": key, "encodings": encodings, "cut_per_trial": cut_per_trial}
+
+    def _ablated(self, arrays: dict, tokens: dict) -> tuple[dict, dict]:
+        """``arrays`` and ``tokens`` with :attr:`ablate` applied (:mod:`readgaze.models.data.ablate`)."""
+        from readgaze.models.data.ablate import apply_ablation
+
+        tokenizer, spec = load_tokenizer(self.text_encoder), TASKS[self.task]
+        second = self.trials.with_columns(spec.second_segment.alias("_second"))["_second"].to_list()
+
+        def encode(words: list[str], row: int) -> dict:
+            return _encode(tokenizer, words, second[row], self.max_text_tokens, spec.second_max_tokens)
+
+        return apply_ablation(self.ablate, arrays, tokens, self.trials, seed=self.split_seed, qc=self.qc,
+                              encode=encode)
 
     def _count_cut_fixations(self, arrays: dict, tokens: dict) -> None:
         """QC: fixations on words cut off by the left truncation (the dataset drops them, see ``_TrialDataset``)."""

@@ -11,6 +11,10 @@ end exclusive, as OneStop's ``critical_span_indices``) and a distractor span els
 is tied to its span: it names the span's two rarest words, and its question word says where the
 span lies (:data:`QUESTION_TEMPLATES`: first, middle or last third of the paragraph, by the span's
 centre). Which question a reader had can thus be read off where they slowed down, not off the text.
+With ``position_cue=False`` every question uses the middle template, so only the words it names tie it
+to its span (the planted ``question_span`` task of :func:`readgaze.simulate.simulate_corpus`, which needs
+the text); ``distractor_same_length=True`` makes each distractor span as long as its critical span, so
+the length of a slowly read region does not say which of the two it was.
 
 The layout mimics OneStop's screen by default (2560 x 1440 px, text from x = 358 to 2164 px,
 first line top at y = 154 px, line pitch 114 px, monospace 19 px per character, boxes that abut
@@ -116,10 +120,12 @@ class Paragraph:
 
 
 def make_paragraph(rng: np.random.Generator, n_words: int, *, frequency_power: float = 0.9,
-                   easy: bool = False) -> Paragraph:
+                   easy: bool = False, position_cue: bool = True, distractor_same_length: bool = False) -> Paragraph:
     """Draw a paragraph of ``n_words`` words in sentences of 6-24 words, with three questions.
 
     ``easy=True`` (OneStop's elementary level) raises ``frequency_power`` so words are commoner.
+    ``position_cue`` and ``distractor_same_length``: see the module docstring (the defaults keep the random stream
+    of earlier versions, so a seed gives the same corpus).
     """
     tokens, z = sample_words(rng, n_words, frequency_power=frequency_power + (0.15 if easy else 0.0))
     ends = np.cumsum(rng.integers(6, 25, size=n_words))
@@ -134,15 +140,17 @@ def make_paragraph(rng: np.random.Generator, n_words: int, *, frequency_power: f
     commas = rng.random(n_words) < 0.06
     tokens = [t + "," if c and not t.endswith(".") else t for t, c in zip(tokens, commas)]
     surprisal = simulated_surprisal(rng, z)
-    crit, dist, questions = _questions(rng, tokens, z)
+    crit, dist, questions = _questions(rng, tokens, z, position_cue, distractor_same_length)
     return Paragraph(tokens, z, surprisal, questions, crit, dist)
 
 
-def _questions(rng, tokens, zipf):
+def _questions(rng, tokens, zipf, position_cue: bool = True, distractor_same_length: bool = False):
     """Three questions, each about a critical span of 10-30 % of the text, plus a distractor span.
 
     A question names the span's two rarest words; its template (:data:`QUESTION_TEMPLATES`) is chosen by the
-    third of the paragraph that holds the span's centre.
+    third of the paragraph that holds the span's centre (``position_cue``), else it is always the middle one.
+    The distractor span is half as long as the critical one (at least 3 words), or as long
+    (``distractor_same_length``); it never overlaps its critical span.
     """
     n = len(tokens)
     crit, dist, questions = [], [], []
@@ -150,14 +158,17 @@ def _questions(rng, tokens, zipf):
         length = int(rng.integers(max(3, n // 10), max(4, (3 * n) // 10) + 1))
         start = int(rng.integers(0, n - length + 1))
         crit.append((start, start + length))
-        d_len = max(3, length // 2)
+        d_len = length if distractor_same_length else max(3, length // 2)
         free = [s for s in range(0, n - d_len + 1) if s + d_len <= start or s >= start + length]
+        if not free and distractor_same_length:
+            raise ValueError(f"a {n}-word paragraph has no room for a {d_len}-word distractor span beside its "
+                             f"critical span")
         d_start = int(rng.choice(free)) if free else 0
         dist.append((d_start, d_start + d_len))
         span = np.arange(start, start + length)
         content = span[np.argsort(zipf[span])[:2]]  # the two rarest words of the span
         a, b = (tokens[i].strip(".,").lower() for i in sorted(content))
-        third = min(2, int(3 * (start + length / 2) / n))  # no random draw: the corpus's streams are unchanged
+        third = min(2, int(3 * (start + length / 2) / n)) if position_cue else 1  # no random draw
         questions.append(QUESTION_TEMPLATES[third].format(a=a, b=b))
     return crit, dist, questions
 
