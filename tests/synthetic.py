@@ -251,12 +251,14 @@ def write_planted_corpus(path: str | Path, *, n_participants: int = 48, n_items:
 
 
 def fit_briefly(model, datamodule, *, max_epochs: int = 10, learning_rate: float | None = None,
-                seed: int = 0) -> dict[str, float]:
+                seed: int = 0, keep_predictions: bool = False) -> dict[str, float]:
     """Train ``model`` on ``datamodule``'s training split with AdamW (no schedule) and return its validation metrics.
 
     The epoch kept is the one with the lowest pooled validation loss (the protocol's model selection; never the
     best AUROC). Returns :func:`readgaze.models.base.regime_metrics` of that epoch as floats plus ``epoch`` and
-    ``val_loss``. Class weights are set from the training counts, as the Lightning ``setup`` does.
+    ``val_loss``. Class weights are set from the training counts, as the Lightning ``setup`` does. With
+    ``keep_predictions``, also ``val_trial_id`` (list) and ``val_probability`` ((n_val, num_classes) array) of that
+    epoch (for paired tests between models).
     """
     import torch
 
@@ -287,6 +289,9 @@ def fit_briefly(model, datamodule, *, max_epochs: int = 10, learning_rate: float
         if not best or loss < best["val_loss"]:
             best = {k: float(v) for k, v in regime_metrics(logits, label, regime, model.num_classes).items()}
             best.update(epoch=epoch, val_loss=loss)
+            if keep_predictions:
+                best.update(val_trial_id=[t for b in val for t in b.trial_id],
+                            val_probability=torch.softmax(logits, -1).numpy())
     return best
 
 

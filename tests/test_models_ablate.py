@@ -168,3 +168,34 @@ def test_ablation_table_compares_the_model_with_each_twin_and_baseline(tmp_path)
     assert "| **RoBERTEyeF** (full) |" in markdown and "| text ablated (words permuted) |" in markdown
     assert "paired t-test over folds" in markdown and "paired permutation test over trials" in markdown
     assert ablation_markdown(table.head(0)).startswith("No comparison")
+
+
+@pytest.mark.slow
+def test_cv_ablate_text_and_gaze_writes_the_twins_and_the_comparison(tmp_path, capsys):
+    """``readgaze cv --ablate text gaze`` for RoBERTEye-F (the demo's config) on a small simulated dataset: two twin
+    runs with their QC records, and a table with a row per twin and per baseline in every regime (about 60 s on
+    2 busy cores: three one-epoch fits and the baselines)."""
+    import json
+
+    from synthetic import write_planted_corpus
+
+    from readgaze.models.training.cv import main as cv_main
+
+    data = write_planted_corpus(tmp_path / "data", n_participants=12, n_items=4, words_per_paragraph=(30, 45))
+    config = Path(__file__).resolve().parents[1] / "models/demo/configs/roberteye_f.yaml"
+    assert cv_main(["cv", "-c", str(config), "--data.path", str(data), "--out", str(tmp_path / "out"), "--run", "rf",
+                    "--folds", "0", "--data.n_folds", "3", "--trainer.max_epochs", "1", "--threads", "1",
+                    "--ablate", "text", "gaze"]) == 0
+    out = tmp_path / "out"
+    for kind in ("text", "gaze"):
+        qc = json.loads((out / f"rf_ablate_{kind}" / "qc.json").read_text())["0"]
+        assert any(r["step"] == "ablate" and r["count"] > 0 for r in qc)
+    table = pl.read_csv(out / "rf" / "ablation.csv")
+    for comparison in ("text ablated (words permuted)", "gaze ablated (another reader's gaze)"):
+        rows = table.filter(pl.col("comparison") == comparison)
+        assert set(rows["regime"]) == {"new_item", "new_participant", "new_item_participant", "all"}
+        assert rows["t_test_p"].is_null().all()  # one fold: no t-test ...
+        assert rows["permutation_p"].is_between(0, 1, closed="right").all()  # ... the permutation test runs
+    assert table.filter(pl.col("comparison").str.starts_with("baseline: ")).height >= 4 * 5
+    printed = capsys.readouterr().out
+    assert "| **RoBERTEyeF** (full) |" in printed and "| gaze ablated (another reader's gaze) |" in printed

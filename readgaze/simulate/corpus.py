@@ -11,10 +11,12 @@ Two planted tasks (``planted``) isolate one modality each, for the modality abla
   question's distractor span, as long as the critical one, and reads that one span as information seekers read
   their span (:func:`readgaze.simulate.reader.goal_shifts`, ``goal_effect``). The answer is correct with
   probability :data:`P_CORRECT_FOUND` after finding the span, :data:`P_CORRECT_MISLED` after the distractor.
-  Both branches slow down on an equally long span, so overall reading speed carries no signal, and the question
-  has one template (no position cue): the only link between the question and the slowly read words is the two
-  words of the span it names. A model must read the question, find its words in the paragraph and check the gaze
-  there; with the paragraph's words permuted (the text ablation) or without text it is at chance on new texts.
+  Both branches slow down on an equally long span, so overall reading speed carries no signal, and the question is
+  "What does the text say about {keyword}?" (:func:`readgaze.simulate.text.make_paragraph` ``keyword_questions``):
+  the keyword is written into the critical span, and the distractor span holds none. Which span was read slowly
+  is in the gaze; which span answers the question is only in the text. A model must find the keyword in the
+  paragraph and check the gaze there; with the paragraph's words permuted (the text ablation) or without the text
+  (gaze-only models) it is at chance.
   Task ``comprehension`` with ``reading_regime`` ``information_seeking`` (or ``all``).
 * ``"reading_speed"`` needs only the gaze. Half the participants are information seekers, who read faster
   everywhere (:func:`readgaze.simulate.reader.speed_shifts`) and do nothing special on the span: the reading goal
@@ -107,8 +109,7 @@ def _texts(rng, n_items, paragraphs_per_item, levels, words_per_paragraph, layou
             for level in levels:
                 n = n_adv if level == "Adv" else max(20, int(0.8 * n_adv))
                 text_id = f"1_{a + 1}_{level}_{pid}"
-                par = make_paragraph(rng, n, easy=level == "Ele", position_cue=not question_span,
-                                     distractor_same_length=question_span)
+                par = make_paragraph(rng, n, easy=level == "Ele", keyword_questions=question_span)
                 paragraphs[text_id] = par
                 layouts[text_id] = layout_words(par.words, text_id=text_id, **layout_kwargs)
             keys.append((a + 1, pid))
