@@ -11,6 +11,9 @@ Examples::
         --distance-cm 68 --columns time_ms=time x_px=x_left y_px=y_left --out data/samples
     readgaze prep --list-roles
 
+The work is :func:`readgaze.data_prep.api.prepare` (``readgaze.prepare`` in Python): this module only turns the
+options into its keywords and prints its summary.
+
 Every failure is one message naming the file (and row/column where known) and what to do; a file that looks like
 another mode's input names that mode. An unexpected internal error is reported as one line too (set
 ``READGAZE_DEBUG=1`` for the traceback).
@@ -23,67 +26,6 @@ import os
 import sys
 
 from readgaze.errors import ConfigError, ReadgazeError
-
-SCREENS = {"onestop": (2560.0, 1440.0)}
-ON_WORDS_WARN = 0.5
-"""Below this share of fixations on a word box, prep warns (reading puts most fixations on words; OneStop's sample:
-3,208 of 3,209)."""
-
-
-def _screen(text: str | None, option: str = "--screen-px", example: str = "1280x1024"):
-    """``WIDTHxHEIGHT`` as two floats (None for no text)."""
-    if not text:
-        return None
-    try:
-        w, h = (float(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise ConfigError(f"{option} {text!r}: expected WIDTHxHEIGHT, e.g. {example}") from None
-    return w, h
-
-
-def _screen_geometry(args: argparse.Namespace):
-    """The samples mode's :class:`readgaze.io.samples.ScreenGeometry` (every size is required)."""
-    from readgaze.io.samples import ScreenGeometry
-
-    px = _screen(args.screen_px)
-    if px is None or args.screen_cm is None or args.distance_cm is None:
-        raise ConfigError("readgaze prep samples needs the screen to convert pixels to degrees of visual angle: "
-                          "--screen-px WIDTHxHEIGHT --screen-cm WIDTHxHEIGHT --distance-cm CM (eye to screen), e.g. "
-                          "--screen-px 1280x1024 --screen-cm 38x30.2 --distance-cm 68")
-    cm = _screen(args.screen_cm, "--screen-cm", "38x30.2")
-    return ScreenGeometry(int(px[0]), int(px[1]), *cm, args.distance_cm, origin=args.origin.replace("-", " "))
-
-
-def _missing(text: str) -> float | None:
-    if text.lower() == "none":
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        raise ConfigError(f"--missing-value {text!r}: expected a number (e.g. -32768) or 'none'") from None
-
-
-def _word_box_warnings(fixations) -> list[str]:
-    """A warning when none, or under :data:`ON_WORDS_WARN`, of the fixations lie on a word box."""
-    n = fixations.height
-    on_words = fixations["word_index"].is_not_null().sum() if n else 0
-    if n and on_words == 0:
-        return [f"warning: none of the {n:,} fixations lies on a word box: is the layout the text these recordings "
-                "show (and in the same screen coordinates)?"]
-    if n and on_words < ON_WORDS_WARN * n:
-        return [f"warning: only {on_words:,} of the {n:,} fixations ({on_words / n:.0%}) lie on a word box (off_text "
-                "in manifest.json): is the layout the text these recordings show, in the same screen coordinates?"]
-    return []
-
-
-def _separator(text: str | None) -> str | None:
-    if text is None:
-        return None
-    named = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "space": " "}
-    value = named.get(text.lower(), text)
-    if len(value) != 1:
-        raise ConfigError(f"--separator {text!r}: expected one character, or tab / comma / semicolon")
-    return value
 
 
 def _layout_arguments(p: argparse.ArgumentParser) -> None:
@@ -176,6 +118,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _progress(quiet: bool):
+    """A rich status line per step on stderr (nothing with ``--quiet``)."""
     from contextlib import contextmanager
 
     from rich.console import Console
@@ -208,121 +151,21 @@ def run(args: argparse.Namespace) -> int:
         raise ReadgazeError(f"unexpected {type(error).__name__} while preparing: {str(error).splitlines()[0][:300]}. "
                             "Check the inputs with  readgaze inspect FILE ...; if they look right this is a readgaze "
                             "bug (READGAZE_DEBUG=1 shows the traceback)") from None
-    finally:
-        if args.mode == "onestop":  # what the load did not take (a cache hit, an early error) is not kept
-            from readgaze.io.scan import forget
-
-            forget([args.fixation_report, args.ia_report])
-
-
-def _prefetch(args: argparse.Namespace) -> None:
-    """Start the one pass over each OneStop report that the load needs besides its parse (SHA-256 for the cache
-    key and the manifest, unless the checksum memo knows the files; the line starts, unless a column map or
-    dialect makes the loader read rewritten copies), in a thread, before polars is imported."""
-    from readgaze.data_prep.cache import stamps_known
-    from readgaze.io.scan import prefetch
-
-    files = [args.fixation_report, args.ia_report]
-    sha256 = not stamps_known(files)  # with --no-cache too: the manifest records it
-    lines = not (args.columns or args.separator or args.decimal_comma)
-    if not args.no_cache and not sha256:  # the memo knows the files: most likely a cache hit, nothing to read
-        return
-    if sha256 or lines:
-        prefetch(files, sha256=sha256, lines=lines)
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.mode == "onestop":
-        _prefetch(args)
-    from readgaze.data_prep import sources
-    from readgaze.data_prep.columns import parse_columns
-    from readgaze.data_prep.dataset import DatasetWriter, check_target
-    from readgaze.data_prep.pipeline import prepare
+    from readgaze.data_prep.api import prepare
 
-    check_target(args.out, args.force)
-    step = _progress(args.quiet)
-    spec = parse_columns(args.columns)
-    dialect = {"separator": _separator(args.separator), "decimal_comma": args.decimal_comma}
-    with step("load"):
-        if args.mode == "onestop":
-            sources.check_kind(args.fixation_report, ("onestop_fixations",) + (("fixations",) if spec else ()),
-                               "--fixation-report")
-            from readgaze.data_prep.cache import cached_load
-
-            loaded = cached_load("onestop", lambda: sources.load_onestop(args.fixation_report, args.ia_report, spec,
-                                                                         **dialect),
-                                 {"fixation_report": args.fixation_report, "ia_report": args.ia_report},
-                                 {"columns": spec, **dialect}, enabled=not args.no_cache,
-                                 report=None if args.quiet else lambda m: print(m, file=sys.stderr),
-                                 background=True)  # stored while the pipeline runs; waited for below
-        elif args.mode == "dataviewer":
-            loaded = sources.load_dataviewer(args.fixation_report, args.ia_report, spec, args.source, aoi=args.aoi,
-                                             ia_id_base=args.ia_id_base, **dialect)
-        elif args.mode == "samples":
-            loaded = sources.load_samples(args.files, args.layout, args.text_id, screen=_screen_geometry(args),
-                                          columns=spec, detector=args.detector,
-                                          missing_value=_missing(args.missing_value),
-                                          sampling_rate_hz=args.sampling_rate_hz, eye=args.eye,
-                                          time_unit=args.time_unit, **dialect)
-        else:
-            loaded = sources.load_asc(args.files, args.layout, args.text_id, columns=spec,
-                                      encoding=args.encoding, screen_px=_screen(args.screen_px), **dialect)
-    notes = [f"warning: {w}" for w in loaded.warnings]
-    trials, words = loaded.trials, loaded.words
-    if args.trials:
-        from readgaze.data_prep.labels import attach_labels, parse_keys, read_table, rekey_words
-
-        with step("labels"):
-            from readgaze.data_prep.columns import for_table
-
-            names = read_table(args.trials, **dialect).columns
-            table = read_table(args.trials, **dialect, columns=for_table(spec, "trials", names))
-            export = next(iter(loaded.sources.values()))[0]
-            joined = attach_labels(trials, table, trials_file=export, table_file=args.trials,
-                                   keys=parse_keys(args.trials_on), aliases=loaded.aliases, qc=loaded.qc)
-            words = rekey_words(words, trials, joined.trials, loaded.qc)
-            trials = joined.trials
-            notes += joined.messages
-        loaded.sources["trials"] = [str(args.trials)]
-    elif args.trials_on:
-        raise ConfigError("--trials-on names join keys for a --trials table; give --trials LABELS.csv too")
-    if args.mode in ("asc", "samples") and words["text_id"].n_unique() > 1:  # a layout of several texts
-        trials = sources.require_trial_texts(trials, words, args.layout, args.trials)
-    assigner = args.line_assigner or loaded.line_assigner or "slice"
-    if loaded.line_assigner == "report" and assigner != "report":
-        notes.append(f"warning: the word boxes are estimated from the fixations (no IA report or AOI table); "
-                     f"--line-assigner {assigner} assigns lines on those estimates")
-    screen = _screen(args.screen_px) or SCREENS.get(args.mode)
-    config = {"mode": args.mode, "line_assigner": assigner, "screen_px": screen,
-              "surprisal_model": args.surprisal_model, "language": args.language, "loader": loaded.loader,
-              "trials_on": args.trials_on, "format": args.format, "columns": spec or None, **dialect}
-    if args.mode == "samples":  # what the detector was given (its thresholds: readgaze.events' defaults)
-        config |= {"screen_cm": args.screen_cm, "distance_cm": args.distance_cm, "origin": args.origin,
-                   "detector": args.detector, "time_unit": args.time_unit, "missing_value": args.missing_value,
-                   "sampling_rate_hz": args.sampling_rate_hz}
-    with DatasetWriter(args.out, force=args.force, fmt=args.format) as writer:  # tables written as they are ready
-        prepared = prepare(trials, words, loaded.fixations, loaded.qc, line_assigner=assigner, screen_px=screen,
-                           surprisal_model=args.surprisal_model, language=args.language, progress=step,
-                           sink=writer.put)
-        notes += _word_box_warnings(prepared.fixations)
-        with step("write"):
-            out = writer.finish(prepared, sources=loaded.sources, config=config, id_bases=loaded.id_bases,
-                                notes=notes)
-            from readgaze.data_prep.cache import wait_stored
-
-            wait_stored()
-    rows = ", ".join(f"{k} {getattr(prepared, k).height:,}" for k in ("trials", "words", "fixations", "word_measures"))
-    print(f"wrote {out} ({args.format}): {rows}", file=sys.stderr)
-    for note in notes:  # also in manifest.json ("notes")
-        print(f"  {note}", file=sys.stderr)
-    counted = [r for r in prepared.qc.records if r["count"] and r["action"] in ("dropped", "changed")]
-    for r in counted:  # nothing is lost silently: every drop and change, also in manifest.json
-        print(f"  {r['action']} {r['count']:,} {r['table']} ({r['step']}: {r['reason']})", file=sys.stderr)
-    for task, needs in (("reading_goal", ("reading_goal",)), ("comprehension", ("is_correct", "question"))):
-        if all(c in prepared.trials.columns and prepared.trials[c].null_count() < prepared.trials.height
-               for c in needs):
-            print(f"  task {task}: labels present; check them with  readgaze inspect {out}", file=sys.stderr)
-    if not any(c in prepared.trials.columns for c in ("reading_goal", "is_correct")):
-        print("  no label columns (reading_goal, is_correct): attach them with --trials LABELS.csv before "
-              "readgaze fit/cv", file=sys.stderr)
+    given = vars(args)
+    options = {name: given[name] for name in KEYWORDS if name in given}
+    result = prepare(args.mode, **options, cache=not given.get("no_cache", False), progress=_progress(args.quiet),
+                     report=None if args.quiet else lambda message: print(message, file=sys.stderr))
+    print("\n".join(result.summary()), file=sys.stderr)
     return 0
+
+
+KEYWORDS = ("out", "fixation_report", "ia_report", "files", "layout", "text_id", "aoi", "source", "ia_id_base",
+            "columns", "trials", "trials_on", "separator", "decimal_comma", "format", "force", "line_assigner",
+            "screen_px", "screen_cm", "distance_cm", "origin", "detector", "missing_value", "time_unit",
+            "sampling_rate_hz", "eye", "encoding", "surprisal_model", "language")
+"""The options passed to :func:`readgaze.data_prep.api.prepare` under their own names (those a mode has)."""

@@ -1,8 +1,10 @@
 """Write a dataset folder: ``{trials,words,fixations,word_measures}.parquet`` + ``manifest.json``.
 
-The folder is the one contract between preprocessing and the models; keep these names. Tables are
-sorted and written without timestamps, so identical inputs give byte-identical parquet files; the
-manifest holds no creation time either (it is byte-identical too).
+The folder is the one contract between preprocessing and the models: its tables and their columns are defined
+once, in :mod:`readgaze.schema` (:data:`~readgaze.schema.DATASET_TABLES`), and every table is validated against
+that definition before it is written (the models' datamodule validates them again on read). Tables are sorted and
+written without timestamps, so identical inputs give byte-identical parquet files; the manifest holds no creation
+time either (it is byte-identical too).
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
-from readgaze.errors import ConfigError
+from readgaze.errors import ConfigError, Option
+from readgaze.schema import DATASET_TABLES as TABLES
+from readgaze.schema import validate
 
-TABLES = ("trials", "words", "fixations", "word_measures")
 _PACKAGES = ("readgaze", "polars", "numpy", "pyarrow", "wordfreq", "rich")
 
 
@@ -59,7 +62,8 @@ def check_target(out: str | Path, force: bool) -> Path:
     if out.is_file():
         raise ConfigError("the output path is a file; expected a folder", file=out)
     if out.exists() and any(out.iterdir()) and not force:
-        raise ConfigError("output folder exists and is not empty; pass --force to overwrite it", file=out)
+        raise ConfigError("output folder exists and is not empty", file=out,
+                          options=(Option("force=True", "--force", "to overwrite it"),))
     return out
 
 
@@ -143,7 +147,14 @@ class DatasetWriter:
             shutil.rmtree(self._tmp, ignore_errors=True)
 
     def put(self, name: str, frame) -> None:
-        """Start writing table ``name`` (one of :data:`TABLES`); the frame must not change afterwards."""
+        """Start writing table ``name`` (one of :data:`TABLES`); the frame must not change afterwards.
+
+        Raises
+        ------
+        SchemaError
+            The frame does not hold the table's canonical columns and dtypes (:func:`readgaze.schema.validate`).
+        """
+        validate(frame, name, source=f"{name}.parquet")
         if self._tmp is None:
             self.out.parent.mkdir(parents=True, exist_ok=True)
             self._tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.partial-", dir=self.out.parent))

@@ -194,6 +194,10 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
         release_freed_memory()
         qc.extend(align_qc)
         _compare_with_report(fixations, qc)
+    # per-trial agreement with the vote and slice: in a thread of its own, beside the measures (its compiled
+    # kernels release the GIL); its QC record is added below, in a fixed place
+    agreement_job = ThreadPoolExecutor(1, "readgaze-line-agreement")
+    agreement = agreement_job.submit(_line_agreement, fixations, words, trials, line_assigner)
     sink("fixations", fixations)  # written while the measures are computed
     compiled = use_compiled(fixations.height)  # the compiled measures or NumPy's: decided once for all blocks
     # Per block of trials (a block's NumPy working arrays, not the whole table's): a block's trial features are
@@ -210,7 +214,12 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
         feats = pl.concat([f.result() for f in feats])
         release_freed_memory()
         trials = trials.drop([c for c in feats.columns if c != "trial_id"], strict=False)
-        trials = sort_rows(trials.join(feats, on="trial_id", how="left"), "trial_id")
+        agreement, records = agreement.result()
+        agreement_job.shutdown()
+        for record in records:
+            qc.add(**record)
+        trials = sort_rows(trials.join(feats, on="trial_id", how="left")
+                           .join(agreement, on="trial_id", how="left"), "trial_id")
     sink("trials", trials)
     with step("word features"):
         words, features = add_word_features(words, language=language, surprisal_model=surprisal_model)
@@ -218,6 +227,30 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
     sink("words", words)
     return Prepared(trials=trials, words=words, fixations=fixations, word_measures=measures, qc=qc,
                     rows_in=rows_in, features=features)
+
+
+def _line_agreement(fixations: pl.DataFrame, words: pl.DataFrame, trials: pl.DataFrame, line_assigner: str
+                    ) -> tuple[pl.DataFrame, list[dict]]:
+    """Per trial, the share of fixations whose line agrees with the vote and with slice
+    (:func:`readgaze.lines.agreement.line_agreement`), and the QC records (``QCLog.add``'s arguments) flagging the
+    trials below 95 % and counting those not checked (their text's lines are not top to bottom, e.g. a layout
+    built from a fixation report's own positions)."""
+    from readgaze.lines.agreement import THRESHOLD, line_agreement, low_agreement, unordered_texts
+
+    agreement = line_agreement(fixations, words, trials, chosen=line_assigner)
+    agreement = agreement.with_columns(pl.col("trial_id").cast(trials.schema["trial_id"]))
+    low = low_agreement(agreement)
+    shown = ", ".join(map(str, low["trial_id"].head(10).to_list())) + (", ..." if low.height > 10 else "")
+    records = [dict(step="assign_lines", table="trials", count=low.height, action="flagged",
+                    reason=f"lines agree with the vote or slice on under {THRESHOLD:.0%} of fixations",
+                    detail=shown or None)]
+    skipped = unordered_texts(words)
+    if skipped:
+        unchecked = trials.filter(pl.col("text_id").cast(pl.String).is_in(skipped)).height
+        records.append(dict(step="assign_lines", table="trials", count=unchecked, action="flagged",
+                            reason="line agreement not computed (null): the text's lines are not top to bottom",
+                            detail=", ".join(skipped[:10]) + (", ..." if len(skipped) > 10 else "")))
+    return agreement, records
 
 
 def _trial_features(fixations: pl.DataFrame, words: pl.DataFrame, trials: pl.DataFrame,

@@ -196,12 +196,7 @@ def load_dataviewer(fixation_report, ia_report=None, columns: dict | None = None
         ia = read_ia_report(ia_report, columns=ia_cols, source=source, **dialect).collect()
         resolved_ia = resolve(source, "ia", ia_header, ia_cols, ia_report)
     base = {"ia_id_base": ia_id_base} if ia_id_base is not None else {"ia_report": ia.lazy()} if ia is not None else {}
-    try:
-        fix = read_fixation_report(fixation_report, columns=fix_cols, source=source, **dialect, **base).collect()
-    except ConfigError as error:  # the reader names its keyword arguments; say the command's options
-        message = error.message.replace("pass ia_id_base=1", "pass --ia-id-base 1").replace(
-            "or ia_report= to", "or --ia-report IA_REPORT to")
-        raise ConfigError(message, file=error.file, row=error.row, column=error.column) from None
+    fix = read_fixation_report(fixation_report, columns=fix_cols, source=source, **dialect, **base).collect()
     resolved = resolve(source, "fixations", fix_header, fix_cols, fixation_report)
     sources = {"fixation_report": [str(fixation_report)]}
     qc = QCLog()

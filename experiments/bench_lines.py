@@ -12,12 +12,13 @@ fixations on which the two implementations agree. eyekit (GPL) is only imported 
 comparison; without it the eyekit columns are empty.
 
 With ``dist`` among the rows it also prints dist's stages (each classical vote input, features, the forward of
-the default file (the distilled one-member ``dist_small.pt``) with its floating-point work, the two decoding
-passes; best CPU and wall ms per trial) and whether its pooled / worst-trial accuracy still equals the figures
-pinned in ``tests/test_dist_assigner.py``. Stages show the best wall and CPU ms and the median CPU ms over the
-passes; the dist line gives trials/s at the best, median and slowest pass (on a shared machine the spread is the
-load's, so compare medians of several runs). ``--dist-weights models/dist/weights/dist.pt`` adds a row for the 4-member
-ensemble it was distilled from.
+the default file (``dist_stress.pt``, one small member) with its floating-point work, the decoding (one pass
+without the file's trend pass, otherwise both); best CPU and wall ms per trial) and whether its pooled / worst-trial
+accuracy still equals the figures pinned in ``tests/test_dist_assigner.py``. Stages show the best wall and CPU ms and
+the median CPU ms over the passes; the dist line gives trials/s at the best, median and slowest pass (on a shared
+machine the spread is the load's, so compare medians of several runs). ``--dist-weights FILE`` adds a row for
+another file (``models/dist/weights/dist.pt``: the 4-member ensemble; ``dist_small.pt``: the landed distilled
+member), under the same vote guard.
 
 To add a contender (e.g. the learned DIST assigner, batched): append to ``CONTENDERS`` a
 ``(name, fn)`` where ``fn(trials) -> list[np.ndarray]`` assigns every trial in one call.
@@ -89,7 +90,8 @@ def dist_batched(trials: Sequence[GoldTrial]) -> list[np.ndarray]:
     return assign_trials([(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in trials])
 
 
-# dist's gold accuracy before the speed work of issue #18 (pinned in tests/test_dist_assigner.py)
+# dist's gold accuracy (pinned in tests/test_dist_assigner.py; issue 27: the stress-trained default with the vote
+# guard gives the same figures as the landed distilled file, in-sample and cross-validated)
 DIST_PINNED = {"pooled": 99.61, "worst_trial": 96.91}
 
 

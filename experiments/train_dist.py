@@ -3,6 +3,8 @@
     python experiments/train_dist.py --out models/dist/weights/dist.pt
     python experiments/train_dist.py --out models/dist/weights/dist.pt --calibrate   # only re-choose defer_below
     python experiments/train_dist.py --out models/dist/weights/dist.pt --decode      # only refit the sequence decoding
+    python experiments/train_dist.py --out X.pt --members 1 --d-model 32 --layers 2 --heads 2 --steps 4000 \
+        --stress-share 0.5                  # one small member trained directly, half the trials from STRESS_MIX
 
 Reproducible: every trial comes from ``readgaze.simulate.simulate_line_trials`` with a fixed seed; members differ
 only in their initialisation seed. Model selection uses simulated validation trials (never the gold-labelled
@@ -38,13 +40,31 @@ from readgaze.models.dist import (
     torch_threads,
 )
 from readgaze.simulate import simulate_line_trials
+from readgaze.simulate.line_events import LineEvents
 
 CHILD_PROBABILITY = 0.3  # share of simulated trials read like beginning readers (more regressions, more noise)
+# What real trials hold beyond Carr's factors (readgaze.simulate.stress): drift that rises and recedes or tilts during
+# a trial, return sweeps landing between lines, skipped and re-read lines, look-backs. Three chunks with 0, 1 and 3
+# look-backs. Seeds: the chunk's seed + 10000 (the stress table uses 100+, dist's selection 500+).
+STRESS_MIX = dict(child_probability=CHILD_PROBABILITY, wave_pitch=(0.0, 1.2), tilt_pitch=(0.0, 0.5),
+                  undershoot_probability=0.7)
+STRESS_EVENTS = dict(p_skip_line=0.08, p_reread_line=0.15, p_undershoot=0.4)
 
 
-def make_set(n_trials: int, seed: int, voters) -> list:
-    trials = simulate_line_trials(n_trials, seed=seed, child_probability=CHILD_PROBABILITY)
-    return [prepare(t.xy, t.line_y_px, voters, t.true_line, t.word_xy, t.word_line) for t in trials]
+def simulate_set(n_trials: int, seed: int, stress_share: float = 0.0) -> list:
+    """Simulated training trials: ``1 - stress_share`` of them from the defaults, the rest from :data:`STRESS_MIX`."""
+    n_stress = int(round(n_trials * stress_share))
+    trials = simulate_line_trials(n_trials - n_stress, seed=seed, child_probability=CHILD_PROBABILITY)
+    for k, lookbacks in enumerate((0, 1, 3)):
+        size = n_stress // 3 + (k < n_stress % 3)
+        trials += simulate_line_trials(size, seed=seed + 10000 + k, events=LineEvents(lookbacks=lookbacks,
+                                                                                     **STRESS_EVENTS), **STRESS_MIX)
+    return trials
+
+
+def make_set(n_trials: int, seed: int, voters, stress_share: float = 0.0) -> list:
+    return [prepare(t.xy, t.line_y_px, voters, t.true_line, t.word_xy, t.word_line)
+            for t in simulate_set(n_trials, seed, stress_share)]
 
 
 def accuracy(model: nn.Module, data: list, batch_size: int = 32) -> float:
@@ -90,7 +110,8 @@ def save(out: Path, config: dict, voters, members: list, args) -> None:
     torch.save({"config": config, "voters": list(voters),
                 "members": [{k: v.half() if v.is_floating_point() else v for k, v in m.state_dict().items()}
                             for m in members],
-                "trained_on": f"simulate_line_trials(n={args.n_train}, seed=1, child_probability={CHILD_PROBABILITY}); "
+                "trained_on": f"simulate_line_trials(n={args.n_train}, seed=1, child_probability={CHILD_PROBABILITY}"
+                              f"{_stress_note(args)}); "
                               f"{args.steps} steps x "
                               f"{args.batch_size} windows of {args.window}; val seed=2"}, out)
 
@@ -166,12 +187,17 @@ def fit_decode(path: Path, train: list, val: list) -> dict | None:
     blob["decode"] = None if best is None else {
         "transitions": torch.from_numpy(table), "emission_power": best, "trend_power": trend,
         "dx_edges": list(DX_EDGES), "dy_edges": list(DY_EDGES), "max_jump": MAX_JUMP,
-        "fitted_on": f"transitions counted on simulate_line_trials(n={len(train)}, seed=1, child_probability="
-                     f"{CHILD_PROBABILITY}); powers chosen on {len(val)} simulated val trials (seed 2)"}
+        "fitted_on": f"transitions counted on the {len(train)} simulated training trials (seed 1); powers chosen on "
+                     f"{len(val)} simulated val trials (seed 2)"}
     torch.save(blob, path)
     print(f"emission_power = {best}, trend_power = {trend} written to {path} "
           f"(simulated val accuracy {100 * best_acc:.3f}%)")
     return blob["decode"]
+
+
+def _stress_note(args) -> str:
+    return (f"; {args.stress_share:.0%} of trials from STRESS_MIX {STRESS_MIX} with events {STRESS_EVENTS}"
+            if getattr(args, "stress_share", 0.0) else "")
 
 
 def main(argv=None) -> None:
@@ -185,6 +211,9 @@ def main(argv=None) -> None:
     p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--d-model", type=int, default=64)
     p.add_argument("--layers", type=int, default=3)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--stress-share", type=float, default=0.0,
+                   help="share of simulated trials drawn from STRESS_MIX (waves, tilts, undershoot, line events)")
     p.add_argument("--window", type=int, default=192, help="training crops windows of this many fixations")
     p.add_argument("--dropout", type=float, default=0.0)
     p.add_argument("--cache", type=Path, default=None, help="reuse the prepared simulated trials from this file")
@@ -201,8 +230,8 @@ def main(argv=None) -> None:
     if args.cache is not None and args.cache.exists():
         train, val = torch.load(args.cache, weights_only=False)
     else:
-        train = make_set(args.n_train, seed=1, voters=voters)
-        val = make_set(args.n_val, seed=2, voters=voters)
+        train = make_set(args.n_train, seed=1, voters=voters, stress_share=args.stress_share)
+        val = make_set(args.n_val, seed=2, voters=voters, stress_share=args.stress_share)
         if args.cache is not None:
             torch.save((train, val), args.cache)
     print(f"simulated + prepared {len(train)} train / {len(val)} val trials in {time.time() - t0:.0f}s")
@@ -212,7 +241,8 @@ def main(argv=None) -> None:
     if args.decode:
         fit_decode(args.out, train, val)
         return
-    config = dict(d_model=args.d_model, n_heads=4, n_layers=args.layers, n_voters=len(voters), dropout=args.dropout)
+    config = dict(d_model=args.d_model, n_heads=args.heads, n_layers=args.layers, n_voters=len(voters),
+                  dropout=args.dropout)
     members = []
     for seed in range(args.members):  # the file is rewritten after each member, so a long run can be stopped
         members.append(train_member(train, val, seed, args.steps, args.batch_size, args.lr, config, args.window))

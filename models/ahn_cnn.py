@@ -52,6 +52,13 @@ class AhnCNN(ReadingModel):
         See :class:`readgaze.models.base.ReadingModel` (EyeBench sweep lr ∈ {1e-3, 1e-4, 3e-5, 1e-5}).
     """
 
+    CARD = {  # the registry reads this (readgaze models, the zoo and learns tests): no other file to edit
+        "name": "AhnCNN",
+        "tasks": ("reading_goal", "comprehension"),
+        "paper": "Ahn et al. 2020, ETRA",
+        "quick": {"learning_rate": 3e-3},
+    }
+
     def __init__(self, n_inputs: int = len(AHN_COLUMNS), channels: int = 40, fc1_size: int = 50, fc2_size: int = 20,
                  fc_dropout: float = 0.1, sequence_length: int | None = None, num_classes: int = 2,
                  learning_rate: float = 1e-3, weight_decay: float = 0.0, warmup_ratio: float = 0.0,

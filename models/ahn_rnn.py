@@ -58,6 +58,13 @@ class AhnRNN(ReadingModel):
         See :class:`readgaze.models.base.ReadingModel` (EyeBench sweep lr ∈ {1e-3, 1e-4, 3e-5, 1e-5}).
     """
 
+    CARD = {  # the registry reads this (readgaze models, the zoo and learns tests): no other file to edit
+        "name": "AhnRNN",
+        "tasks": ("reading_goal", "comprehension"),
+        "paper": "Ahn et al. 2020, ETRA",
+        "quick": {"learning_rate": 1e-2},
+    }
+
     def __init__(self, n_inputs: int = len(AHN_COLUMNS), hidden_size: int = 25, num_layers: int = 1,
                  fc_size: int = 20, fc_dropout: float = 0.1, num_classes: int = 2, learning_rate: float = 1e-3,
                  weight_decay: float = 0.0, warmup_ratio: float = 0.0, class_weighted_loss: bool = True,

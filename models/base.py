@@ -2,11 +2,16 @@
 
 It owns what no model file should repeat: the class-weighted cross-entropy (inverse training-class frequency,
 ``sum(counts) / counts`` as EyeBench), balanced accuracy (threshold 0.5 on P(class 1), i.e. the argmax) and AUROC
-per evaluation regime and pooled ("all") with torchmetrics, the optimiser (AdamW, optional linear warm-up and decay),
-and the per-trial predictions written to parquet (``predictions_{val,test,predict}.parquet`` in the logger's
-folder) with the columns ``label, prediction_prob, regime, fold_index, participant_id, item_id, trial_id, split,
-model`` that :func:`readgaze.metrics.evaluate` reads. ``prediction_prob`` is P(class 1) for two classes and the
-list of class probabilities otherwise.
+per evaluation regime and pooled ("all") with torchmetrics, and the optimiser (AdamW, optional linear warm-up and
+decay). It computes only: after each evaluation epoch it leaves the trials' logits, labels, regimes and ids in
+``evaluation_outputs[split]`` (gathered from every process and de-duplicated under DDP), and
+:class:`readgaze.models.training.callbacks.RunWriter` (added by ``readgaze fit``/``cv``/``bench``) writes them as
+``predictions_{val,test,predict}.parquet`` and the datamodule's ``qc.json``.
+
+Several processes (DDP, ``--trainer.strategy ddp --trainer.devices N``): each process trains on its share of every
+batch; the class-weighted loss is normalised by the weights of the *global* batch (an all-reduce of one number), so
+the averaged gradient is the one-process gradient of the same global batch. Evaluation outputs are gathered from
+every process before the metrics, so every process logs the same values (``sync_dist`` then averages equal numbers).
 
 A subclass implements ``forward(batch) -> logits (B, num_classes)`` and nothing else.
 """
@@ -15,11 +20,8 @@ from __future__ import annotations
 
 import inspect
 import logging
-import sys
-from pathlib import Path
 
 import lightning as L
-import polars as pl
 import torch
 import torch.nn.functional as F
 from torchmetrics.functional.classification import binary_auroc, multiclass_accuracy, multiclass_auroc
@@ -31,7 +33,7 @@ log = logging.getLogger(__name__)
 
 
 class ReadingModel(L.LightningModule):
-    """Loss, metrics, optimiser and prediction output shared by every model.
+    """Loss, metrics and optimiser shared by every model.
 
     Parameters
     ----------
@@ -49,7 +51,9 @@ class ReadingModel(L.LightningModule):
         ``trainer.fit(model, train_dataloaders=...)``), ``fit`` stops with :class:`readgaze.errors.ConfigError`
         instead of silently training unweighted; set it False to train unweighted.
     predictions_dir : str, optional
-        Where to write predictions; default the logger's ``log_dir`` (or ``trainer.default_root_dir``).
+        Where :class:`~readgaze.models.training.callbacks.RunWriter` writes this model's predictions and
+        ``qc.json``; default the logger's ``log_dir`` (or ``trainer.default_root_dir``). The model itself writes
+        nothing.
     """
 
     adam_betas: tuple[float, float] = (0.9, 0.999)
@@ -65,6 +69,9 @@ class ReadingModel(L.LightningModule):
                                                                              predictions_dir)
         self.register_buffer("class_weights", torch.ones(num_classes), persistent=False)
         self._outputs: list[dict] = []
+        self.evaluation_outputs: dict[str, dict] = {}
+        """split -> ``{"logits" (N, C) float32, "label" (N,), "regime" (N,) codes, "trial_id" [N]}`` of the last
+        evaluation epoch, one entry per trial (read and removed by the RunWriter callback)."""
 
     def forward(self, batch: ReadingBatch) -> torch.Tensor:
         raise NotImplementedError
@@ -78,9 +85,6 @@ class ReadingModel(L.LightningModule):
             raise ConfigError("class_weighted_loss is on but the trainer has no readgaze datamodule with training "
                               "trials to count the classes from; pass datamodule=ReadingDataModule(...) or set "
                               "model.init_args.class_weighted_loss false")
-        if datamodule is not None and hasattr(datamodule, "write_qc") and getattr(datamodule, "trials",
-                                                                                  None) is not None:
-            self._write_qc(datamodule)
 
     def set_class_weights(self, counts: torch.Tensor) -> torch.Tensor:
         """Set the loss weights from training class counts ``(num_classes,)``: ``sum / count``, 0 for absent classes."""
@@ -89,20 +93,6 @@ class ReadingModel(L.LightningModule):
         self.class_weights = weights.to(self.class_weights.device)
         log.info("class weights %s from training counts %s", weights.tolist(), counts.tolist())
         return weights
-
-    def _write_qc(self, datamodule) -> None:
-        """``qc.json`` beside the predictions; the non-zero records printed once per datamodule."""
-        if self._trainer is None or self.trainer.global_rank != 0:
-            return
-        log_dir = getattr(self.logger, "log_dir", None) if self.logger else None
-        datamodule.write_qc(self.predictions_dir or log_dir or self.trainer.default_root_dir)
-        if getattr(datamodule, "_qc_printed", False):
-            return
-        datamodule._qc_printed = True
-        for record in datamodule.qc_records():
-            if record["count"]:
-                print(f"qc: {record['step']}/{record['table']}: {record['action']} {record['count']:,} "
-                      f"({record['reason']})", file=sys.stderr)
 
     def on_save_checkpoint(self, checkpoint: dict) -> None:
         """Keep only this class's own arguments in the checkpoint's hyperparameters.
@@ -116,7 +106,20 @@ class ReadingModel(L.LightningModule):
             del hparams[key]
 
     def loss(self, logits: torch.Tensor, label: torch.Tensor) -> torch.Tensor:
-        return F.cross_entropy(logits, label, weight=self.class_weights.to(logits.dtype))
+        """Class-weighted cross-entropy, ``sum(w_y * nll) / sum(w_y)`` over the batch.
+
+        Training under DDP, the denominator is the sum over every process's share of the global batch (an
+        all-reduce), times the number of processes (DDP averages the gradients), so the gradient equals the
+        one-process gradient of the global batch; a per-process weighted mean would weight the processes' shares
+        equally whatever their class mix.
+        """
+        weight = self.class_weights.to(logits.dtype)
+        if not (self.training and self._trainer is not None and self.trainer.world_size > 1
+                and torch.distributed.is_available() and torch.distributed.is_initialized()):
+            return F.cross_entropy(logits, label, weight=weight)
+        total = weight[label].sum().detach().clone()
+        torch.distributed.all_reduce(total)
+        return F.cross_entropy(logits, label, weight=weight, reduction="sum") * self.trainer.world_size / total
 
     def training_step(self, batch: ReadingBatch, batch_index: int) -> torch.Tensor:
         loss = self.loss(self(batch), batch.label)
@@ -166,39 +169,23 @@ class ReadingModel(L.LightningModule):
 
     def _finish(self, split: str, log_metrics: bool = True) -> None:
         outputs, self._outputs = _gather(self._outputs, self.trainer.world_size), []
+        self.evaluation_outputs.pop(split, None)
         if not outputs or self.trainer.sanity_checking:
             return
         logits = torch.cat([o["logits"] for o in outputs])
         label = torch.cat([o["label"] for o in outputs])
         regime = torch.cat([o["regime"] for o in outputs])
         trial_id = [t for o in outputs for t in o["trial_id"]]
-        first = sorted({t: i for i, t in reversed(list(enumerate(trial_id)))}.values())  # DDP pads with repeats
+        # one row per trial (DDP's sampler pads with repeats), in trial order whatever the number of processes
+        first = [i for _, i in sorted({t: i for i, t in reversed(list(enumerate(trial_id)))}.items())]
         logits, label, regime, trial_id = logits[first], label[first], regime[first], [trial_id[i] for i in first]
-        if log_metrics:
-            self.log(f"loss/{split}", F.cross_entropy(logits, label, weight=self.class_weights.cpu()), prog_bar=True)
+        if log_metrics:  # the same numbers on every process (gathered above): sync_dist averages equal values
+            loss = F.cross_entropy(logits, label, weight=self.class_weights.cpu())
+            self.log(f"loss/{split}", loss.to(self.device), prog_bar=True, sync_dist=True)  # nccl syncs on device
             for name, value in regime_metrics(logits, label, regime, self.num_classes).items():
-                self.log(f"{name}/{split}", value, prog_bar=name == "balanced_accuracy_all")
-        self._write_predictions(split, logits, label, regime, trial_id)
-
-    def _write_predictions(self, split, logits, label, regime, trial_id) -> Path | None:
-        """One row per trial; joined with the datamodule's trials for participant, item and fold."""
-        probs = torch.softmax(logits, dim=-1)
-        prob = pl.Series("prediction_prob", probs[:, 1].tolist() if self.num_classes == 2 else probs.tolist())
-        frame = pl.DataFrame({"trial_id": trial_id, "label": label.tolist(),
-                              "regime": [REGIMES[r] for r in regime.tolist()]}).with_columns(prob)
-        datamodule = getattr(self.trainer, "datamodule", None)
-        if datamodule is not None and getattr(datamodule, "trials", None) is not None:
-            ids = datamodule.trials.select("trial_id", "fold_index", "participant_id", "item_id")
-            frame = frame.join(ids, on="trial_id", how="left")
-        frame = frame.with_columns(pl.lit(split).alias("split"), pl.lit(type(self).__name__).alias("model"))
-        log_dir = getattr(self.logger, "log_dir", None) if self.logger else None
-        directory = Path(self.predictions_dir or log_dir or self.trainer.default_root_dir)
-        if self.trainer.global_rank != 0:
-            return None
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"predictions_{split}.parquet"
-        frame.write_parquet(path)
-        return path
+                self.log(f"{name}/{split}", value.to(self.device), prog_bar=name == "balanced_accuracy_all",
+                         sync_dist=True)
+        self.evaluation_outputs[split] = {"logits": logits, "label": label, "regime": regime, "trial_id": trial_id}
 
 
 def _gather(outputs: list[dict], world_size: int) -> list[dict]:

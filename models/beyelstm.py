@@ -72,6 +72,13 @@ class BEyeLSTM(ReadingModel):
         See :class:`readgaze.models.base.ReadingModel` (EyeBench lr swept in {1e-3, 3e-3, 1e-2}).
     """
 
+    CARD = {  # the registry reads this (readgaze models, the zoo and learns tests): no other file to edit
+        "name": "BEyeLSTM",
+        "tasks": ("reading_goal", "comprehension"),
+        "paper": "Reich et al. 2022, ETRA",
+        "quick": {"learning_rate": 3e-3},
+    }
+
     sequence_blocks = ("gaze", "category", "content")
     """The LSTM blocks this model reads (a variant drops some, :class:`readgaze.models.fse.FSE`)."""
 

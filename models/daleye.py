@@ -141,6 +141,14 @@ class DalEye(ReadingModel):
         data).
     """
 
+    CARD = {  # the registry reads this (readgaze models, the zoo and learns tests): no other file to edit
+        "name": "DalEye (goal reconstruction)",
+        "tasks": ("goal_reconstruction",),
+        "paper": "Shubi et al. 2026, ICLR, arXiv:2505.02872",
+        "quick": {"learning_rate": 3e-3},
+        "kind": "generator",
+    }
+
     def __init__(self, language_model: str = TINY, use_scanpath: bool = True, lora_rank: int = 0,
                  lora_alpha: int = 32, lora_dropout: float = 0.05, lora_target_modules: list[str] | None = None,
                  load_in_4bit: bool = False, max_prompt_tokens: int = 2048, max_new_tokens: int = 32,

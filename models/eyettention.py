@@ -66,6 +66,20 @@ class Eyettention(ReadingModel):
         See :class:`readgaze.models.base.ReadingModel` (GD: lr swept in {1e-3, 1e-5, 3e-5, 1e-4}, batch 64 x 4).
     """
 
+    CARD = {  # the registry reads this (readgaze models, the zoo and learns tests): no other file to edit
+        "name": "Eyettention",
+        "tasks": ("reading_goal",),
+        "paper": "Deng et al. 2023, ETRA; Shubi et al. 2025, ACL, arXiv:2410.20779",
+        "quick": {
+            "learning_rate": 3e-3,
+            "lstm_hidden_size": 32,
+            "word_lstm_layers": 1,
+            "fixation_lstm_layers": 1,
+            "mlp_sizes": (64,),
+            "lstm_dropout": 0.1,
+        },
+    }
+
     def __init__(self, text_encoder: str = "tiny", lstm_hidden_size: int = 128, word_lstm_layers: int = 8,
                  fixation_lstm_layers: int = 8, lstm_dropout: float = 0.2, max_word_position: int = 512,
                  mlp_sizes: tuple[int, ...] = (512, 256, 256, 256), freeze_text_encoder: bool = True,

@@ -36,6 +36,13 @@ class FSE(BEyeLSTM):
         See :class:`readgaze.models.base.ReadingModel`.
     """
 
+    CARD = {  # the registry reads this (readgaze models, the zoo and learns tests): no other file to edit
+        "name": "FSE (BiEyeLSTM - No Text)",
+        "tasks": ("reading_goal", "comprehension"),
+        "paper": "Shubi et al. 2025, ACL, arXiv:2410.20779; after Reich et al. 2022",
+        "quick": {"learning_rate": 3e-3},
+    }
+
     sequence_blocks = ("gaze",)
 
     def __init__(self, n_trial_features: int = len(TRIAL_FEATURE_NAMES), hidden_size: int = 64,

@@ -66,6 +66,19 @@ class MAGEye(ReadingModel):
         If ``mag_injection_index`` is not a layer of the encoder.
     """
 
+    CARD = {  # the registry reads this (readgaze models, the zoo and learns tests): no other file to edit
+        "name": "MAG-Eye",
+        "tasks": ("reading_goal", "comprehension"),
+        "paper": "Shubi et al. 2024, EMNLP, arXiv:2410.04484; gate: Rahman et al. 2020, ACL",
+        "quick": {
+            "learning_rate": 3e-3,
+            "mag_beta_shift": 1.0,
+            "mag_dropout": 0.1,
+            "weight_decay": 0.01,
+            "warmup_ratio": 0.0,
+        },
+    }
+
     adam_betas, adam_eps = (0.9, 0.98), 1e-6  # EyeBench base_roberta
 
     def __init__(self, text_encoder: str = "tiny", n_word_features: int = len(WORD_FEATURES),

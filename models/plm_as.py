@@ -51,6 +51,13 @@ class PLMAS(ReadingModel):
         See :class:`readgaze.models.base.ReadingModel` (EyeBench: lr swept in {1e-5, 3e-5, 1e-4, 2e-4}, batch 16).
     """
 
+    CARD = {  # the registry reads this (readgaze models, the zoo and learns tests): no other file to edit
+        "name": "PLM-AS",
+        "tasks": ("reading_goal", "comprehension"),
+        "paper": "Yang & Hollenstein 2023, NLDL",
+        "quick": {"learning_rate": 3e-3, "weight_decay": 0.1, "dropout": 0.3, "freeze_text_encoder": True},
+    }
+
     def __init__(self, text_encoder: str = "tiny", gru_num_layers: int = 2, dropout: float = 0.1,
                  freeze_text_encoder: bool = True, num_classes: int = 2, learning_rate: float = 1e-4,
                  weight_decay: float = 0.0, warmup_ratio: float = 0.0, class_weighted_loss: bool = True,

@@ -64,6 +64,13 @@ class PLMASRM(ReadingModel):
         See :class:`readgaze.models.base.ReadingModel` (EyeBench: lr swept in {1e-5, 3e-5, 1e-4, 2e-4}, batch 16).
     """
 
+    CARD = {  # the registry reads this (readgaze models, the zoo and learns tests): no other file to edit
+        "name": "PLM-AS-RM (Haller RNN)",
+        "tasks": ("reading_goal", "comprehension", "goal_question"),
+        "paper": "Haller et al. 2022, TSAR@EMNLP; goal selection: arXiv:2505.02872",
+        "quick": {"learning_rate": 3e-3, "lstm_hidden_size": 32, "freeze_text_encoder": False},
+    }
+
     def __init__(self, text_encoder: str = "tiny", lstm_hidden_size: int = 70, dropout: float = 0.1,
                  freeze_text_encoder: bool = True, num_classes: int = 2, learning_rate: float = 1e-4,
                  weight_decay: float = 0.0, warmup_ratio: float = 0.0, class_weighted_loss: bool = True,

@@ -65,6 +65,13 @@ class PostFusionEye(ReadingModel):
         See :class:`readgaze.models.base.ReadingModel`.
     """
 
+    CARD = {  # the registry reads this (readgaze models, the zoo and learns tests): no other file to edit
+        "name": "PostFusion-Eye",
+        "tasks": ("reading_goal", "comprehension"),
+        "paper": "Shubi et al. 2024, EMNLP, arXiv:2410.04484",
+        "quick": {"learning_rate": 3e-3, "weight_decay": 0.01, "warmup_ratio": 0.0},
+    }
+
     adam_betas, adam_eps = (0.9, 0.98), 1e-6  # EyeBench base_roberta
 
     def __init__(self, text_encoder: str = "tiny", n_fixation_features: int = len(FIXATION_FEATURES),

@@ -50,6 +50,13 @@ class RoBERTEyeW(RoBERTEyeF):
         1e-4}).
     """
 
+    CARD = {  # the registry reads this (readgaze models, the zoo and learns tests): no other file to edit
+        "name": "RoBERTEye-W",
+        "tasks": ("reading_goal", "comprehension"),
+        "paper": "Shubi et al. 2024, EMNLP, arXiv:2410.04484",
+        "quick": {"learning_rate": 3e-3, "eye_projection_dropout": 0.1, "weight_decay": 0.01, "warmup_ratio": 0.0},
+    }
+
     def __init__(self, text_encoder: str = "tiny", n_word_features: int = len(WORD_FEATURES),
                  eye_projection_dropout: float = 0.3, freeze_text_encoder: bool = False, head_dropout: float = 0.1,
                  num_classes: int = 2, learning_rate: float = 1e-5, weight_decay: float = 0.1,

@@ -203,6 +203,13 @@ class ScanpathImage(ReadingModel):
         corpus of the tests); the paper's grid {1e-5, 3e-5, 1e-4} is for pretrained backbones.
     """
 
+    CARD = {  # the registry reads this (readgaze models, the zoo and learns tests): no other file to edit
+        "name": "Scanpath image",
+        "tasks": ("reading_goal", "comprehension"),
+        "paper": "Shubi et al. 2025, ACL, arXiv:2410.20779 (v3)",
+        "quick": {"learning_rate": 5e-4},
+    }
+
     def __init__(self, backbone: str = "tiny", backbone_checkpoint: str | None = None, image_size: int = 64,
                  extent: float = 1.5, dropout: float = 0.1, num_classes: int = 2, learning_rate: float = 1e-3,
                  weight_decay: float = 0.1, warmup_ratio: float = 0.06, class_weighted_loss: bool = True,

@@ -36,6 +36,14 @@ class TextOnly(ReadingModel):
         warm-up 10 %).
     """
 
+    CARD = {  # the registry reads this (readgaze models, the zoo and learns tests): no other file to edit
+        "name": "Text only",
+        "tasks": ("reading_goal", "comprehension"),
+        "paper": "Shubi et al. 2024, EMNLP, arXiv:2410.04484 (RoBERTa, no eyes)",
+        "quick": {"learning_rate": 3e-3, "weight_decay": 0.01, "warmup_ratio": 0.0},
+        "sees_gaze": False,
+    }
+
     def __init__(self, text_encoder: str = "tiny", freeze_text_encoder: bool = False, head_dropout: float = 0.1,
                  num_classes: int = 2, learning_rate: float = 1e-5, weight_decay: float = 0.1,
                  warmup_ratio: float = 0.1, class_weighted_loss: bool = True,

@@ -25,6 +25,7 @@ _LAZY = {
     "assign_fold": "readgaze.splits",
     "evaluate": "readgaze.metrics",
     "simulate_corpus": "readgaze.simulate",
+    "prepare": "readgaze.data_prep.api",  # lab data -> a dataset folder (what `readgaze prep` runs)
 }
 
 

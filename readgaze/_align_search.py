@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from readgaze.lines._jit import njit
+from readgaze._jit import njit
 
 
 def search_right(keys: np.ndarray, start: np.ndarray, q: np.ndarray, group: np.ndarray) -> np.ndarray:
@@ -20,7 +20,7 @@ def search_right(keys: np.ndarray, start: np.ndarray, q: np.ndarray, group: np.n
     ``keys`` float64 sorted, ``start`` int64 (n_groups + 1,), ``q`` float64 and ``group`` int64 (n_queries,).
     Returns int64, shape (n_queries,).
     """
-    from readgaze.lines._jit import load_numba
+    from readgaze._jit import load_numba
 
     load_numba()
     out = np.empty(len(q), dtype=np.int64)

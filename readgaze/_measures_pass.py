@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from readgaze.lines._common import pairwise
-from readgaze.lines._jit import njit  # numba, imported on first call
+from readgaze._jit import njit  # numba, imported on first call
+from readgaze._pairwise import pairwise
 
 
 @njit(cache=True, nogil=True)  # the trial features of the block before run beside it (readgaze.data_prep.pipeline)

@@ -76,8 +76,8 @@ def _search(keys: np.ndarray, start: np.ndarray, q: np.ndarray, group: np.ndarra
 
 def _codes(text_id: pl.Series, texts: pl.Series) -> np.ndarray:
     """Integer code of each text id in ``texts`` (sorted, unique); -1 when absent or null (one lookup per run
-    of equal ids: :func:`readgaze.measures.trial_codes`)."""
-    from readgaze.measures import trial_codes
+    of equal ids: :func:`readgaze._grid.trial_codes`)."""
+    from readgaze._grid import trial_codes
 
     return trial_codes(text_id, texts)
 

@@ -25,6 +25,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "test": ("readgaze.models.training.cli", "test a model (LightningCLI)"),
     "predict": ("readgaze.models.training.cli", "predict with a model (LightningCLI)"),
     "cv": ("readgaze.models.training.cv", "cross-validate a config over every fold and regime"),
+    "bench": ("readgaze.models.training.bench", "the whole benchmark (tasks x models x folds x seeds) on Ray, "
+              "resumable, into one leaderboard"),
     "configs": ("readgaze.models.training.configs", "list the packaged task x model configs (use as -c TASK/MODEL)"),
     "ensemble": ("readgaze.models.training.ensemble", "out-of-sample ensembles (majority vote, logistic) of cv runs"),
     "demo": ("readgaze.models.demo", "simulate, prepare, train and evaluate offline in one command"),
@@ -55,18 +57,20 @@ def main(argv: list[str] | None = None) -> int:
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:
         _parser().error(f"unknown command {name!r}")
-    module = importlib.import_module(COMMANDS[name][0])
-    if hasattr(module, "main"):
-        return int(module.main([name, *rest]) or 0)
-    sub = argparse.ArgumentParser(prog=f"readgaze {name}", description=COMMANDS[name][1])
-    module.add_arguments(sub)
-    args = sub.parse_args(rest)
-    from readgaze.errors import ReadgazeError
-    try:
-        return int(module.run(args) or 0)
-    except ReadgazeError as e:
-        print(f"readgaze {name}: error: {e}", file=sys.stderr)
-        return 2
+    from readgaze.errors import ReadgazeError, command_spelling
+
+    with command_spelling():  # errors name this command's options (--ia-id-base 1), not Python keywords
+        module = importlib.import_module(COMMANDS[name][0])
+        if hasattr(module, "main"):
+            return int(module.main([name, *rest]) or 0)
+        sub = argparse.ArgumentParser(prog=f"readgaze {name}", description=COMMANDS[name][1])
+        module.add_arguments(sub)
+        args = sub.parse_args(rest)
+        try:
+            return int(module.run(args) or 0)
+        except ReadgazeError as e:
+            print(f"readgaze {name}: error: {e}", file=sys.stderr)
+            return 2
 
 
 if __name__ == "__main__":

@@ -20,8 +20,8 @@ share of words skipped in first pass; the means over
   fixated words of first fixation duration, gaze duration and go-past (regression path) duration; the
   mean total fixation duration per word (0 for unfixated words); the mean fixation duration; the mean
   amplitude of forward saccades (``next_word_step > 0``: ``mean_forward_word_saccade_amplitude_px``); the
-  regression rate (``fixation_regression_rate``: share of fixations with a next in-word fixation whose
-  ``next_word_step < 0``). Go-past time is ``regression_path_duration_ms``
+  regression rate (:func:`readgaze.trial_features.fixation_regression_rate`: share of fixations with a next
+  in-word fixation whose ``next_word_step < 0``). Go-past time is ``regression_path_duration_ms``
   (one lab copy used the selective regression path, another repeated gaze duration).
 * ``hollenstein`` (after Hollenstein et al., EyeBench's SVM baseline; 9 features): share of words never fixated;
   fixations on words (sum of ``fixation_count``); mean total fixation duration per word; mean and maximum
@@ -51,6 +51,7 @@ import polars as pl
 
 from readgaze.errors import ConfigError, SchemaError
 from readgaze.trial_features import FEATURES as TRIAL_FEATURES
+from readgaze.trial_features import fixation_regression_rate
 
 REDUCED_POS = ("FUNC", "NOUN", "VERB", "ADJ", "UNKNOWN")
 """OneStop's ``Reduced_POS`` classes."""
@@ -229,7 +230,7 @@ def _basic(steps: pl.LazyFrame, measures: pl.LazyFrame, trials: pl.LazyFrame) ->
         pl.len().cast(pl.Float64).alias("fixation_count"),
         pl.col("duration_ms").mean().alias("mean_fixation_duration_ms"),
         pl.col("next_saccade_amplitude_px").filter(step > 0).mean().alias("mean_forward_word_saccade_amplitude_px"),
-        ((step < 0).sum() / step.is_not_null().sum()).alias("fixation_regression_rate"),
+        fixation_regression_rate(step),
         (pl.col("start_ms") + pl.col("duration_ms")).max().alias("_end_ms"),
         pl.col("start_ms").min().alias("_start_ms"),
         *[getattr(pl.col(f"next_saccade_{m}"), s)().alias(f"{s}_next_saccade_{m}")

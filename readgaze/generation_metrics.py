@@ -17,7 +17,8 @@ import numpy as np
 import polars as pl
 
 from readgaze.errors import ConfigError, SchemaError
-from readgaze.metrics import REGIME_ORDER, mean_sem
+from readgaze.metrics import mean_sem
+from readgaze.splits.regimes import ALL, REGIME_ORDER, regime_title
 
 QUESTION_WORDS = ("What", "When", "Where", "Who", "Whom", "Which", "Whose", "Why", "How")
 OTHER = "Other"
@@ -197,7 +198,7 @@ def aggregate(scored: pl.DataFrame, metrics: tuple[str, ...] = METRICS) -> pl.Da
     cell with no values is null). Returns one row per (model, regime): ``n_folds``, ``n_trials``, and
     ``<metric>_mean``, ``<metric>_sem`` (Float64 fractions; SEM = std(ddof=1) / sqrt(folds), null with one fold).
     """
-    pooled = scored.with_columns(pl.lit("all").alias("regime"))
+    pooled = scored.with_columns(pl.lit(ALL).alias("regime"))
     per_fold = (pl.concat([scored, pooled], how="diagonal_relaxed")
                 .group_by("model", "regime", "fold_index", maintain_order=True)
                 .agg(pl.len().alias("n_trials"), *[pl.col(m).mean() for m in metrics]))
@@ -212,12 +213,10 @@ def aggregate(scored: pl.DataFrame, metrics: tuple[str, ...] = METRICS) -> pl.Da
 
 def results_table(evaluation: pl.DataFrame, *, metrics: tuple[str, ...] = METRICS, notes: list[str] = ()) -> str:
     """Markdown: one row per (model, metric), one column per regime, cells ``mean ± SEM`` (fractions, 3 decimals)."""
-    titles = {"new_item": "New item", "new_participant": "New participant",
-              "new_item_participant": "New item & participant", "all": "All (pooled per fold)"}
     names = {"question_word_accuracy": "Question-word acc.", "bleu": "BLEU", "bertscore_f1": "BERTScore F1",
              "qa_accuracy": "QA acc.", "selection_accuracy": "Selection acc."}
     regimes = [r for r in REGIME_ORDER if r in set(evaluation["regime"])]
-    lines = ["| Model | Metric | " + " | ".join(titles.get(r, r) for r in regimes) + " |",
+    lines = ["| Model | Metric | " + " | ".join(regime_title(r) for r in regimes) + " |",
              "|---|---|" + "---|" * len(regimes)]
     cells = {(r["model"], r["regime"]): r for r in evaluation.iter_rows(named=True)}
     for model in evaluation["model"].unique(maintain_order=True):

@@ -253,6 +253,9 @@ def _dataset(path: Path, _source, _partner) -> str:
     trials = trials if trials.is_file() else path / "trials.csv"
     if trials.is_file():
         frame = pl.read_parquet(trials) if trials.suffix == ".parquet" else pl.read_csv(trials)
+        from readgaze.lines.agreement import describe as describe_agreement
+
+        lines += [f"  warning: {line}" for line in describe_agreement(frame)]
         lines += describe_tasks(frame)
     return "\n".join(lines)
 

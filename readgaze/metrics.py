@@ -1,5 +1,9 @@
 """Per-regime scores of trial-level predictions, aggregated over cross-validation folds.
 
+Over 400 lines: the protocol's one scorer, its input check, its validation thresholds and the two tables that print
+its numbers (and goal selection's three accuracies, scored the same way) share the regime order and the mean ± SEM
+rule below; each part is a function of its own.
+
 Protocol (EyeBench (Shubi et al., 2025), its evaluation section): a metric is computed per (model, regime, fold) on
 that fold's
 test trials; the table reports its mean ± SEM (standard error, ``std(ddof=1) / sqrt(n_folds)``) over
@@ -35,10 +39,9 @@ import polars as pl
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
 from readgaze.errors import DataError, SchemaError
-from readgaze.splits.assign import REGIMES
+from readgaze.schema import PREDICTION_COLUMNS
+from readgaze.splits.regimes import ALL, REGIME_ORDER, REGIMES, TITLES
 
-ALL = "all"
-REGIME_ORDER = (*REGIMES, ALL)
 METRICS = ("accuracy", "balanced_accuracy", "balanced_accuracy_tuned", "auroc")
 METRIC_NAMES = {"accuracy": "Accuracy", "balanced_accuracy": "BA @ 0.5",
                 "balanced_accuracy_tuned": "BA @ val threshold", "auroc": "AUROC"}
@@ -47,7 +50,8 @@ GOAL_SELECTION_CHANCE = {"all_accuracy": 1 / 3, "different_spans_accuracy": 5 / 
 GOAL_SELECTION_NAMES = {"all_accuracy": "All (3-way)", "different_spans_accuracy": "Different spans",
                         "same_span_accuracy": "Same span"}
 AGGREGATION = "per-fold metric, mean ± SEM over folds; 'all' pools each fold's test trials over regimes"
-NEEDED = ("label", "prediction_prob", "regime", "fold_index", "trial_id")
+NEEDED = PREDICTION_COLUMNS
+"""The columns a prediction table must have (:data:`readgaze.schema.PREDICTION_COLUMNS`)."""
 
 
 
@@ -286,15 +290,13 @@ def evaluate_goal_selection(predictions: pl.DataFrame | pl.LazyFrame, *, split: 
 
 def goal_selection_table(evaluation: pl.DataFrame) -> str:
     """Markdown: a chance row, then per (model, regime) All (3-way) | Different spans | Same span, in %."""
-    titles = {"new_item": "New item", "new_participant": "New participant",
-              "new_item_participant": "New item & participant", ALL: "All (pooled per fold)"}
     header = " | ".join(GOAL_SELECTION_NAMES[m] for m in GOAL_SELECTION)
     lines = [f"| Model | Regime | {header} | trials (folds) |", "|---|---|" + "---|" * (len(GOAL_SELECTION) + 1),
              "| chance | any | " + " | ".join(f"{100 * GOAL_SELECTION_CHANCE[m]:.1f}" for m in GOAL_SELECTION)
              + " | – |"]
     for row in evaluation.iter_rows(named=True):
         cells = [_cell(row, m) for m in GOAL_SELECTION]
-        lines.append(f"| {row['model']} | {titles[row['regime']]} | " + " | ".join(cells)
+        lines.append(f"| {row['model']} | {TITLES[row['regime']]} | " + " | ".join(cells)
                      + f" | {row['n_trials']:,} ({row['n_folds']}) |")
     notes = ["Values are % (mean ± SEM over folds). Classes are the question's role: the lonely question (its own "
              "critical span) and the coupled pair (one shared span). All: 3-way accuracy. Different spans: lonely "
@@ -414,12 +416,10 @@ def results_table(evaluation: pl.DataFrame, *, description=None,
     """
     headline = tuple(description.headline_regimes) if description is not None else ()
     regimes = [*headline, *[r for r in REGIME_ORDER if r not in headline]]
-    titles = {"new_item": "New item", "new_participant": "New participant",
-              "new_item_participant": "New item & participant", ALL: "All (pooled per fold)"}
     metrics = tuple(m for m in metrics if f"{m}_mean" in evaluation.columns
                     and evaluation[f"{m}_mean"].drop_nulls().drop_nans().len() > 0)
     names = METRIC_NAMES
-    header = [titles[r] + (" (headline)" if r in headline and len(headline) < len(REGIMES) else "") for r in regimes]
+    header = [TITLES[r] + (" (headline)" if r in headline and len(headline) < len(REGIMES) else "") for r in regimes]
     lines = ["| Model | Metric | " + " | ".join(header) + " |", "|---|---|" + "---|" * len(regimes)]
     cells = {(r["model"], r["regime"]): r for r in evaluation.iter_rows(named=True)}
     for model in evaluation["model"].unique(maintain_order=True):

@@ -16,10 +16,9 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 from sklearn.metrics import roc_curve  # noqa: E402
 
-from readgaze.metrics import ALL, REGIME_ORDER, check_predictions, evaluate  # noqa: E402
+from readgaze.metrics import check_predictions, evaluate  # noqa: E402
+from readgaze.splits.regimes import ALL, REGIME_ORDER, regime_title  # noqa: E402
 
-_TITLES = {"new_item": "New item", "new_participant": "New participant",
-           "new_item_participant": "New item & participant", ALL: "All regimes"}
 POSITIVE_CLASS = {"reading_goal": "information seeking", "comprehension": "correct answer"}
 """The class whose probability the ROC ranks by, per task (label 1)."""
 
@@ -92,7 +91,8 @@ def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, spli
             _curve(ax, cell.filter(pl.col("model") == model), model_colour(model), auroc.get((model, regime)),
                    on_diagonal=model in constant)
         n_predictions = cell.filter(pl.col("model") == cell["model"][0]).height if cell.height else 0
-        title = f"{_TITLES[regime]}" + (" [headline]" if regime in marked else "") + f"\n(n={n_predictions:,})"
+        title = (regime_title(regime, all_title="All regimes") + (" [headline]" if regime in marked else "")
+                 + f"\n(n={n_predictions:,})")
         ax.set(xlabel="False positive rate", ylabel="True positive rate", xlim=(0, 1), ylim=(0, 1.01), aspect="equal")
         ax.set_title(title, fontsize=10, fontweight="bold" if regime in marked else "normal")
         ax.legend(loc="lower right", fontsize="small", title="AUROC %", title_fontsize="small", framealpha=0.6)

@@ -1,5 +1,9 @@
 """The canonical tables: column names, dtypes and units, in one place.
 
+This module is the one definition of two contracts: the dataset folder (:data:`DATASET_TABLES`, written by
+:mod:`readgaze.data_prep.dataset` and validated on read by the models' datamodule) and the prediction table
+(:data:`PREDICTION_COLUMNS`, written by the models and the baselines and read by :func:`readgaze.metrics.evaluate`).
+
 Conventions: snake case, units as suffixes (``_ms``, ``_px``, ``_deg``, ``_hz``,
 ``_zipf``, ``_bits``), 0-based ``*_index`` columns, pixel origin at the screen's top left,
 interest-area boxes half-open ``[left_px, right_px) x [top_px, bottom_px)``.
@@ -32,6 +36,23 @@ class Column:
     unit: str
     description: str
     required: bool = True
+    also: tuple[pl.DataType, ...] = ()
+    """Other dtypes the column may have (``prediction_prob``: Float64 for two classes, List(Float64) for more)."""
+
+    def accepts(self, dtype: pl.DataType, exact: bool = True) -> bool:
+        """Whether ``dtype`` is this column's dtype (``exact``) or of the same kind (any integer width for an
+        integer column, any integer or float for a float column, String or Categorical for a string column)."""
+        if dtype == self.dtype or dtype in self.also:
+            return True
+        if exact:
+            return False
+        if self.dtype.is_integer():
+            return dtype.is_integer()
+        if self.dtype.is_float():
+            return dtype.is_numeric()
+        if self.dtype == pl.String:
+            return dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum))
+        return dtype.base_type() in {t.base_type() for t in (self.dtype, *self.also)}
 
 
 def _cols(*columns: Column) -> dict[str, Column]:
@@ -44,7 +65,8 @@ TABLES: dict[str, dict[str, Column]] = {
         Column("participant_id", pl.String, "", "pseudonymous participant id"),
         Column("item_id", pl.String, "", "the text unit that the new-item regimes hold out (OneStop: article)"),
         Column("text_id", pl.String, "", "the exact text shown (OneStop: paragraph x difficulty level)"),
-        Column("reading_goal", pl.String, "", "'ordinary' or 'information_seeking'"),
+        Column("reading_goal", pl.String, "", "'ordinary' or 'information_seeking' (absent before labels are "
+               "attached)", required=False),
         Column("question", pl.String, "", "the question asked after reading", required=False),
         Column("selected_answer", pl.String, "", "the answer chosen", required=False),
         Column("is_correct", pl.Boolean, "", "the answer was correct", required=False),
@@ -99,7 +121,26 @@ TABLES: dict[str, dict[str, Column]] = {
         Column("pupil", pl.Float64, "arbitrary", "pupil size; null when missing"),
         Column("eye", pl.String, "", "'left' or 'right'"),
     ),
+    "predictions": _cols(
+        Column("trial_id", pl.String, "", "the trial predicted (key into trials.parquet)"),
+        Column("label", pl.Int64, "", "true class index (reading_goal: 1 = information seeking; comprehension: "
+               "1 = correct)"),
+        Column("prediction_prob", pl.Float64, "probability", "P(class 1) for two classes; the class "
+               "probabilities (summing to 1) for more", also=(pl.List(pl.Float64), pl.List(pl.Float32))),
+        Column("regime", pl.String, "", "new_item, new_participant or new_item_participant "
+               "(readgaze.splits.regimes)"),
+        Column("fold_index", pl.Int32, "", "the cross-validation fold (its validation fold)"),
+        Column("split", pl.String, "", "'val', 'test' or 'predict'", required=False),
+        Column("model", pl.String, "", "the model or baseline's name", required=False),
+        Column("participant_id", pl.String, "", "the trial's participant", required=False),
+        Column("item_id", pl.String, "", "the trial's item", required=False),
+    ),
 }
+
+DATASET_TABLES = ("trials", "words", "fixations", "word_measures")
+"""The tables of a dataset folder (``<table>.parquet`` each, plus ``manifest.json``), in writing order."""
+PREDICTION_COLUMNS = tuple(c.name for c in TABLES["predictions"].values() if c.required)
+"""The columns every prediction table has (``predictions_{val,test}.parquet``, a baseline's, an ensemble's)."""
 
 
 def schema(table: str, *, required_only: bool = False) -> dict[str, pl.DataType]:
@@ -109,11 +150,11 @@ def schema(table: str, *, required_only: bool = False) -> dict[str, pl.DataType]
     return {c.name: c.dtype for c in TABLES[table].values() if c.required or not required_only}
 
 
-def validate(frame: pl.DataFrame | pl.LazyFrame, table: str, *, source: str | None = None):
+def validate(frame: pl.DataFrame | pl.LazyFrame, table: str, *, source: str | None = None, exact: bool = True):
     """Check a frame against a canonical table and return it unchanged.
 
     Checks every canonical column at once: required columns must be present, and every canonical
-    column that is present must have the canonical dtype. Extra columns are allowed.
+    column that is present must have the canonical dtype (``exact``) or one of its kind. Extra columns are allowed.
 
     Parameters
     ----------
@@ -123,6 +164,9 @@ def validate(frame: pl.DataFrame | pl.LazyFrame, table: str, *, source: str | No
         One of ``trials``, ``words``, ``fixations``, ``word_measures``, ``samples``.
     source : str, optional
         File name to put in the error message.
+    exact : bool, default True
+        Require the canonical dtype itself; ``False`` accepts one of its kind (any integer width for an integer
+        column, any number for a float column, Categorical for a string column), as a reader that casts does.
 
     Returns
     -------
@@ -131,7 +175,8 @@ def validate(frame: pl.DataFrame | pl.LazyFrame, table: str, *, source: str | No
     Raises
     ------
     SchemaError
-        Listing every missing required column and every column with the wrong dtype.
+        Listing every missing required column and every column with the wrong dtype; ``.file`` is ``source``
+        and ``.column`` the first column at fault.
 
     Examples
     --------
@@ -139,18 +184,23 @@ def validate(frame: pl.DataFrame | pl.LazyFrame, table: str, *, source: str | No
     >>> validate(pl.DataFrame({"trial_id": ["t1"]}), "samples")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    readgaze.errors.SchemaError: samples table: missing column time_ms (Float64); ...
+    readgaze.errors.SchemaError: samples table: column time_ms missing (expected Float64); ...
     """
+    if table not in TABLES:
+        raise SchemaError(f"unknown table {table!r}; expected one of {sorted(TABLES)}")
     have = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
-    problems = []
-    for col in TABLES[table].values() if table in TABLES else schema(table).values():
+    problems = []  # (column, what is wrong)
+    for col in TABLES[table].values():
         if col.name not in have:
             if col.required:
-                problems.append(f"missing column {col.name} ({col.dtype})")
-        elif have[col.name] != col.dtype:
-            problems.append(f"column {col.name}: got {have[col.name]}, expected {col.dtype}")
+                problems.append((col.name, f"missing (expected {col.dtype})"))
+        elif not col.accepts(have[col.name], exact):
+            expected = " or ".join(str(t) for t in (col.dtype, *col.also))
+            problems.append((col.name, f"got {have[col.name]}, expected {expected}"))
+    if len(problems) == 1:
+        raise SchemaError(f"{table} table: {problems[0][1]}", file=source, column=problems[0][0])
     if problems:
-        raise SchemaError(f"{table} table: " + "; ".join(problems), file=source)
+        raise SchemaError(f"{table} table: " + "; ".join(f"column {c} {what}" for c, what in problems), file=source)
     return frame
 
 

@@ -65,7 +65,7 @@ def test_cheap_votes_batched_equal_the_per_trial_method(name, one, many, params,
         ref = [one(xy, ly, **params) for xy, ly, *_ in trials]
         _same(many(trials, **params), ref)
         _same(many(trials[::-1], **params), ref[::-1])
-        _same(assign_trials(trials, one, **params), ref)          # assign_trials dispatches to assign_many
+        _same(assign_trials(trials, one.__name__, **params), ref)  # by name: the Method's many-trial function
 
 
 @pytest.mark.parametrize("name,one,many,params", CHEAP, ids=[c[0] for c in CHEAP])
@@ -99,7 +99,7 @@ def _probabilities(trials):
 
 
 def test_flat_decode_equals_the_per_trial_second_pass(gold, simulated):
-    decoder = dist.decoding._decoder(None)
+    decoder = dist.decoding._decoder(str(dist.SMALL_WEIGHTS))        # a file with the trend pass (the default: off)
     assert decoder["trend_power"] > 0
     for trials in (gold, simulated):
         prob, features = _probabilities(trials)

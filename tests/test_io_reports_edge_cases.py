@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from readgaze.errors import ConfigError, ParseError
+from readgaze.errors import ConfigError, ParseError, command_spelling
 from readgaze.inspect import inspect_paths
 from readgaze.io.samples import read_gaze_csv
 
@@ -18,9 +18,10 @@ def test_decimal_comma_after_ten_thousand_rows_names_row_and_column(tmp_path):
     path.write_text("timestamp;x;y\n" + "\n".join(rows) + "\n")
     with pytest.raises(ParseError) as err:
         read_gaze_csv(path, separator=";").collect()
-    assert str(err.value) == ("gaze.csv, row 11002, column x: '390,6' is not a number "
-                              "(decimal comma? try separator=';' with decimal_comma=True; in readgaze prep: "
-                              "--separator ';' --decimal-comma)")
+    assert str(err.value) == ("gaze.csv, row 11002, column x: '390,6' is not a number (decimal comma?): pass "
+                              "separator=';', decimal_comma=True (numbers written with a decimal comma)")
+    with command_spelling():  # inside readgaze prep, the command's options
+        assert str(err.value).endswith("pass --separator ';' --decimal-comma (numbers written with a decimal comma)")
     ok = read_gaze_csv(path, separator=";", decimal_comma=True).collect()
     assert ok.height == 12_000 and ok["x_px"][11_000] == 390.6 and ok["x_px"][0] == 100.5
     text, ok = inspect_paths([path])

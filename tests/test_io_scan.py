@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 import subprocess
@@ -97,41 +96,40 @@ def test_the_cache_checksum_takes_the_prefetched_sha256(tmp_path, monkeypatch):
     scan.take_line_starts(path)
 
 
-def _args(tmp_path, **kw):
+def _files(tmp_path):
     fix, ia = tmp_path / "fixations.csv", tmp_path / "ia.csv"
     fix.write_bytes(b"a\n1\n")
     ia.write_bytes(b"b\n2\n")
-    base = dict(fixation_report=str(fix), ia_report=str(ia), no_cache=False, columns=None, separator=None,
-                decimal_comma=False)
-    return argparse.Namespace(**{**base, **kw})
+    return str(fix), str(ia)
 
 
 def test_prep_prefetches_what_its_load_will_read(tmp_path, monkeypatch):
-    import readgaze.data_prep.cli as cli
+    import readgaze.data_prep.api as api
     import readgaze.io.scan as s
 
     calls = []
     monkeypatch.setattr(s, "prefetch", lambda paths, **kw: calls.append(kw))
     monkeypatch.setenv("READGAZE_CACHE_DIR", str(tmp_path / "cache"))
-    cli._prefetch(_args(tmp_path))
-    cli._prefetch(_args(tmp_path, no_cache=True))
-    cli._prefetch(_args(tmp_path, separator=";"))
-    cli._prefetch(_args(tmp_path, no_cache=True, columns=["x_px=X"]))
-    # --no-cache still hashes (the manifest records the SHA-256); a column map or dialect: no line starts
+    files = _files(tmp_path)
+    api._prefetch(*files, cache=True, rewrites=False)
+    api._prefetch(*files, cache=False, rewrites=False)
+    api._prefetch(*files, cache=True, rewrites=True)  # a separator or column map: the loader reads copies
+    api._prefetch(*files, cache=False, rewrites=True)
+    # without the cache it still hashes (the manifest records the SHA-256); a column map or dialect: no line starts
     assert calls == [{"sha256": True, "lines": True}, {"sha256": True, "lines": True},
                      {"sha256": True, "lines": False}, {"sha256": True, "lines": False}]
     from readgaze.data_prep.cache import checksum
 
-    args = _args(tmp_path)
-    for f in (args.fixation_report, args.ia_report):
+    for f in files:
         checksum(f)  # the memo knows both files now: a likely cache hit reads nothing
     calls.clear()
-    cli._prefetch(args)
+    api._prefetch(*files, cache=True, rewrites=False)
     assert calls == []
 
 
 def test_the_command_modules_import_no_polars():
-    code = ("import sys, readgaze, readgaze.cli, readgaze.data_prep.cli, readgaze.data_prep.cache, readgaze.io.scan\n"
+    code = ("import sys, readgaze, readgaze.cli, readgaze.data_prep.cli, readgaze.data_prep.api, "
+            "readgaze.data_prep.cache, readgaze.io.scan\n"
             "assert 'polars' not in sys.modules and 'numpy' not in sys.modules, 'heavy import'\n"
             "from readgaze import read_fixation_report, validate\n"
             "from readgaze.io import read_ia_report, scan_csv\n"

@@ -200,9 +200,12 @@ def test_class_weighted_loss_equals_the_hand_computed_value():
 def test_fit_sets_the_class_weights_from_the_training_counts(datamodule, tmp_path):
     import lightning as L
 
+    from readgaze.models.training.callbacks import RunWriter
+
     model = _Constant(n_trial_features=datamodule.n_trial_features)
     trainer = L.Trainer(max_steps=1, logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                        enable_model_summary=False, limit_val_batches=0, default_root_dir=tmp_path)
+                        enable_model_summary=False, limit_val_batches=0, default_root_dir=tmp_path,
+                        callbacks=[RunWriter()])  # the run folder's writer (the CLI adds it)
     counts = datamodule.class_counts.to(torch.float32)
     trainer.fit(model, datamodule=datamodule)
     assert model.class_weights.tolist() == pytest.approx((counts.sum() / counts).tolist())

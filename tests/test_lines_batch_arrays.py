@@ -19,6 +19,7 @@ from readgaze.lines.batch import Batch, nearest_midline, segment_medians, segmen
 from readgaze.simulate import simulate_line_trials
 
 slice_module = sys.modules["readgaze.lines.slice"]
+slice_arrays = sys.modules["readgaze.lines.slice_arrays"]
 
 
 def _noise(n: int, seed: int) -> list[tuple]:
@@ -49,8 +50,8 @@ def _same_as_slice(trials, **params):
 @pytest.mark.parametrize("edge_phantoms", [False, True])
 def test_slice_batch_equals_slice_on_simulated_and_noise_trials(sims, edge_phantoms, monkeypatch):
     leftovers = []
-    place = slice_module._place_leftovers
-    monkeypatch.setattr(slice_module, "_place_leftovers",
+    place = slice_arrays._place_leftovers
+    monkeypatch.setattr(slice_arrays, "_place_leftovers",
                         lambda *a: leftovers.append(int((a[6] == a[-1]).sum())) or place(*a))
     _same_as_slice(sims + _noise(80, seed=9), edge_phantoms=edge_phantoms)
     assert leftovers[0] > 50          # step 4 (leftover runs, placed across trials) really ran
@@ -73,8 +74,8 @@ def test_slice_batch_regrows_on_exact_ranks_when_two_x_share_a_key(monkeypatch):
     xy[1::2, 0] = xy[0:-1:2, 0][: len(xy[1::2])] + 1e-12
     trials[-1] = (xy, trials[-1][1], None, None)
     calls = []
-    grow = slice_module._grow_batch
-    monkeypatch.setattr(slice_module, "_grow_batch", lambda *a: calls.append(1) or grow(*a))
+    grow = slice_arrays._grow_batch
+    monkeypatch.setattr(slice_arrays, "_grow_batch", lambda *a: calls.append(1) or grow(*a))
     _same_as_slice(trials)
     assert len(calls) == 2
 

@@ -62,7 +62,7 @@ def test_assign_trials_handles_one_line_empty_and_unbatched_methods():
     one_line = (np.array([[0.0, 10.0], [5.0, 90.0]]), np.array([50.0]), None, None)
     empty = (np.zeros((0, 2)), np.array([50.0, 100.0]), None, None)
     normal = (np.array([[0.0, 48.0], [5.0, 99.0]]), np.array([50.0, 100.0]), None, None)
-    got = assign_trials([one_line, empty, normal], "chain")       # chain has no assign_many
+    got = assign_trials([one_line, empty, normal], "chain")
     assert [g.tolist() for g in got] == [[0, 0], [], [0, 1]]
     assert [g.tolist() for g in assign_trials([one_line, empty, normal], "slice")] == [[0, 0], [], [0, 1]]
     with pytest.raises(lines.ConfigError, match="trial 1"):
@@ -73,13 +73,15 @@ def test_eval_lines_warms_up_before_timing(monkeypatch):
     """The timed call sees all trials at once, after one untimed call on the first trial (weights, imports)."""
     from readgaze.lines.evaluate import score_method
     from readgaze.lines.gold import GoldTrial
+    from readgaze.lines.protocol import Method
 
     calls = []
 
-    def fake(xy, line_y_px, **_):
+    def one(xy, line_y_px):
         return np.zeros(len(xy), dtype=np.int64)
 
-    fake.assign_many = lambda trials, **_: calls.append(len(trials)) or [np.zeros(len(t[0]), np.int64) for t in trials]
+    fake = Method("fake", one, many=lambda trials: calls.append(len(trials)) or [np.zeros(len(t[0]), np.int64)
+                                                                                 for t in trials])
     trial = GoldTrial("t", "adult", np.array([[0.0, 50.0], [1.0, 99.0]]), np.array([50.0, 100.0]),
                       np.array([[0.0, 50.0]]), np.array([0]), np.array([0, 1]), np.array([True, True]))
     result = score_method([trial, trial, trial], fake)

@@ -116,3 +116,26 @@ def test_br20_measures_exclude_off_text_fixations(shared_data):
                 "regression_path_duration_ms"):  # The's RPD would be 360 if the off-text 160 ms counted
         assert m[col].to_list() == [200.0, 180.0, 150.0], col
     assert compute_trial_features(aligned, words, trials).collect()["fixation_count"].to_list() == [5]
+
+
+def test_two_regression_rates_two_names_one_computation_each():
+    """prep's ``regression_rate`` is a share of word-to-word saccades (2 leftward of 6); the classical baselines'
+    and the models' ``fixation_regression_rate`` a share of fixations with a known next word (2 of 7: w0>w1,
+    w1>w1, w1>w3, w3>w2, w2>w1, w1>w3, w3>w4; w4>off, off>w4 and the last have no step). Both consumers of the
+    second get the same number from the one expression (the datamodule once computed 2/10 under the first name)."""
+    from readgaze.feature_sets import compute_feature_sets
+    from readgaze.models.data import features as feat
+
+    aligned, _ = align_words(FIX, WORDS, TRIALS)
+    measures = compute_word_measures(aligned, WORDS, TRIALS)
+    prep = compute_trial_features(aligned, WORDS, TRIALS, measures).collect()
+    assert prep["regression_rate"].item() == pytest.approx(2 / 6) and "fixation_regression_rate" not in prep.columns
+    baseline = compute_feature_sets(aligned, WORDS.lazy(), measures, TRIALS.lazy(), sets=("meziere",))
+    assert baseline["fixation_regression_rate"].item() == pytest.approx(2 / 7)
+    trials = TRIALS.lazy().select(pl.lit(0, pl.UInt32).alias("trial_row"), "trial_id", "text_id")
+    words = feat.word_table(WORDS.lazy())
+    trial_words = feat.trial_word_table(trials, words, measures)
+    fixations = feat.fixation_table(trials, aligned.lazy(), trial_words)
+    model = feat.trial_feature_table(trials, fixations, trial_words).collect()
+    assert "regression_rate" not in feat.TRIAL_FEATURES
+    assert model["fixation_regression_rate"].item() == pytest.approx(2 / 7)

@@ -17,8 +17,9 @@ from readgaze.models.data.ablate import TEXT_IDENTITY, gaze_donors
 from readgaze.models.data.features import FIXATION_FEATURES, WORD_FEATURES
 
 N_OWN = len(FIXATION_FEATURES) - len(WORD_FEATURES)
-IDENTITY = [WORD_FEATURES.index(c) for c in TEXT_IDENTITY]
-GAZE_WORD = [i for i, c in enumerate(WORD_FEATURES) if c not in TEXT_IDENTITY]
+MOVING = (*TEXT_IDENTITY, *(f"{c}_missing" for c in TEXT_IDENTITY))  # a word's lexical values and missing flags
+IDENTITY = [WORD_FEATURES.index(c) for c in MOVING if c in WORD_FEATURES]
+GAZE_WORD = [i for i, c in enumerate(WORD_FEATURES) if c not in MOVING]
 
 
 @pytest.fixture(scope="module")

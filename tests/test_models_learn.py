@@ -4,9 +4,9 @@ with a planted reading-goal signal, it must reach validation AUROC >= 0.75 for *
 The corpus is built once for the module (80 participants x 10 one-paragraph items, 30-45 words, goal_effect 3, no
 drift; the simulator's own oracle, which knows the critical span, scores AUROC >= 0.85). The model is picked on the
 lowest pooled validation loss, never on AUROC (:func:`synthetic.fit_briefly`). Models come from
-:data:`readgaze.models.training.registry.MODELS` (their ``quick`` settings), so a new registry entry gets its
-``learns`` test; the
-text-only model is exempt: it sees no gaze, and every paragraph is read under both goals.
+:data:`readgaze.models.training.registry.MODELS` (the ``CARD`` of each model file, its ``quick`` settings), so a new
+model file gets its ``learns`` test without being registered anywhere; the text-only model is exempt: it sees no
+gaze, and every paragraph is read under both goals.
 """
 
 from __future__ import annotations

@@ -132,7 +132,7 @@ def test_fixation_sort_by_runs_equals_the_stable_sort():
 
 
 def test_trial_codes_per_run_equal_a_lookup_per_row():
-    from readgaze.measures import trial_codes
+    from readgaze._grid import trial_codes
 
     ids = pl.Series(["b", "b", None, None, "a", "zz", "a", "a"])
     assert trial_codes(ids, pl.Series(["a", "b"])).tolist() == [1, 1, -1, -1, 0, -1, 0, 0]
@@ -141,11 +141,13 @@ def test_trial_codes_per_run_equal_a_lookup_per_row():
 
 def test_dataset_writer_replaces_the_folder_only_when_finished(tmp_path):
     from readgaze.data_prep.dataset import PARQUET, DatasetWriter
+    from readgaze.schema import cast
 
     out = tmp_path / "ds"
     out.mkdir()
     (out / "old.txt").write_text("kept until the new folder is complete")
-    frame = pl.DataFrame({"a": [1, 2]})
+    frame = cast(pl.DataFrame({"trial_id": ["t", "t"], "fixation_index": [0, 1], "start_ms": [0.0, 250.0],
+                               "duration_ms": [200.0, 180.0], "x_px": [10.0, 60.0], "y_px": [5.0, 5.0]}), "fixations")
     with pytest.raises(RuntimeError), DatasetWriter(out, force=True) as writer:
         writer.put("fixations", frame)
         raise RuntimeError("a step failed")

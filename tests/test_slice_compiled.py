@@ -21,6 +21,7 @@ from readgaze.lines.batch import Batch
 from readgaze.simulate import simulate_line_trials
 
 slice_module = sys.modules["readgaze.lines.slice"]
+slice_arrays = sys.modules["readgaze.lines.slice_arrays"]
 
 
 def _noise(n: int, seed: int, max_lines: int = 12) -> list[tuple]:
@@ -66,10 +67,10 @@ def test_compiled_equals_slice_on_the_gold_trials(line_gold):
 def test_compiled_equals_slice_on_simulated_and_noise_trials(sims, edge_phantoms, monkeypatch):
     trials = sims + _noise(150, seed=9)
     leftovers, folds = [], []
-    place, fold = slice_module._place_leftovers, slice_module._fold_and_place
-    monkeypatch.setattr(slice_module, "_place_leftovers",
+    place, fold = slice_arrays._place_leftovers, slice_arrays._fold_and_place
+    monkeypatch.setattr(slice_arrays, "_place_leftovers",
                         lambda *a: leftovers.append(int((a[6] == a[-1]).sum())) or place(*a))
-    monkeypatch.setattr(slice_module, "_fold_and_place",
+    monkeypatch.setattr(slice_arrays, "_fold_and_place",
                         lambda *a: folds.append(int(((a[8] - a[7] + 1) > a[9]).sum())) or fold(*a))
     _check(trials, edge_phantoms=edge_phantoms)
     assert leftovers[0] > 50 and folds[0] > 20   # steps 4 and 6 really ran in the array steps on this set
@@ -124,7 +125,7 @@ def test_pairwise_sums_like_numpy():
 
 def test_assign_lines_compiled_skips_nan_positions(sims, monkeypatch):
     """Rows without a finite position get no line and do not move the others' lines (compiled in the frame)."""
-    monkeypatch.setattr(slice_module, "KERNEL_MIN_FIXATIONS", 0)
+    monkeypatch.setattr(slice_arrays, "KERNEL_MIN_FIXATIONS", 0)
     fix, words, tri = [], [], []
     for k, (xy, ly, _wxy, wl) in enumerate(sims[:20]):
         fix.append(pl.DataFrame({"trial_id": f"t{k:02d}", "fixation_index": np.arange(len(xy)),
@@ -157,7 +158,7 @@ def test_compiled_auto_choice(monkeypatch):
 
     real = jit.slice_trials
     monkeypatch.setattr(jit, "slice_trials", lambda *a: calls.append(1) or real(*a))
-    monkeypatch.setattr(slice_module, "KERNEL_MIN_FIXATIONS", 0)
+    monkeypatch.setattr(slice_arrays, "KERNEL_MIN_FIXATIONS", 0)
     a = slice_module.slice_batch(batch)
     assert calls == [1]
     np.testing.assert_array_equal(a, slice_module.slice_batch(batch, compiled=False))

@@ -142,14 +142,15 @@ def test_merge_and_stretch_defaults_on_onestop_fixations_close_to_their_lines(sh
 
 # 15 -----------------------------------------------------------------------------------------------
 OUTSIDE = re.compile(r"\bREFERENCE\b|DESIGN\.md|STYLE\.md|\.\./shared|\bshared/(data|bench)|known_issues\.md|"
-                     r"NOTES\.md|bad_inputs|\bBR-\d+|/work/")
+                     r"NOTES\.md|bad_inputs|\bBR-\d+|/work/|§\s*\d")
 
 
 def test_the_package_stands_alone():
-    """No docstring, message or comment of the package points at a file outside the repository."""
+    """No docstring, message or comment of the package (its configs included) points at a file outside the
+    repository, or at a section of one (``§1.3``)."""
     root = Path(__file__).resolve().parents[1]
     hits = [f"{path.relative_to(root)}:{i}: {line.strip()[:90]}"
-            for package in ("readgaze", "data_prep", "models", "kernels")
+            for package in ("readgaze", "data_prep", "models", "kernels", "experiments/configs")
             for path in sorted((root / package).rglob("*"))
             if path.is_file() and path.suffix in (".py", ".yaml", ".yml", ".md", ".txt", ".toml")
             for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if OUTSIDE.search(line)]

@@ -119,7 +119,7 @@ def test_a_built_wheel_ships_the_configs(tmp_path):
                     "readgaze/kernels/cross_attention.py", "readgaze/data_prep/cli.py"):
         assert shipped in names, shipped
     entry_points = zipfile.ZipFile(wheel).read(f"readgaze-{readgaze.__version__}.dist-info/entry_points.txt").decode()
-    assert "dist = readgaze.models.dist:assign_trial" in entry_points
+    assert "dist = readgaze.models.dist:ASSIGNER" in entry_points
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site), str(wheel)],
                    check=True, capture_output=True)

@@ -33,13 +33,16 @@ import numpy as np
 import polars as pl
 
 from readgaze.errors import ConfigError
-from readgaze.models.data.features import FIXATION_FEATURES, WORD_FEATURES
+from readgaze.models.data.features import WORD_LEXICAL, WORD_MEASURES
 from readgaze.qc import QCLog
 
 ABLATIONS = ("text", "gaze")
 """The ``ablate`` values (``None`` = no ablation)."""
-TEXT_IDENTITY = ("word_length", "frequency_zipf", "surprisal_bits", "frequency_zipf_missing", "surprisal_bits_missing")
-"""Word feature columns that describe the word itself and move with it under the text ablation."""
+TEXT_IDENTITY = ("word_length", "frequency_zipf", "surprisal_bits")
+"""Word columns that describe the word itself and move with it under the text ablation (their missing flags, set
+when the value is missing, move with them)."""
+WORD_COLUMNS = WORD_MEASURES + WORD_LEXICAL
+"""The columns of the unscaled word matrices (``word_raw``, ``fixation_word_raw``)."""
 
 
 def check_ablation(ablate: str | None) -> str | None:
@@ -51,39 +54,46 @@ def check_ablation(ablate: str | None) -> str | None:
     return ablate
 
 
-def apply_ablation(kind: str, arrays: dict, tokens: dict, trials: pl.DataFrame, *, seed: int, qc: QCLog,
-                   encode=None) -> tuple[dict, dict]:
-    """The arrays and tokens of :class:`readgaze.models.data.ReadingDataModule` with ``kind`` ablated.
+def apply_ablation(kind: str, shared: dict, trials: pl.DataFrame, *, seed: int, qc: QCLog, encode=None,
+                   word_rows: pl.DataFrame | None = None) -> dict:
+    """The datamodule's task arrays (:mod:`readgaze.models.data.cache`'s entry) with ``kind`` ablated.
 
     Parameters
     ----------
     kind : {"text", "gaze"}
-    arrays : dict
-        ``ReadingDataModule._feature_arrays()`` (word/fixation/trial matrices, offsets, ``text_words``).
-    tokens : dict
-        ``ReadingDataModule._tokenise()`` (``key``, ``encodings``, ``cut_per_trial``).
+    shared : dict
+        ``ReadingDataModule._shared()``: unscaled ``word_raw`` (columns ``WORD_MEASURES + WORD_LEXICAL``),
+        ``fixation_own_raw``, ``fixation_word_raw``, ``trial_raw``, offsets, word indices, word classes,
+        ``trial_features``, ``unknown_per_trial`` and the tokenisation (``token_key``, ``encodings``, ``token_cut``),
+        rows in ``trial_row`` order.
     trials : polars.DataFrame
-        The datamodule's trials (``trial_row`` order: ``trial_id``, ``text_id``, ``split``).
+        One row per ``trial_row`` (all of ``shared``'s trials, in order) with ``text_id`` and ``split`` (null for a
+        trial outside the fold).
     seed : int
         Seed of the permutations and donors.
     qc : QCLog
-        Receives one record per ablation step (trials changed) and per fallback.
+        Receives one record per ablation step (the fold's trials changed) and per fallback.
     encode : callable, optional
         ``encode(words: list[str], trial_row: int) -> encoding`` (text ablation: tokenises a permuted paragraph
-        with the trial's second segment, as ``_tokenise`` does).
+        with the trial's second segment, as the datamodule's tokenisation does).
+    word_rows : polars.DataFrame, optional
+        Text ablation: one row per row of ``word_raw`` with ``word`` (str), ``word_category`` and
+        ``word_is_content`` (Int64), the word at that row.
 
     Returns
     -------
-    (arrays, tokens)
-        New dicts; the inputs are not modified.
+    dict
+        A new dict (the input and its arrays are not modified; the cache stays as built). The datamodule scales it
+        with the fold's scalers fit on the real (unablated) training trials.
     """
     rng = np.random.default_rng(seed)
+    in_fold = trials["split"].is_not_null().to_numpy()
     if kind == "text":
-        if encode is None:
-            raise ValueError("the text ablation needs encode (to tokenise the permuted paragraphs)")
-        return _permute_text(arrays, tokens, rng, qc, encode)
+        if encode is None or word_rows is None:
+            raise ValueError("the text ablation needs encode and word_rows (to tokenise the permuted paragraphs)")
+        return _permute_text(shared, rng, qc, encode, word_rows, in_fold)
     if kind == "gaze":
-        return _swap_gaze(arrays, trials, rng, qc), tokens
+        return _swap_gaze(shared, trials.with_columns(pl.col("split").fill_null("(not in fold)")), rng, qc, in_fold)
     raise ConfigError(f"data.ablate: got {kind!r}, expected {' or '.join(ABLATIONS)}", column="ablate")
 
 
@@ -92,35 +102,33 @@ def _trial_of_rows(offsets: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
 
 
-def _permute_text(arrays: dict, tokens: dict, rng: np.random.Generator, qc: QCLog, encode) -> tuple[dict, dict]:
+def _permute_text(shared: dict, rng: np.random.Generator, qc: QCLog, encode, word_rows: pl.DataFrame,
+                  in_fold: np.ndarray) -> dict:
     """Words permuted within each trial: tokens and lexical columns move, gaze and layout stay (module docstring)."""
-    offsets = arrays["word_offsets"]
+    offsets = shared["word_offsets"]
     trial = _trial_of_rows(offsets)  # (n_word_rows,)
     source = np.lexsort((rng.random(len(trial)), trial))  # word row placed at each row: a permutation per trial
-    identity = [WORD_FEATURES.index(c) for c in TEXT_IDENTITY]
-    word = arrays["word"].copy()
-    word[:, identity] = arrays["word"][source][:, identity]
-    text_words: pl.DataFrame = arrays["text_words"]
-    category = text_words["word_category"].to_numpy()[source]
-    content = text_words["word_is_content"].to_numpy()[source]
+    identity = [WORD_COLUMNS.index(c) for c in TEXT_IDENTITY]
+    word = np.array(shared["word_raw"], order="F")  # a copy (the cache's array is read-only)
+    word[:, identity] = np.asarray(shared["word_raw"])[source][:, identity]
+    category = word_rows["word_category"].to_numpy()[source]
+    content = word_rows["word_is_content"].to_numpy()[source]
     # fixations: the word now at the fixated position gives the lexical part of the vector
-    fixation = arrays["fixation"].copy()
-    f_trial = _trial_of_rows(arrays["fixation_offsets"])
-    on_word = arrays["fixation_word_index"] >= 0
-    row = offsets[f_trial] + np.maximum(arrays["fixation_word_index"], 0)  # (n_fixations,) global word row
-    row = np.where(on_word, np.minimum(row, len(word) - 1), 0)
-    n_own = len(FIXATION_FEATURES) - len(WORD_FEATURES)
-    columns = [n_own + i for i in identity]
-    fixation[np.ix_(on_word, columns)] = word[row[on_word]][:, identity]
-    words = text_words["word"].to_numpy()[source]
+    fixation_word = np.array(shared["fixation_word_raw"], order="F")
+    f_trial = _trial_of_rows(shared["fixation_offsets"])
+    index = shared["fixation_word_index"]
+    on_word = index >= 0
+    row = np.where(on_word, np.minimum(offsets[f_trial] + np.maximum(index, 0), len(word) - 1), 0)
+    fixation_word[np.ix_(on_word, identity)] = word[row[on_word]][:, identity]
+    words = word_rows["word"].to_numpy()[source]
     encodings = [encode(list(words[offsets[r]:offsets[r + 1]]), r) for r in range(len(offsets) - 1)]
     qc.add("ablate", "trials", "text ablation: paragraph words permuted within the trial (tokens and lexical "
-           "features; gaze, layout and question kept)", len(offsets) - 1, "changed")
-    new_arrays = {**arrays, "word": word, "fixation": fixation,
-                  "fixation_word_category": np.where(on_word, category[row], arrays["fixation_word_category"]),
-                  "fixation_word_is_content": np.where(on_word, content[row], arrays["fixation_word_is_content"])}
-    cut = np.array([e["first_word"] for e in encodings], np.int64)
-    return new_arrays, {"key": np.arange(len(encodings)), "encodings": encodings, "cut_per_trial": cut}
+           "features; gaze, layout and question kept)", int(in_fold.sum()), "changed")
+    return {**shared, "word_raw": word, "fixation_word_raw": fixation_word,
+            "fixation_word_category": np.where(on_word, category[row], shared["fixation_word_category"]),
+            "fixation_word_is_content": np.where(on_word, content[row], shared["fixation_word_is_content"]),
+            "token_key": np.arange(len(encodings), dtype=np.int64), "encodings": encodings,
+            "token_cut": np.array([e["first_word"] for e in encodings], np.int64)}
 
 
 def gaze_donors(trials: pl.DataFrame, rng: np.random.Generator) -> tuple[np.ndarray, dict[str, int]]:
@@ -151,33 +159,46 @@ def gaze_donors(trials: pl.DataFrame, rng: np.random.Generator) -> tuple[np.ndar
     return donor, {"other split": other_split, "no other trial": int((donor == np.arange(n)).sum())}
 
 
-def _swap_gaze(arrays: dict, trials: pl.DataFrame, rng: np.random.Generator, qc: QCLog) -> dict:
+def _swap_gaze(shared: dict, trials: pl.DataFrame, rng: np.random.Generator, qc: QCLog, in_fold: np.ndarray) -> dict:
     """Each trial's gaze from another trial of the same text (module docstring)."""
-    donor, fallback = gaze_donors(trials, rng)
-    w_off = arrays["word_offsets"]
+    donor, _ = gaze_donors(trials, rng)
+    w_off = shared["word_offsets"]
     if not np.array_equal(np.diff(w_off)[donor], np.diff(w_off)):
         raise ValueError("gaze ablation: a donor trial of the same text has another number of words")
     w_trial = _trial_of_rows(w_off)
     word_source = w_off[donor[w_trial]] + (np.arange(len(w_trial)) - w_off[w_trial])
-    f_off = arrays["fixation_offsets"]
+    f_off = shared["fixation_offsets"]
     lengths = np.diff(f_off)[donor]
-    new_off = np.concatenate([[0], np.cumsum(lengths)])
+    new_off = np.concatenate([[0], np.cumsum(lengths)]).astype(f_off.dtype)
     f_trial = _trial_of_rows(new_off)
     fix_source = f_off[donor[f_trial]] + (np.arange(len(f_trial)) - new_off[f_trial])
     lonely = donor == np.arange(len(donor))
     if lonely.any():  # no other reading of the text: its own fixations, in a random order
         shuffled = np.flatnonzero(lonely[f_trial])
-        keys = rng.random(shuffled.size)
-        order = np.lexsort((keys, f_trial[shuffled]))
+        order = np.lexsort((rng.random(shuffled.size), f_trial[shuffled]))
         fix_source[shuffled] = fix_source[shuffled][order]
+    split = trials["split"].to_numpy()
+    other_split = in_fold & ~lonely & (split[donor] != split)
+    none, same = in_fold & lonely, in_fold & ~lonely & (split[donor] == split)
     qc.add("ablate", "trials", "gaze ablation: gaze from another trial of the same text in the same split",
-           int(len(donor) - fallback["other split"] - fallback["no other trial"]), "changed")
+           int(same.sum()), "changed")
     qc.add("ablate", "trials", "gaze ablation: alone in its split with its text, gaze from another split's trial "
-           "of the text", fallback["other split"], "changed")
+           "of the text", int(other_split.sum()), "changed")
     qc.add("ablate", "trials", "gaze ablation: no other trial of its text, own fixations shuffled in time (gaze "
-           "only partly ablated)", fallback["no other trial"], "warning" if fallback["no other trial"] else "changed")
-    return {**arrays, "word": arrays["word"][word_source], "fixation": arrays["fixation"][fix_source],
-            "fixation_offsets": new_off, "fixation_word_index": arrays["fixation_word_index"][fix_source],
-            "fixation_word_category": arrays["fixation_word_category"][fix_source],
-            "fixation_word_is_content": arrays["fixation_word_is_content"][fix_source],
-            "trial": arrays["trial"][donor]}
+           "only partly ablated)", int(none.sum()), "warning" if none.any() else "changed")
+    return {**shared, "word_raw": np.asarray(shared["word_raw"])[word_source],
+            "fixation_own_raw": np.asarray(shared["fixation_own_raw"])[fix_source],
+            "fixation_word_raw": np.asarray(shared["fixation_word_raw"])[fix_source], "fixation_offsets": new_off,
+            "fixation_word_index": np.asarray(shared["fixation_word_index"])[fix_source],
+            "fixation_word_category": np.asarray(shared["fixation_word_category"])[fix_source],
+            "fixation_word_is_content": np.asarray(shared["fixation_word_is_content"])[fix_source],
+            "trial_raw": np.asarray(shared["trial_raw"])[donor],
+            "trial_features": _donor_rows(shared["trial_features"], donor),
+            "unknown_per_trial": np.asarray(shared["unknown_per_trial"])[donor]}
+
+
+def _donor_rows(table: pl.DataFrame, donor: np.ndarray) -> pl.DataFrame:
+    """``table`` (one row per ``trial_row``, in order) with each trial's values taken from its donor's row; the
+    identifying columns (``trial_row``, ``trial_id``, ``text_id``) stay the trial's own."""
+    own = [c for c in ("trial_row", "trial_id", "text_id") if c in table.columns]
+    return table.select(own).hstack(table.drop(own)[donor])

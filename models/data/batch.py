@@ -11,10 +11,10 @@ from dataclasses import dataclass, fields
 
 import torch
 
-from readgaze.splits import REGIMES as TEST_REGIMES
+from readgaze.splits.regimes import BATCH_REGIMES
 
-REGIMES = ("seen", *TEST_REGIMES)
-"""Evaluation regimes, in the order of ``ReadingBatch.regime_index`` (EyeBench, Shubi et al., 2025)."""
+REGIMES = BATCH_REGIMES
+"""The regimes in the order of ``ReadingBatch.regime_index`` (:data:`readgaze.splits.regimes.BATCH_REGIMES`)."""
 
 OFF_TEXT = -1
 """``fixation_word_index`` of a fixation on no word (off the text); fixations on words cut off by truncation are

@@ -1,6 +1,11 @@
 """``ReadingDataModule``: a dataset folder + one cross-validation fold → batches of
 :class:`~readgaze.models.data.batch.ReadingBatch`.
 
+Over 400 lines, one class on purpose: its steps (the task's trials, the fold's regimes, the feature matrices, the
+scalers, the tokenisation, the QC) each read and write the datamodule's state and QC log, so they are its methods;
+what stands alone lives beside it (``tasks``, ``features``, ``tokenise``, ``dataset``, ``batch``) and the class
+docstring is the reference of its ~20 options.
+
 Steps (``setup``): read the trials of the task, give each its split and regime for the fold
 (:func:`readgaze.splits.assign_fold`), build word-, fixation- and trial-level features
 (:mod:`readgaze.models.data.features`),
@@ -42,12 +47,13 @@ from readgaze.models.data.tasks import TASKS
 from readgaze.models.data.tokenise import _encode
 from readgaze.models.text_encoder import load_tokenizer
 from readgaze.qc import QCLog
+from readgaze.schema import DATASET_TABLES as TABLES
+from readgaze.schema import validate
 from readgaze.splits import assign_fold, make_splits, read_fold_files
 
 log = logging.getLogger(__name__)
 Task = Literal["reading_goal", "comprehension", "goal_question"]
 ReadingRegime = Literal["ordinary", "information_seeking", "all"]
-TABLES = ("trials", "words", "fixations", "word_measures")
 FEATURE_SOURCES = {
     "surprisal_bits": ("words", "readgaze prep ... --surprisal-model PATH (a local causal LM)"),
     "frequency_zipf": ("words", "readgaze prep ... --language CODE (wordfreq frequencies)"),
@@ -171,6 +177,7 @@ class ReadingDataModule(L.LightningDataModule):
         self.trial_features_raw: pl.DataFrame | None = None  # unscaled TRIAL_FEATURES per trial (baselines)
         self._datasets: dict[str, _TrialDataset] = {}
         self._num_classes: int | None = None
+        self._checked: set[str] = set()  # tables validated against readgaze.schema
 
     # ---- dimensions the models need (linked in readgaze.models.training.cli) ----
     @property
@@ -237,11 +244,14 @@ class ReadingDataModule(L.LightningDataModule):
     def setup(self, stage: str | None = None) -> None:
         if self.trials is not None:
             return
-        trials = self._task_trials()
-        trials = trials.join(self._assignment(trials), on="trial_id", how="left")
+        shared = self._shared()  # the task's trials and unscaled arrays: built once per dataset and task, cached
+        self.qc.records.extend(dict(r) for r in shared["qc"])
+        task_trials = shared["trials"]
+        trials = task_trials.join(self._assignment(task_trials), on="trial_id", how="left")
         unused = trials.filter(pl.col("split").is_null()).height
         self.qc.add("fold", "trials", "not in this fold's regimes (strict)", unused)
-        self.trials = trials.filter(pl.col("split").is_not_null()).sort("trial_id").with_row_index("trial_row")
+        # trial_row: the trial's row in the task's (cached) arrays, in trial_id order; gaps where strict drops trials
+        self.trials = trials.filter(pl.col("split").is_not_null()).sort("trial_id")
         if self.trials.filter(pl.col("split") == "train").height == 0:
             raise DataError(f"{self.path}: fold {self.fold} has no training trials")
         classes = self.trials["label"].n_unique()
@@ -251,15 +261,55 @@ class ReadingDataModule(L.LightningDataModule):
             log.warning(message)
             self.qc.add("task", "trials", "single_class_label", self.trials.height, "warning", message)
         self._warn_missing_features()
-        arrays = self._feature_arrays()
-        tokens = self._tokenise()
-        if self.ablate:
-            arrays, tokens = self._ablated(arrays, tokens)
-        self._count_cut_fixations(arrays, tokens)
+        kept = self.trials["trial_row"].to_numpy()
+        source = self._ablated(shared) if self.ablate else shared
+        self.trial_features_raw = self.trials.select("trial_row", "trial_id").join(
+            source["trial_features"], on="trial_row")
+        self.qc.add("features", "fixations", "word_index not in the text: treated as off text",
+                    int(source["unknown_per_trial"][kept].sum()), "changed")
+        arrays = self._fold_arrays(shared, source)
+        tokens = {"key": source["token_key"], "encodings": source["encodings"], "cut_per_trial": source["token_cut"]}
+        self.qc.add("tokenise", "words", "cut off by max_text_tokens (the paragraph's first words, left truncation)",
+                    int(tokens["cut_per_trial"][kept].sum()), "dropped",
+                    "word rows of all trials; EyeBench keeps the last tokens")
+        self._count_cut_fixations(arrays, tokens, kept)
+        regime = task_trials.select("trial_id").join(self.trials.select("trial_id", "regime"), on="trial_id",
+                                                      how="left", maintain_order="left")
+        aligned = task_trials.select("trial_id", "label").with_columns(  # row = trial_row (dropped rows unused)
+            regime["regime"].fill_null("seen").alias("regime"))
         for split in ("train", "val", "test"):
             rows = self.trials.filter(pl.col("split") == split)["trial_row"].to_numpy()
-            self._datasets[split] = _TrialDataset(rows, self.trials, arrays, tokens)
+            self._datasets[split] = _TrialDataset(rows, aligned, arrays, tokens)
         log.info("fold %d: %s", self.fold, {s: len(d) for s, d in self._datasets.items()})
+
+    def _shared(self) -> dict:
+        """The fold-independent part of setup (:mod:`readgaze.models.data.cache`): from the array cache, built
+        on first use; in memory when ``READGAZE_ARRAY_CACHE=0``."""
+        from readgaze.models.data import cache
+
+        if not cache.enabled():
+            self._cache_key = None
+            return self._build_shared()
+        settings = {"task": self.task, "reading_regime": self.effective_reading_regime, "questions": self.questions,
+                    "trial_feature_set": self.trial_feature_set, "text_encoder": self.text_encoder,
+                    "max_text_tokens": self.max_text_tokens}
+        self._cache_key = cache.array_key(self.path, TABLES, settings, extra_files=(self.questions,))
+        entry, built = cache.load_or_build(self._cache_key, self._build_shared)
+        log.info("%s arrays for task %s (%s)", "built and cached" if built else "read the cached", self.task,
+                 self._cache_key)
+        return entry
+
+    def _build_shared(self) -> dict:
+        """The task's trials (``trial_row`` = position in trial_id order), unscaled feature matrices, the texts'
+        tokenisations and the QC records of these steps."""
+        qc, self.qc = self.qc, QCLog()
+        try:
+            trials = self._task_trials().sort("trial_id").with_row_index("trial_row")
+            entry = {"trials": trials, **self._raw_arrays(trials), **self._tokenise(trials)}
+            entry["qc"] = self.qc.to_json()
+        finally:
+            self.qc = qc
+        return entry
 
     def train_dataloader(self) -> DataLoader:
         return self._loader("train", shuffle=True)
@@ -280,9 +330,15 @@ class ReadingDataModule(L.LightningDataModule):
 
     # ---- steps of setup ----
     def _scan(self, table: str) -> pl.LazyFrame:
+        """``<table>.parquet`` of the dataset folder, its columns checked against :mod:`readgaze.schema` (required
+        columns present, each canonical column of its dtype's kind); raises :class:`SchemaError` naming the file
+        and column, or :class:`ConfigError` when the file is absent."""
         file = self.path / f"{table}.parquet"
         if not file.is_file():
             raise ConfigError(f"dataset folder {self.path} has no {table}.parquet (expected {', '.join(TABLES)})")
+        if table not in self._checked:
+            validate(pl.scan_parquet(file), table, source=file, exact=False)
+            self._checked.add(table)
         return pl.scan_parquet(file)
 
     def _read_trials(self, needed: list[str]) -> pl.DataFrame:
@@ -377,64 +433,103 @@ class ReadingDataModule(L.LightningDataModule):
         self.qc.add("split", "trials", "split_unit_fallback_to_trial", trials.height, "warning", message)
         return _trial_assignment(trials, n_folds, self.fold % n_folds, self.split_seed)
 
-    def _feature_arrays(self) -> dict[str, np.ndarray]:
-        """Scaled word/fixation/trial matrices, rows ordered by trial, plus per-trial offsets."""
-        trials = self.trials.lazy().select("trial_row", "trial_id", "text_id")
+    def _raw_arrays(self, trials: pl.DataFrame) -> dict:
+        """Unscaled word/fixation/trial matrices of every task trial, rows ordered by ``trial_row``, per-trial offsets,
+        the trial feature table and each trial's count of fixations on a word index its text lacks."""
+        lazy = trials.lazy().select("trial_row", "trial_id", "text_id")
         words = feat.word_table(self._scan("words"))
-        trial_words = feat.trial_word_table(trials, words, self._scan("word_measures")).collect()
-        no_words = self.trials.height - trial_words["trial_row"].n_unique()
+        trial_words = feat.trial_word_table(lazy, words, self._scan("word_measures")).collect()
+        no_words = trials.height - trial_words["trial_row"].n_unique()
         if no_words:
             raise DataError(f"{no_words} trials have a text_id with no rows in words.parquet",
                             file=self.path / "words.parquet", column="text_id")
-        fixations = feat.fixation_table(trials, self._scan("fixations"), trial_words.lazy()).collect()
-        trial_table = feat.trial_feature_table(trials, fixations.lazy(), trial_words.lazy()).collect()
-        self.trial_features_raw = self.trials.select("trial_row", "trial_id").join(trial_table, on="trial_row")
-        unknown = fixations.filter(pl.col("word_index").is_not_null() & ~pl.col("on_known_word")).height
-        self.qc.add("features", "fixations", "word_index not in the text: treated as off text", unknown, "changed")
-        train = self.trials.filter(pl.col("split") == "train")["trial_row"].to_numpy()
-        word_raw = trial_words.select(*feat.WORD_MEASURES, *feat.WORD_LEXICAL).to_numpy()
-        fix_own = fixations.select(feat.FIXATION_OWN).to_numpy()
-        fix_word = fixations.select(*feat.WORD_MEASURES, *feat.WORD_LEXICAL).to_numpy()
+        fixations = feat.fixation_table(lazy, self._scan("fixations"), trial_words.lazy()).collect()
+        trial_table = feat.trial_feature_table(lazy, fixations.lazy(), trial_words.lazy()).collect()
+        n = trials.height
+        unknown = fixations.filter(pl.col("word_index").is_not_null() & ~pl.col("on_known_word"))["trial_row"]
         trial_raw = trial_table.select(feat.TRIAL_FEATURES).to_numpy()
-        trial_names = feat.TRIAL_FEATURES
         if self.trial_feature_set != "readgaze":
-            trial_names = FEATURE_SETS[self.trial_feature_set]
-            trial_raw = self._published_trial_features(trial_names)
-        in_train = np.isin(trial_words["trial_row"].to_numpy(), train)
-        word_scaler = feat.RobustScaler(feat.WORD_MEASURES + feat.WORD_LEXICAL).fit(word_raw[in_train])
-        fix_scaler = feat.RobustScaler(feat.FIXATION_OWN).fit(
-            fix_own[np.isin(fixations["trial_row"].to_numpy(), train)])
-        trial_scaler = feat.RobustScaler(trial_names).fit(trial_raw[train])
-        n = self.trials.height
-        return {
-            "word": word_scaler.transform(word_raw),
+            trial_raw = self._published_trial_features(trials, FEATURE_SETS[self.trial_feature_set])
+        return {  # the big matrices column-major: a fold's scaler reads one contiguous column at a time
+            "word_raw": np.asfortranarray(trial_words.select(*feat.WORD_MEASURES, *feat.WORD_LEXICAL).to_numpy()),
             "word_offsets": _offsets(trial_words["trial_row"].to_numpy(), n),
             "word_index": trial_words["word_index"].to_numpy().astype(np.int64),
-            "fixation": np.concatenate([fix_scaler.transform(fix_own), word_scaler.transform(fix_word)], axis=1),
+            "fixation_own_raw": np.asfortranarray(fixations.select(feat.FIXATION_OWN).to_numpy()),
+            "fixation_word_raw": np.asfortranarray(fixations.select(*feat.WORD_MEASURES, *feat.WORD_LEXICAL)
+                                                   .to_numpy()),
             "fixation_offsets": _offsets(fixations["trial_row"].to_numpy(), n),
             "fixation_word_index": np.where(fixations["on_known_word"].to_numpy(),
                                             fixations["word_index"].fill_null(OFF_TEXT).to_numpy(), OFF_TEXT)
             .astype(np.int64),
             "fixation_word_category": fixations["word_category"].to_numpy().astype(np.int64),
             "fixation_word_is_content": fixations["word_is_content"].to_numpy().astype(np.int64),
-            "trial": trial_scaler.transform(trial_raw),
-            "text_words": trial_words,
+            "trial_raw": np.asarray(trial_raw, dtype=np.float64),
+            "trial_features": trial_table,
+            "unknown_per_trial": np.bincount(unknown.to_numpy().astype(np.int64), minlength=n),
         }
 
-    def _published_trial_features(self, names: tuple[str, ...]) -> np.ndarray:
+    def _fold_arrays(self, shared: dict, source: dict | None = None) -> dict:
+        """The arrays the fold's datasets read: the shared matrices (or ``source``'s, an ablated copy), scaled on
+        access by scalers fit on this fold's training trials of ``shared`` only (cached per training set when the
+        array cache is on)."""
+        from readgaze.models.data import cache
+
+        n = shared["trials"].height
+        train = np.sort(self.trials.filter(pl.col("split") == "train")["trial_row"].to_numpy().astype(np.int64))
+        is_train = np.zeros(n, bool)
+        is_train[train] = True
+        trial_names = feat.TRIAL_FEATURES if self.trial_feature_set == "readgaze" else \
+            FEATURE_SETS[self.trial_feature_set]
+        names = {"word": feat.WORD_MEASURES + feat.WORD_LEXICAL, "fixation": feat.FIXATION_OWN, "trial": trial_names}
+
+        def fit() -> dict[str, np.ndarray]:
+            rows = {"word": np.repeat(is_train, np.diff(shared["word_offsets"])),
+                    "fixation": np.repeat(is_train, np.diff(shared["fixation_offsets"])), "trial": is_train}
+            matrices = {"word": shared["word_raw"], "fixation": shared["fixation_own_raw"],
+                        "trial": shared["trial_raw"]}
+            stats = {}
+            for part, keep in rows.items():  # column by column: one column's training rows in memory at a time
+                fitted = [feat.RobustScaler((name,)).fit(np.asarray(matrices[part][:, j])[keep][:, None])
+                          for j, name in enumerate(names[part])]
+                stats[f"{part}_center"] = np.concatenate([f.center for f in fitted])
+                stats[f"{part}_scale"] = np.concatenate([f.scale for f in fitted])
+            return stats
+
+        key = getattr(self, "_cache_key", None)
+        stats = cache.load_or_fit_scalers(key, train, fit) if key else fit()
+        scalers = {}
+        for part, part_names in names.items():
+            scaler = feat.RobustScaler(part_names)
+            scaler.center, scaler.scale = stats[f"{part}_center"], stats[f"{part}_scale"]
+            scalers[part] = scaler
+        source = shared if source is None else source
+        return {
+            "word": _ScaledRows((source["word_raw"], scalers["word"])),
+            "word_offsets": source["word_offsets"],
+            "word_index": source["word_index"],
+            "fixation": _ScaledRows((source["fixation_own_raw"], scalers["fixation"]),
+                                    (source["fixation_word_raw"], scalers["word"])),
+            "fixation_offsets": source["fixation_offsets"],
+            "fixation_word_index": source["fixation_word_index"],
+            "fixation_word_category": source["fixation_word_category"],
+            "fixation_word_is_content": source["fixation_word_is_content"],
+            "trial": _ScaledRows((source["trial_raw"], scalers["trial"])),
+        }
+
+    def _published_trial_features(self, trials: pl.DataFrame, names: tuple[str, ...]) -> np.ndarray:
         """``(n_trials, len(names))`` float64 of a :mod:`readgaze.feature_sets` set, rows in ``trial_row`` order."""
         tables = {t: self._scan(t) for t in ("fixations", "words", "word_measures")}
-        trials = self.trials.lazy().select("trial_id", "text_id")
-        table = compute_feature_sets(tables["fixations"], tables["words"], tables["word_measures"], trials,
-                                     sets=(self.trial_feature_set,))
-        ordered = self.trials.select("trial_row", "trial_id").join(table, on="trial_id", how="left").sort("trial_row")
+        table = compute_feature_sets(tables["fixations"], tables["words"], tables["word_measures"],
+                                     trials.lazy().select("trial_id", "text_id"), sets=(self.trial_feature_set,))
+        ordered = trials.select("trial_row", "trial_id").join(table, on="trial_id", how="left").sort("trial_row")
         return feature_matrix(ordered, names)
 
-    def _tokenise(self) -> dict[str, np.ndarray]:
-        """Tokenise each distinct (text, second segment) once; ``key`` maps each trial row to its encoding."""
+    def _tokenise(self, trials: pl.DataFrame) -> dict:
+        """Tokenise each distinct (text, second segment) once: ``token_key`` maps each trial row to its encoding in
+        ``encodings``, ``token_cut`` is each trial's number of words cut from the paragraph's start."""
         tokenizer = load_tokenizer(self.text_encoder)
         second = TASKS[self.task].second_segment
-        keys = self.trials.select("trial_row", "text_id", second.alias("second"))
+        keys = trials.select("trial_row", "text_id", second.alias("second"))
         texts = (feat.word_table(self._scan("words")).select("text_id", "word").collect()
                  .group_by("text_id", maintain_order=True).agg("word"))
         unique = keys.select("text_id", "second").unique(maintain_order=True).with_row_index("key")
@@ -445,30 +540,66 @@ class ReadingDataModule(L.LightningDataModule):
         key = keys.join(unique, on=["text_id", "second"], how="left", nulls_equal=True).sort("trial_row")["key"]
         key = key.to_numpy()
         cut_per_trial = np.array([enc["first_word"] for enc in encodings], np.int64)[key]
-        self.qc.add("tokenise", "words", "cut off by max_text_tokens (the paragraph's first words, left truncation)",
-                    int(cut_per_trial.sum()), "dropped", "word rows of all trials; EyeBench keeps the last tokens")
-        return {"key": key, "encodings": encodings, "cut_per_trial": cut_per_trial}
+        return {"token_key": np.asarray(key, np.int64), "encodings": encodings, "token_cut": cut_per_trial}
 
-    def _ablated(self, arrays: dict, tokens: dict) -> tuple[dict, dict]:
-        """``arrays`` and ``tokens`` with :attr:`ablate` applied (:mod:`readgaze.models.data.ablate`)."""
+    def _ablated(self, shared: dict) -> dict:
+        """The task arrays with :attr:`ablate` applied (:mod:`readgaze.models.data.ablate`), in memory (the cache
+        keeps the real ones); the fold's scalers are still fit on the real training trials."""
         from readgaze.models.data.ablate import apply_ablation
 
-        tokenizer, spec = load_tokenizer(self.text_encoder), TASKS[self.task]
-        second = self.trials.with_columns(spec.second_segment.alias("_second"))["_second"].to_list()
+        spec = TASKS[self.task]
+        trials = shared["trials"].select("trial_row", "text_id", spec.second_segment.alias("_second")).join(
+            self.trials.select("trial_row", "split"), on="trial_row", how="left", maintain_order="left")
+        word_rows = None
+        if self.ablate == "text":
+            counts = np.diff(shared["word_offsets"])
+            word_rows = pl.DataFrame({"text_id": np.repeat(trials["text_id"].to_numpy(), counts),
+                                      "word_index": shared["word_index"]}).cast({"text_id": trials["text_id"].dtype})
+            table = feat.word_table(self._scan("words")).select(
+                "text_id", "word_index", "word", "word_category", "word_is_content").collect()
+            word_rows = word_rows.cast({"word_index": table["word_index"].dtype}).join(
+                table, on=["text_id", "word_index"], how="left", maintain_order="left")
+        tokenizer, second = load_tokenizer(self.text_encoder), trials["_second"].to_list()
 
         def encode(words: list[str], row: int) -> dict:
             return _encode(tokenizer, words, second[row], self.max_text_tokens, spec.second_max_tokens)
 
-        return apply_ablation(self.ablate, arrays, tokens, self.trials, seed=self.split_seed, qc=self.qc,
-                              encode=encode)
+        return apply_ablation(self.ablate, shared, trials, seed=self.split_seed, qc=self.qc, encode=encode,
+                              word_rows=word_rows)
 
-    def _count_cut_fixations(self, arrays: dict, tokens: dict) -> None:
-        """QC: fixations on words cut off by the left truncation (the dataset drops them, see ``_TrialDataset``)."""
-        per_fixation = np.repeat(tokens["cut_per_trial"], np.diff(arrays["fixation_offsets"]))
+    def _count_cut_fixations(self, arrays: dict, tokens: dict, kept: np.ndarray) -> None:
+        """QC: fixations of the fold's trials on words cut off by the left truncation (the dataset drops them, see
+        ``_TrialDataset``)."""
+        counts = np.diff(arrays["fixation_offsets"])
+        is_kept = np.zeros(len(counts), bool)
+        is_kept[kept] = True
+        per_fixation = np.repeat(np.where(is_kept, tokens["cut_per_trial"], 0), counts)
         word = arrays["fixation_word_index"]
         self.qc.add("tokenise", "fixations", "cut off by max_text_tokens: on a word cut from the paragraph",
                     int(((word >= 0) & (word < per_fixation)).sum()), "dropped",
                     "later fixations keep their order; word indices shift down by the number of cut words")
+
+
+class _ScaledRows:
+    """Rows of one or more unscaled matrices (memory-mapped from the array cache), each part scaled by its
+    :class:`~readgaze.models.data.features.RobustScaler` when read; the parts' columns side by side.
+
+    ``rows[a:b]`` gives ``(b - a, n_columns)`` float32, ``rows[i]`` one row: what a scaled matrix would give, without
+    holding the whole scaled matrix in every process.
+    """
+
+    def __init__(self, *parts: tuple[np.ndarray, feat.RobustScaler]) -> None:
+        self.parts = parts
+
+    def __len__(self) -> int:
+        return len(self.parts[0][0])
+
+    def __getitem__(self, index) -> np.ndarray:
+        single = isinstance(index, (int, np.integer))
+        blocks = [scaler.transform(np.asarray(raw[index], np.float64).reshape(1, -1) if single else raw[index])
+                  for raw, scaler in self.parts]
+        out = blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=1)
+        return out[0] if single else out
 
 
 def _trial_assignment(trials: pl.DataFrame, n_folds: int, fold: int, seed: int) -> pl.DataFrame:

@@ -2,17 +2,16 @@
 
 Every feature is computed from one trial's own rows (never filled from another trial: the lab code's
 ``ffill().bfill()`` over the concatenated split copied values between trials, EyeBench ``prepare_data``). A missing
-value
-(a never-fixated word's first fixation duration, the saccade after the last fixation, a frequency the corpus lacks,
-a column the dataset does not have) stays NaN here; :class:`RobustScaler` turns it into 0 plus a 1 in the feature's
-``*_missing`` indicator column. Off-text fixations keep their row (``word_index`` null →
-:data:`readgaze.models.data.batch.OFF_TEXT`)
-and get NaN word features, so no later fixation is shifted (the lab's drop-then-index bug, §7.2).
+value (a never-fixated word's first fixation duration, the saccade after the last fixation, a frequency the corpus
+lacks, a column the dataset does not have) stays NaN here; :class:`RobustScaler` turns it into 0 plus a 1 in the
+feature's ``*_missing`` indicator column. Off-text fixations keep their row (``word_index`` null →
+:data:`readgaze.models.data.batch.OFF_TEXT`) and get NaN word features, so no later fixation is shifted (EyeBench's
+``get_text_features`` dropped off-word fixations before indexing the word positions, shifting every later one).
 
 The published feature sets (the 24 word-level eye and 10 linguistic features and the 16 fixation features of
 EyeBench and Shubi et al. 2024) and the readgaze column standing for each, or its absence, are one table:
 :data:`PUBLISHED_FEATURES`; :func:`feature_set` gives a set's readgaze columns. Counts: :data:`WORD_FEATURES` 30,
-:data:`FIXATION_FEATURES` 54, :data:`TRIAL_FEATURE_NAMES` 13.
+:data:`FIXATION_FEATURES` 54, :data:`TRIAL_FEATURE_NAMES` 14.
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ import polars as pl
 
 from readgaze.errors import DataError
 from readgaze.feature_sets import REDUCED_POS, word_classes
+from readgaze.trial_features import fixation_regression_rate
 
 WORD_MEASURES = ("first_fixation_duration_ms", "gaze_duration_ms", "total_fixation_duration_ms",
                  "regression_path_duration_ms", "fixation_count", "skipped", "regression_in", "regression_out",
@@ -36,7 +36,7 @@ FIXATION_OWN = ("duration_ms", "x_px", "y_px", "pupil", "time_since_trial_start_
                 "previous_saccade_dy_px", "next_word_step", "is_off_text", "next_saccade_duration_ms",
                 "previous_saccade_duration_ms")
 TRIAL_FEATURES = ("fixation_count", "word_count", "reading_speed_wpm", "mean_fixation_duration_ms", "skip_rate",
-                  "regression_rate", "mean_first_fixation_duration_ms", "mean_gaze_duration_ms",
+                  "fixation_regression_rate", "mean_first_fixation_duration_ms", "mean_gaze_duration_ms",
                   "mean_total_fixation_duration_ms", "mean_saccade_amplitude_px")
 
 NULLABLE = frozenset({"first_fixation_duration_ms", "gaze_duration_ms", "regression_path_duration_ms",
@@ -44,7 +44,8 @@ NULLABLE = frozenset({"first_fixation_duration_ms", "gaze_duration_ms", "regress
                       "next_saccade_amplitude_px", "previous_saccade_dx_px", "previous_saccade_dy_px",
                       "next_word_step", "mean_first_fixation_duration_ms", "mean_gaze_duration_ms",
                       "mean_saccade_amplitude_px", "selective_regression_path_duration_ms",
-                      "first_fixation_progressive", "next_saccade_duration_ms", "previous_saccade_duration_ms"})
+                      "first_fixation_progressive", "next_saccade_duration_ms", "previous_saccade_duration_ms",
+                      "fixation_regression_rate"})
 """Features that may be missing by definition; each gets a ``<name>_missing`` indicator column."""
 SHARES = {"dwell_time_share": "total_fixation_duration_ms", "fixation_count_share": "fixation_count"}
 """Word measures derived in :func:`trial_word_table`: the word's share of the trial's total (Data Viewer
@@ -243,13 +244,15 @@ def fixation_table(trials: pl.LazyFrame, fixations: pl.LazyFrame, trial_words: p
 def trial_feature_table(trials: pl.LazyFrame, fixations: pl.LazyFrame, trial_words: pl.LazyFrame) -> pl.LazyFrame:
     """One row per trial (by ``trial_row``) of :data:`TRIAL_FEATURES`, each from that trial's rows only.
 
-    Reading speed = words / (last fixation end − first fixation start) in words per minute; regression rate =
-    share of fixations followed by one on an earlier word.
+    Reading speed = words / (last fixation end − first fixation start) in words per minute;
+    ``fixation_regression_rate`` = share of fixations followed by one on an earlier word, among those with a known
+    next word (:func:`readgaze.trial_features.fixation_regression_rate`, the one definition; not prep's
+    ``regression_rate``, a share of saccades).
     """
     fix = fixations.group_by("trial_row").agg(
         pl.len().cast(pl.Float64).alias("fixation_count"),
         pl.col("duration_ms").mean().alias("mean_fixation_duration_ms"),
-        (pl.col("next_word_step") < 0).mean().alias("regression_rate"),
+        fixation_regression_rate("next_word_step"),
         pl.col("next_saccade_amplitude_px").filter(pl.col("next_saccade_amplitude_px").is_not_nan()).mean()
         .alias("mean_saccade_amplitude_px"),
         (pl.col("time_since_trial_start_ms").max() + pl.col("duration_ms").last()).alias("reading_time_ms"))

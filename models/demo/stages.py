@@ -1,7 +1,8 @@
 """The stages of ``readgaze demo`` (:mod:`readgaze.models.demo`): simulate, prepare, train and test, report.
 
-Training output of Lightning and of the fold processes goes to ``<out>/train.log`` (file descriptors 1 and 2 are
-redirected while folds run), so the terminal shows only the progress display and the table.
+Training output of Lightning and of the fold workers goes to ``<out>/train.log`` (file descriptors 1 and 2 are
+redirected while folds run) and ``runs/<model>/fold_k/train.log``, so the terminal shows only the progress display
+and the table. Folds run as units of :mod:`readgaze.models.training.runner` (Ray workers when ``workers`` > 1).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import os
 import sys
 import threading
 import time
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import polars as pl
@@ -87,31 +87,30 @@ class Stages:
         return write_onestop_reports(corpus, self.out / "reports")
 
     def prep(self, reports: tuple[Path, Path]) -> Path:
-        from readgaze.data_prep import sources
-        from readgaze.data_prep.dataset import write_dataset
-        from readgaze.data_prep.pipeline import prepare
+        """``readgaze prep onestop`` on the simulated reports (:func:`readgaze.prepare`), with the settings' line
+        assigner, or the fallback when it is not installed or fails."""
+        from readgaze.data_prep.api import prepare
 
-        loaded = sources.load_onestop(*reports)
         assigner = _line_assigner(self.settings.line_assigner)
         if assigner != self.settings.line_assigner:
             self.notes["assigner_fallback"] = (f"`{self.settings.line_assigner}` was asked for but its weights "
                                                f"(`models/dist/weights/dist_small.pt`) are not installed; "
                                                f"used `{assigner}`.")
+
+        def run(assigner: str) -> Path:
+            return prepare("onestop", fixation_report=reports[0], ia_report=reports[1], out=self.out / "dataset",
+                           force=True, line_assigner=assigner, screen_px=SCREEN_PX, cache=False).out
+
         try:
-            prepared = prepare(loaded.trials, loaded.words, loaded.fixations, loaded.qc, line_assigner=assigner,
-                               screen_px=SCREEN_PX)
+            dataset = run(assigner)
         except (ReadgazeError, RuntimeError, OSError) as error:
             if assigner == FALLBACK_ASSIGNER:
                 raise
             self.notes["assigner_fallback"] = f"`{assigner}` failed ({error}); used `{FALLBACK_ASSIGNER}`."
             assigner = FALLBACK_ASSIGNER
-            prepared = prepare(loaded.trials, loaded.words, loaded.fixations, loaded.qc, line_assigner=assigner,
-                               screen_px=SCREEN_PX)
+            dataset = run(assigner)
         self.notes["line_assigner"] = assigner
-        config = {"mode": "onestop", "line_assigner": assigner, "screen_px": SCREEN_PX, "surprisal_model": None,
-                  "language": "en", "loader": loaded.loader}
-        return write_dataset(self.out / "dataset", prepared, sources=loaded.sources, config=config,
-                             id_bases=loaded.id_bases, force=True)
+        return dataset
 
     def line_accuracy(self, corpus) -> None:
         """Share of fixations on the gold line / word: after line assignment vs the reports' raw box hits."""
@@ -147,11 +146,8 @@ class Stages:
                                     folds=list(s.folds), out=str(self.out / "runs"), run=model, baselines=k == 0,
                                     threads=1)
             with _watch(run_dir, task, self.progress), _quiet(self.out / "train.log"):
-                try:
-                    paths = run(workers=min(s.workers, len(s.folds)))
-                except BrokenProcessPool:  # a fold process was killed from outside: run the folds here instead
-                    self.notes.setdefault("retried", []).append(model)
-                    paths = run(workers=1)
+                # folds on Ray workers (models/training/runner.py); a worker killed from outside has its fold rerun
+                paths = run(workers=min(s.workers, len(s.folds)))
             self.progress.update(task, completed=len(s.folds))
             self.seconds[name] = time.perf_counter() - t0
             predictions = pl.read_parquet(paths["predictions"])
@@ -212,7 +208,7 @@ class Stages:
     # ---- output ----
     def print_table(self, paths: dict[str, Path]) -> None:
         """One row per (model, metric), one column per regime (headline regimes first), ``mean ± SEM`` in %."""
-        from readgaze.metrics import REGIME_ORDER
+        from readgaze.splits.regimes import REGIME_ORDER, regime_title
 
         headline = tuple(self.description.headline_regimes)
         regimes = [*headline, *[r for r in REGIME_ORDER if r not in headline]]
@@ -220,7 +216,7 @@ class Stages:
         table.add_column("model")
         table.add_column("metric")
         for regime in regimes:
-            title = "new item & participant" if regime == "new_item_participant" else regime.replace("_", " ")
+            title = regime_title(regime, all_title="all").lower()
             table.add_column(title + (" *" if regime in headline else ""), justify="right")
         cells = {(r["model"], r["regime"]): r for r in self.evaluation.iter_rows(named=True)}
         names = self.evaluation["model"].unique(maintain_order=True).to_list()

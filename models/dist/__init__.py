@@ -30,39 +30,52 @@ elsewhere rarely; e.g. Cohen 2013's FixAlign run rule), the ensemble's per-fixat
 (tempered) emissions of an input-output HMM over lines whose transition probabilities ``P(line change | saccade)``
 depend on the incoming saccade's dx (in text widths) and dy (in pitches). The table is counted on simulated
 trials, the temper ``emission_power`` chosen on simulated validation trials (``experiments/train_dist.py
---decode``); each fixation gets the line of highest posterior (forward-backward). A second pass then fits each
-line's course through the trial's drift to the first pass's lines (one slope per trial, one intercept per line,
-as Cohen's 2013 parallel regression lines), multiplies the emissions by a Gaussian likelihood of each fixation's
-distance to each course (``trend_power``, also chosen on simulation) and decodes again.
+--decode``); each fixation gets the line of highest posterior (forward-backward). An optional second pass (the
+weights file's ``trend_power``; off in the default file) fits each line's course through the trial's drift to the
+first pass's lines (one slope per trial, one intercept per line, as Cohen's 2013 parallel regression lines) and
+decodes again. One slope per trial cannot follow drift that rises and recedes within a trial: on a kept-back real
+trial of that kind the pass moved two and a half lines one line up.
+
+Guard. A model fitted to simulation can be confidently wrong over whole lines on a trial unlike what it saw, and
+nothing at inference says so. So dist is a *correction of the vote* of slice, cluster and warp
+(:mod:`readgaze.models.dist.guard`): it keeps its own line only on at most 1 % of a trial's fixations, in runs of at
+most 4 consecutive fixations, where its posterior favours its line over the vote's by at least ``e^2``; elsewhere the
+vote's line stands, and a trial where dist parted from the vote over a longer run or beyond the budget is flagged
+(``readgaze.lines.assign_lines`` counts such trials in its QC log). By construction dist is never more than
+1 point below the vote on any trial (scored on all its fixations). ``guarded=False`` gives the decoded lines alone.
+The parameters, the trend pass and the weights were chosen by leave-one-trial-out over Carr et al.'s 24 dev gold
+trials plus simulated stress trials (``experiments/select_dist.py``; every fold made the same choice).
 
 Files: ``inputs.py`` (features, votes, batching), ``network.py`` (the model, weights, probabilities),
-``decoding.py`` (the HMM and the trend pass), ``assign.py`` (one trial or many).
+``decoding.py`` (the HMM and the trend pass), ``guard.py`` (the vote guard), ``assign.py`` (one trial or many; the
+``readgaze.line_assigners`` entry point :data:`ASSIGNER`).
 
-Training data: simulation only (``readgaze.simulate.simulate_line_trials``); ``experiments/train_dist.py``
-trains a small ensemble (4 members, d 64, 3 layers) whose weights ship in ``models/dist/weights/dist.pt``
-(:data:`ENSEMBLE_WEIGHTS`).
+Training data: simulation only (``readgaze.simulate.simulate_line_trials``), never the gold trials.
 
-Default weights. ``dist`` runs :data:`WEIGHTS` = ``models/dist/weights/dist_small.pt``: one member (d 32, 2 layers,
-about 1/20 of the ensemble's parameters and forward work) distilled from the ensemble's per-fixation
-probabilities (Hinton, Vinyals & Dean 2015, "Distilling the knowledge in a neural network"), on the ensemble's
-simulated training trials only (``experiments/distill_dist.py``); it keeps the ensemble's voters and decoding
-table. It gives exactly the ensemble's lines on Carr et al.'s 24 gold trials and on the simulated checks of
-``tests/test_dist_fast_paths.py``. Pass ``weights=ENSEMBLE_WEIGHTS`` for the 4-member ensemble (about 4x slower
-end to end).
+Default weights. ``dist`` runs :data:`WEIGHTS` = ``models/dist/weights/dist_stress.pt``: one member (d 32, 2 layers,
+2 heads, 85 kB) trained on 3000 simulated trials, half from the default mix and half from
+``experiments/train_dist.py``'s ``STRESS_MIX`` (drift that rises and recedes or tilts within a trial, return sweeps
+landing between lines, skipped and re-read lines, look-backs; ``--stress-share 0.5``). Earlier files stay
+reachable: :data:`ENSEMBLE_WEIGHTS` (``dist.pt``, 4 members, d 64, 3 layers, default simulation only) and
+:data:`SMALL_WEIGHTS` (``dist_small.pt``, one member distilled from it with ``experiments/distill_dist.py``; Hinton,
+Vinyals & Dean 2015). Both carry the trend pass; with ``weights=`` they run under the same guard.
 """
 
-from readgaze.models.dist.assign import THREADS_ENV, assign_trial, assign_trials, combine, torch_threads
+from readgaze.models.dist.assign import (ASSIGNER, THREADS_ENV, DistLineAssigner, assign_trial, assign_trials, combine,
+                                         guard_lines, guard_params, posteriors, torch_threads)
 from readgaze.models.dist.decoding import (DX_EDGES, DY_EDGES, MAX_JUMP, decode, fit_transitions, forward_backward,
-                                         line_trends, saccade_bins, transition_matrices, trend_likelihood)
+                                           line_trends, saccade_bins, transition_matrices, trend_likelihood)
+from readgaze.models.dist.guard import GUARD, MAX_SHARE, GuardReport, guard
 from readgaze.models.dist.inputs import (CROWD, DEFAULT_VOTERS, N_FIXATION_FEATURES, N_LINE_FEATURES, LineBatch,
                                          classical_votes, classical_votes_many, collate, crop, prepare, prepare_many,
                                          trial_features, trial_features_many)
-from readgaze.models.dist.network import (ENSEMBLE_WEIGHTS, SMALL_WEIGHTS, WEIGHTS, WINDOW, DISTAssigner, FusionLayer,
-                                          load_ensemble, predict_lines, predict_proba)
+from readgaze.models.dist.network import (ENSEMBLE_WEIGHTS, SMALL_WEIGHTS, STRESS_WEIGHTS, WEIGHTS, WINDOW,
+                                          DISTAssigner, FusionLayer, load_ensemble, predict_lines, predict_proba)
 
-__all__ = ["CROWD", "DEFAULT_VOTERS", "DX_EDGES", "DY_EDGES", "ENSEMBLE_WEIGHTS", "MAX_JUMP", "N_FIXATION_FEATURES",
-           "N_LINE_FEATURES", "SMALL_WEIGHTS", "THREADS_ENV", "WEIGHTS", "WINDOW", "DISTAssigner", "FusionLayer",
-           "LineBatch", "assign_trial", "assign_trials", "classical_votes", "classical_votes_many", "collate", "combine",
-           "crop", "decode", "fit_transitions", "forward_backward", "line_trends", "load_ensemble", "predict_lines",
-           "predict_proba", "prepare", "prepare_many", "saccade_bins", "torch_threads", "transition_matrices",
-           "trend_likelihood", "trial_features", "trial_features_many"]
+__all__ = ["ASSIGNER", "CROWD", "DEFAULT_VOTERS", "DX_EDGES", "DY_EDGES", "ENSEMBLE_WEIGHTS", "GUARD", "MAX_JUMP",
+           "MAX_SHARE", "N_FIXATION_FEATURES", "N_LINE_FEATURES", "SMALL_WEIGHTS", "STRESS_WEIGHTS", "THREADS_ENV",
+           "WEIGHTS", "WINDOW", "DISTAssigner", "DistLineAssigner", "FusionLayer", "GuardReport", "LineBatch",
+           "assign_trial", "assign_trials", "classical_votes", "classical_votes_many", "collate", "combine", "crop",
+           "decode", "fit_transitions", "forward_backward", "guard", "guard_lines", "guard_params", "line_trends",
+           "load_ensemble", "predict_lines", "predict_proba", "prepare", "prepare_many", "saccade_bins",
+           "torch_threads", "transition_matrices", "trend_likelihood", "trial_features", "trial_features_many"]

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 import torch
 
+from readgaze.lines.protocol import Method, TrialFlags
 from readgaze.models.dist.decoding import _decoder, decode
+from readgaze.models.dist.guard import GUARD, MAX_SHARE, GuardReport, guard
 from readgaze.models.dist.inputs import prepare_many
 from readgaze.models.dist.network import WEIGHTS, load_ensemble, predict_proba
 
@@ -47,11 +50,11 @@ def torch_threads(n: int | None = None):
 
 
 def assign_trial(xy: np.ndarray, line_y_px: np.ndarray, *, word_xy: np.ndarray | None = None,
-                 word_line: np.ndarray | None = None, weights: str | None = None) -> np.ndarray:
+                 word_line: np.ndarray | None = None, weights: str | None = None, guarded: bool = True) -> np.ndarray:
     """Assign each fixation of one trial to a line with the shipped DIST-style assigner (:data:`WEIGHTS`).
 
-    The ``readgaze.line_assigners`` entry point ``dist``: same signature as ``readgaze.lines.assign_trial``
-    without ``method``.
+    Same signature as ``readgaze.lines.assign_trial`` without ``method`` (the ``readgaze.line_assigners`` entry
+    point ``dist`` is :data:`readgaze.models.dist.ASSIGNER`, which wraps this function and :func:`assign_trials`).
 
     Parameters
     ----------
@@ -62,37 +65,76 @@ def assign_trial(xy: np.ndarray, line_y_px: np.ndarray, *, word_xy: np.ndarray |
     word_xy, word_line : ndarray, optional
         Word centres (n_words, 2) px in reading order and their 0-based lines, for the ``warp`` vote.
     weights : str, optional
-        Path of an ensemble file (default :data:`WEIGHTS`, the distilled one-member file;
-        :data:`ENSEMBLE_WEIGHTS` is the 4-member ensemble it was distilled from, same lines on the checks, about
-        4x slower end to end).
+        Path of a weights file (default :data:`WEIGHTS`; :data:`SMALL_WEIGHTS` and :data:`ENSEMBLE_WEIGHTS` are
+        the earlier distilled member and 4-member ensemble, trained on the default simulation only).
+    guarded : bool
+        Keep the vote guard (:mod:`readgaze.models.dist.guard`; default): dist differs from the vote of slice,
+        cluster and warp on at most 1 % of the trial's fixations, in short confident runs. ``False`` gives the
+        decoded lines unguarded (for experiments: they may shift whole lines).
 
     Returns
     -------
     ndarray, int64, shape (n_fixations,)
         0-based line index per fixation.
     """
-    return assign_trials([(xy, line_y_px, word_xy, word_line)], weights=weights)[0]
+    return assign_trials([(xy, line_y_px, word_xy, word_line)], weights=weights, guarded=guarded)[0]
 
 
 def assign_trials(trials: list[tuple], *, weights: str | None = None, batch_size: int = 16,
-                  threads: int | None = None) -> list[np.ndarray]:
+                  threads: int | None = None, guarded: bool = True, report: bool = False):
     """Batched :func:`assign_trial` over ``[(xy, line_y_px, word_xy, word_line), ...]`` (word arrays may be None).
 
-    ``threads``: torch threads for the ensemble (default: see :func:`torch_threads`). When the ensemble file has
-    a decoding step (the shipped one does), each fixation gets the line of highest posterior under :func:`decode`;
-    otherwise :func:`combine` with the file's ``defer_below``.
+    ``threads``: torch threads for the ensemble (default: see :func:`torch_threads`). Each fixation first gets
+    the line of highest posterior under :func:`decode` (the file's decoding step; a file without one: the
+    ensemble's argmax), then, when ``guarded``, the vote guard (:func:`readgaze.models.dist.guard.guard`, with the
+    weights file's parameters, :func:`guard_params`). With ``report``, returns ``(lines, GuardReport)`` (None
+    unguarded).
+    """
+    prepared, post = posteriors(trials, weights=weights, batch_size=batch_size, threads=threads)
+    lines = [p.argmax(axis=1).astype(np.int64) if len(p) else np.zeros(0, np.int64) for p in post]
+    if not guarded:
+        return (lines, None) if report else lines
+    _, voters = load_ensemble(weights)
+    out, rep = guard_lines(lines, post, [t[2][:, voters.index("vote")] for t in prepared], **guard_params(weights))
+    return (out, rep) if report else out
+
+
+def posteriors(trials: list[tuple], *, weights: str | None = None, batch_size: int = 16, threads: int | None = None,
+               decoder: dict | None = None) -> tuple[list[tuple], list[np.ndarray]]:
+    """The prepared trials (:func:`prepare_many`) and dist's per-fixation line probabilities after decoding.
+
+    ``decoder`` overrides the weights file's decoding parameters (keys of :func:`decode`); a file without a
+    decoding step gives the members' averaged probabilities. Returns ``(prepared, [(n, n_lines) float64])``.
     """
     members, voters = load_ensemble(weights)
-    defer = _defer_below(weights)
-    decoder = _decoder(weights)
+    decoder = decoder if decoder is not None else _decoder(weights)
     prepared = prepare_many(trials, voters)
     with torch_threads(threads), torch.inference_mode():
         prob = predict_proba(members, prepared, batch_size)
     if decoder is not None:
         prob = decode(prob, [t[0] for t in prepared], **decoder)
-        return [p.argmax(axis=1).astype(np.int64) if len(p) else np.zeros(0, np.int64) for p in prob]
-    return [combine(p, t[2][:, voters.index("vote")] if defer is not None else None, defer)
-            for p, t in zip(prob, prepared)]
+    return prepared, prob
+
+
+def guard_lines(lines: list[np.ndarray], post: list[np.ndarray], vote: list[np.ndarray], **params
+                ) -> tuple[list[np.ndarray], GuardReport]:
+    """:func:`readgaze.models.dist.guard.guard` over per-trial lists: dist's lines, its posteriors, the vote's lines.
+
+    The margin of a departure is ``log post[dist line] - log post[vote line]``. ``params`` override :data:`GUARD`
+    (a weights file's own guard parameters come through ``params``).
+    """
+    sizes = np.array([len(x) for x in lines], dtype=np.int64)
+    if sizes.sum() == 0:
+        return [np.zeros(0, np.int64) for _ in lines], guard(np.zeros(0), np.zeros(0), np.zeros(0), sizes)[1]
+    d = np.concatenate(lines)
+    v = np.concatenate([np.asarray(x, np.int64) for x in vote])
+    rows = np.arange(len(d))
+    flat = [p for p in post if len(p)]
+    width = max(p.shape[1] for p in flat)
+    padded = np.concatenate([np.pad(p, ((0, 0), (0, width - p.shape[1]))) for p in flat])
+    margin = np.log(np.maximum(padded[rows, d], 1e-300)) - np.log(np.maximum(padded[rows, v], 1e-300))
+    out, rep = guard(d, v, margin, sizes, **{**GUARD, **params})
+    return np.split(out, np.cumsum(sizes)[:-1]), rep
 
 
 def combine(prob: np.ndarray, vote: np.ndarray | None, defer_below: float | None) -> np.ndarray:
@@ -110,13 +152,30 @@ def combine(prob: np.ndarray, vote: np.ndarray | None, defer_below: float | None
     return line.astype(np.int64)
 
 
+FLAG_REASON = ("dist parted from the vote of slice, cluster and warp over a run of fixations or beyond its budget "
+               "(1 % of the trial) and kept the vote's lines there: check the trial's lines")
+
+
+@dataclass(frozen=True)
+class DistLineAssigner(Method):
+    """``dist`` as a :class:`readgaze.lines.protocol.ReportingLineAssigner`: :func:`assign_trial`,
+    :func:`assign_trials`, and the trials the vote guard flagged (:class:`GuardReport`)."""
+
+    def assign_trials_reported(self, trials: list[tuple], **params) -> tuple[list[np.ndarray], TrialFlags]:
+        lines, report = assign_trials(trials, report=True, **params)
+        flagged = report.flagged if report is not None else np.zeros(len(trials), dtype=bool)
+        return lines, TrialFlags(flagged, FLAG_REASON)
+
+
+ASSIGNER = DistLineAssigner("dist", assign_trial, many=assign_trials)
+"""The ``readgaze.line_assigners`` entry point ``dist``."""
+
+
 @lru_cache(maxsize=4)
-def _defer_below(path: str | None = None) -> float | None:
-    """The ensemble file's ``defer_below`` threshold (None when it has none)."""
+def guard_params(path: str | None = None) -> dict:
+    """The weights file's vote-guard parameters (``max_share``, ``max_run``, ``min_margin``); {} when it has none
+    (then :data:`GUARD`). A file may not loosen the budget past :data:`MAX_SHARE` (the 1-point bound)."""
     blob = torch.load(path or WEIGHTS, map_location="cpu", weights_only=False)
-    value = blob.get("defer_below")
-    return None if value is None or "vote" not in blob["voters"] else float(value)
-
-
-
-assign_trial.assign_many = assign_trials  # readgaze.lines.assign_lines batches the trials of a frame through this
+    params = {k: v for k, v in (blob.get("guard") or {}).items() if k in GUARD}
+    params["max_share"] = min(float(params.get("max_share", MAX_SHARE)), MAX_SHARE)
+    return params

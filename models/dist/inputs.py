@@ -160,12 +160,10 @@ def classical_votes_many(trials: list[tuple], methods=DEFAULT_VOTERS) -> list[np
     is the majority of the crowd's columns when slice, cluster and warp are voters too. ``warp`` needs the
     word centres; a trial without them gets ``attach``'s lines in that column.
     """
-    from readgaze.lines import _assign, _checked, majority
+    from readgaze.lines import CheckedTrials, assign_trials, check_trials, majority
 
-    trials = _checked([(np.asarray(xy, dtype=np.float64).reshape(-1, 2), ly, wxy, wl) for xy, ly, wxy, wl in trials])
-
-    def assign_trials(trials, name):                         # the trials are validated once, not once per method
-        return _assign(trials, name, {}, validated=True)
+    # validated once (a CheckedTrials list is not checked again by each method's assign_trials)
+    trials = check_trials([(np.asarray(xy, dtype=np.float64).reshape(-1, 2), ly, wxy, wl) for xy, ly, wxy, wl in trials])
     if len(methods) == 0:
         return [np.zeros((len(t[0]), 0), dtype=np.int64) for t in trials]
     columns = {}
@@ -175,7 +173,7 @@ def classical_votes_many(trials: list[tuple], methods=DEFAULT_VOTERS) -> list[np
         if name in ("warp", "compare", "vote"):
             has_words = [k for k, t in enumerate(trials) if t[2] is not None]
             lines = assign_trials(trials, "attach") if len(has_words) < len(trials) else [None] * len(trials)
-            for k, got in zip(has_words, assign_trials([trials[k] for k in has_words], name)):
+            for k, got in zip(has_words, assign_trials(CheckedTrials(trials[k] for k in has_words), name)):
                 lines[k] = got
             columns[name] = lines
         else:

@@ -19,10 +19,14 @@ from readgaze.models.dist.inputs import DEFAULT_VOTERS, N_FIXATION_FEATURES, N_L
 
 # The 4-member ensemble trained on simulation (experiments/train_dist.py).
 ENSEMBLE_WEIGHTS = Path(__file__).with_name("weights") / "dist.pt"
-# The default: one member (d 32, 2 layers) distilled from the ensemble (experiments/distill_dist.py): the same lines
-# on the gold and simulated checks of tests/test_dist_fast_paths.py for about a twentieth of the forward's work.
+# One member (d 32, 2 layers) distilled from the ensemble (experiments/distill_dist.py): the same lines on the gold
+# and simulated checks of tests/test_dist_fast_paths.py for about a twentieth of the forward's work.
 SMALL_WEIGHTS = ENSEMBLE_WEIGHTS.with_name("dist_small.pt")
-WEIGHTS = SMALL_WEIGHTS
+# The default: one member of the same size trained directly on simulation, half of it the stress mix (drift that
+# rises and recedes or tilts, return sweeps landing between lines, skipped and re-read lines, look-backs;
+# experiments/train_dist.py --stress-share 0.5), with the decode and vote guard chosen by experiments/select_dist.py.
+STRESS_WEIGHTS = ENSEMBLE_WEIGHTS.with_name("dist_stress.pt")
+WEIGHTS = STRESS_WEIGHTS
 WINDOW = 160  # fixations per training window; inference reads long trials in half-overlapping windows
 
 
@@ -172,7 +176,7 @@ def _sinusoid(position: Tensor, d: int) -> Tensor:
 
 @lru_cache(maxsize=4)
 def load_ensemble(path: str | None = None) -> tuple[list[DISTAssigner], tuple[str, ...]]:
-    """Load an ensemble file (default :data:`WEIGHTS`, the distilled one-member file) on CPU, in eval mode; cached."""
+    """Load an ensemble file (default :data:`WEIGHTS`) on CPU, in eval mode; cached."""
     blob = torch.load(path or WEIGHTS, map_location="cpu", weights_only=False)
     members = []
     for state in blob["members"]:

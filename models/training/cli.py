@@ -70,12 +70,23 @@ class ReadgazeCLI(LightningCLI):
 
     def instantiate_trainer(self, **kwargs):
         """Default loggers: CSV (``<root>/csv/version_N``, the run's log_dir) and TensorBoard
-        (``<root>/tensorboard``)."""
+        (``<root>/tensorboard``); the :class:`~readgaze.models.training.callbacks.RunWriter` that writes
+        predictions and qc.json is always added."""
+        from readgaze.models.training.callbacks import RunWriter
+
         config = self._get(self.config_init, "trainer", default={})
         if config.get("logger") in (None, True):
             root = config.get("default_root_dir") or os.getcwd()
             kwargs["logger"] = [CSVLogger(root, name="csv"), TensorBoardLogger(root, name="tensorboard")]
-        return super().instantiate_trainer(**kwargs)
+        trainer = super().instantiate_trainer(**kwargs)
+        if not any(isinstance(c, RunWriter) for c in trainer.callbacks):
+            trainer.callbacks.append(RunWriter())
+        return trainer
+
+    def before_fit(self) -> None:
+        """Several processes: say what the effective batch is (once)."""
+        if self.trainer.world_size > 1 and self.trainer.is_global_zero:
+            print(f"readgaze fit: {effective_batch(self.trainer, self.datamodule)}", file=sys.stderr)
 
     def parse_arguments(self, parser, args) -> None:
         """Parse; a parse error becomes one :class:`ConfigError` line instead of 55 lines of usage."""
@@ -100,7 +111,8 @@ class ReadgazeCLI(LightningCLI):
             return
         if config["data"].get("text_encoder") == "tiny":
             for note in tiny_recipe(config, getattr(self, "_explicit", set())):
-                print(f"readgaze: --data.text_encoder tiny: {note}", file=sys.stderr)
+                if _launcher_rank() == 0:  # DDP's other processes parse the same arguments
+                    print(f"readgaze: --data.text_encoder tiny: {note}", file=sys.stderr)
 
     def after_fit(self) -> None:
         """Validate and test the best checkpoint, then print the run's summary (see the module docstring)."""
@@ -137,8 +149,31 @@ def tiny_recipe(config, explicit: set[str]) -> list[str]:
     return notes
 
 
+def _launcher_rank() -> int:
+    """This process's global rank as DDP's launcher sets it in the environment (0 before any launch)."""
+    return int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0")) or 0)
+
+
+def effective_batch(trainer, datamodule) -> str:
+    """``effective batch 16 = 2 processes x 8 per process x 1 accumulation step(s)``: what one optimiser step sees.
+
+    ``data.batch_size`` is per process: with N processes (``trainer.devices`` x ``trainer.num_nodes``) an optimiser
+    step averages N x batch_size x accumulate_grad_batches trials, and an epoch has N times fewer steps. To train as
+    one process with batch B does, set ``--data.batch_size B/N``.
+    """
+    per_process = getattr(datamodule, "batch_size", None)
+    accumulate = getattr(trainer, "accumulate_grad_batches", 1) or 1
+    world = trainer.world_size
+    if per_process is None:
+        return f"{world} process(es) x the per-process batch x {accumulate} accumulation step(s)"
+    return (f"effective batch {world * per_process * accumulate} = {world} process(es) x {per_process} per process "
+            f"(data.batch_size) x {accumulate} accumulation step(s)")
+
+
 def fit_summary(trainer, model, datamodule, seconds: float) -> None:
-    """Validate and test ``trainer``'s best checkpoint and print where the run wrote and how well it did."""
+    """Validate and test ``trainer``'s best checkpoint and print (on global rank 0 only) where the run wrote and how
+    well it did. Under DDP every process validates and tests (they gather each other's trials)."""
+    from readgaze.models.training.callbacks import run_folder
     from readgaze.models.training.summary import constant_warning, metric_table, regime_counts, written
 
     callback = trainer.checkpoint_callback
@@ -150,8 +185,13 @@ def fit_summary(trainer, model, datamodule, seconds: float) -> None:
     finally:
         trainer.loggers = loggers
     test = trainer.test(model, datamodule=datamodule, ckpt_path=ckpt, verbose=False, weights_only=False)
-    folder = Path(model.predictions_dir or trainer.log_dir or trainer.default_root_dir)
+    if not trainer.is_global_zero:
+        return
+    folder = run_folder(trainer, model)
     lines = [f"readgaze fit: done in {seconds:.0f} s; wrote {folder}", f"  files: {written(folder)}"]
+    if trainer.world_size > 1:
+        lines.append(f"  {trainer.world_size} processes ({trainer.strategy.__class__.__name__}): "
+                     f"{effective_batch(trainer, datamodule)}; metrics over every process's trials")
     if best:
         lines.append(f"  best checkpoint: {best} (epoch {_epoch(best, trainer)}, {callback.monitor} "
                      f"{float(callback.best_model_score):.4f})")
@@ -269,12 +309,16 @@ def datamodule_class(args: list[str]) -> type:
     return ReadingDataModule
 
 
-def make_cli(args: list[str], run: bool = True) -> ReadgazeCLI:
-    """Build (and with ``run`` execute) the CLI on ``args`` (subcommand first when ``run``)."""
+def make_cli(args: list[str], run: bool = True, cli_class: type | None = None) -> ReadgazeCLI:
+    """Build (and with ``run`` execute) the CLI on ``args`` (subcommand first when ``run``); ``cli_class`` replaces
+    :class:`ReadgazeCLI` (``readgaze bench`` parses configs without building them)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded at run time
     warnings.filterwarnings("ignore", message="LightningCLI's args parameter")  # args are always explicit here
-    return ReadgazeCLI(ReadingModel, datamodule_class(args), subclass_mode_model=True, args=args, run=run,
-                       save_config_kwargs={"overwrite": True})
+    # under DDP, evaluation gathers every process's trials and keeps each once (ReadingModel._finish): the padding
+    # this warning is about never reaches a metric or a prediction file
+    warnings.filterwarnings("ignore", message=r"Using `DistributedSampler` with the dataloaders")
+    return (cli_class or ReadgazeCLI)(ReadingModel, datamodule_class(args), subclass_mode_model=True, args=args,
+                                      run=run, save_config_kwargs={"overwrite": True})
 
 
 def main(argv: list[str] | None = None) -> int:

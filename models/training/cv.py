@@ -30,8 +30,9 @@ fold on the
 runs' validation predictions, applied to their test predictions) are written to ``OUT/<task>_ensemble`` (or
 ``OUT/RUN`` with ``--run``, the configs' runs then in ``OUT/RUN/<stem>``); ``--no-ensemble`` skips them.
 
-Folds run in ``--workers`` parallel processes (each with its share of the CPU threads). Multi-GPU or multi-node
-training of one fold is Lightning's own business: set ``trainer.strategy``/``devices``/``num_nodes`` in the YAML.
+Folds run on ``--workers`` Ray workers (each with its share of the CPU threads; :mod:`readgaze.models.training.runner`,
+the mechanism ``readgaze bench`` uses; one worker runs them in this process). Multi-GPU or multi-node training of one
+fold is Lightning's own business: set ``trainer.strategy``/``devices``/``num_nodes`` in the YAML (docs/benchmark.md).
 Any other argument (``--trainer.max_epochs 5``) is passed to every fold's LightningCLI.
 """
 
@@ -82,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
                         "each is cross-validated, then their ensembles)")
     parser.add_argument("--data.path", dest="data_path", required=True, help="dataset folder")
     parser.add_argument("--folds", type=int, nargs="+", help="folds to run (default: all)")
-    parser.add_argument("--workers", type=int, default=1, help="folds trained in parallel processes")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="folds trained at once, on a local Ray (1: in this process)")
     parser.add_argument("--threads", type=int, help="torch CPU threads per fold (default: CPUs / workers)")
     parser.add_argument("--out", default="results", help="results root folder")
     parser.add_argument("--run", help="run name (default <task>_<config stem>)")

@@ -1,12 +1,15 @@
 """Every model and baseline readgaze offers, one line each, and the ``readgaze models`` listing.
 
-A model is still one file plus one YAML per task (``experiments/configs/<task>/<config>.yaml``); this table only
-says, for people and for the ``learns`` tests, which class it is, which tasks it serves, which paper it follows and
-how to run it briefly on CPU. Nothing imports the classes here: the listing works even while one model file is
-broken (``readgaze models --check`` imports each and says which fail).
+A model is one file in ``models/`` whose class carries a ``CARD`` (a dict literal: display ``name``, ``tasks``,
+``paper``, and optionally ``quick`` constructor arguments for a brief CPU run, ``config`` stem (default the file's
+name), ``sees_gaze`` and ``kind``), plus one YAML per task (``experiments/configs/<task>/<config>.yaml``). This
+module finds the cards by reading the model files' source (:func:`model_cards`), so nothing imports the classes
+here: the listing works even while one model file is broken (``readgaze models --check`` imports each and says
+which fail), and a new model file appears in ``readgaze models``, the zoo tests and the ``learns`` tests by itself.
+A model class without a card is reported by ``--check`` (and fails the zoo test), never skipped silently.
 
-Adding a model = one :class:`Entry` line in :data:`MODELS`. Classical baselines are listed from
-:data:`readgaze.baselines.BASELINES` (a new baseline appears by itself; its paper goes in :data:`BASELINE_PAPERS`).
+Classical baselines are listed from :data:`readgaze.baselines.BASELINES` (a new baseline appears by itself; its
+paper goes in :data:`BASELINE_PAPERS`).
 
 Example::
 
@@ -17,13 +20,15 @@ Example::
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
-RG, RC, GQ = "reading_goal", "comprehension", "goal_question"
-SHUBI_2024 = "Shubi et al. 2024, EMNLP, arXiv:2410.04484"
-SHUBI_2025 = "Shubi et al. 2025, ACL, arXiv:2410.20779"
+MODEL_FOLDER = Path(__file__).resolve().parents[1]
+"""``models/`` (installed as ``readgaze/models/``): one file per model."""
+KINDS = ("neural", "generator", "baseline")
 
 
 @dataclass(frozen=True)
@@ -55,48 +60,63 @@ class Entry:
         return self.load()(**{**self.quick, **overrides})
 
 
-# One line per model; add yours anywhere in the tuple.
-MODELS: tuple[Entry, ...] = (
-    Entry("RoBERTEye-W", "readgaze.models.roberteye_w.RoBERTEyeW", (RG, RC), SHUBI_2024, "roberteye_w",
-          dict(learning_rate=3e-3, eye_projection_dropout=0.1, weight_decay=0.01, warmup_ratio=0.0)),
-    Entry("RoBERTEye-F", "readgaze.models.roberteye_f.RoBERTEyeF", (RG, RC, GQ), SHUBI_2024, "roberteye_f",
-          dict(learning_rate=3e-3, eye_projection_dropout=0.1, weight_decay=0.01, warmup_ratio=0.0)),
-    Entry("MAG-Eye", "readgaze.models.mag_eye.MAGEye", (RG, RC), f"{SHUBI_2024}; gate: Rahman et al. 2020, ACL",
-          "mag_eye",
-          dict(learning_rate=3e-3, mag_beta_shift=1.0, mag_dropout=0.1, weight_decay=0.01, warmup_ratio=0.0)),
-    Entry("PostFusion-Eye", "readgaze.models.postfusion_eye.PostFusionEye", (RG, RC), SHUBI_2024, "postfusion_eye",
-          dict(learning_rate=3e-3, weight_decay=0.01, warmup_ratio=0.0)),
-    Entry("PLM-AS", "readgaze.models.plm_as.PLMAS", (RG, RC), "Yang & Hollenstein 2023, NLDL", "plm_as",
-          dict(learning_rate=3e-3, weight_decay=0.1, dropout=0.3, freeze_text_encoder=True)),
-    Entry("PLM-AS-RM (Haller RNN)", "readgaze.models.plm_as_rm.PLMASRM", (RG, RC, GQ),
-          "Haller et al. 2022, TSAR@EMNLP; goal selection: arXiv:2505.02872", "plm_as_rm",
-          dict(learning_rate=3e-3, lstm_hidden_size=32, freeze_text_encoder=False)),
-    Entry("Eyettention", "readgaze.models.eyettention.Eyettention", (RG,), f"Deng et al. 2023, ETRA; {SHUBI_2025}",
-          "eyettention", dict(learning_rate=3e-3, lstm_hidden_size=32, word_lstm_layers=1, fixation_lstm_layers=1,
-                              mlp_sizes=(64,), lstm_dropout=0.1)),
-    Entry("BEyeLSTM", "readgaze.models.beyelstm.BEyeLSTM", (RG, RC), "Reich et al. 2022, ETRA", "beyelstm",
-          dict(learning_rate=3e-3)),
-    Entry("FSE (BiEyeLSTM - No Text)", "readgaze.models.fse.FSE", (RG, RC), f"{SHUBI_2025}; after Reich et al. 2022",
-          "fse",
-          dict(learning_rate=3e-3)),
-    Entry("AhnRNN", "readgaze.models.ahn_rnn.AhnRNN", (RG, RC), "Ahn et al. 2020, ETRA", "ahn_rnn",
-          dict(learning_rate=1e-2)),
-    Entry("AhnCNN", "readgaze.models.ahn_cnn.AhnCNN", (RG, RC), "Ahn et al. 2020, ETRA", "ahn_cnn",
-          dict(learning_rate=3e-3)),
-    Entry("Scanpath image", "readgaze.models.scanpath_image.ScanpathImage", (RG, RC), f"{SHUBI_2025} (v3)",
-          "scanpath_image", dict(learning_rate=5e-4)),
-    Entry("Text only", "readgaze.models.text_only.TextOnly", (RG, RC), f"{SHUBI_2024} (RoBERTa, no eyes)", "text_only",
-          dict(learning_rate=3e-3, weight_decay=0.01, warmup_ratio=0.0), sees_gaze=False),
-    Entry("DalEye (goal reconstruction)", "readgaze.models.daleye.DalEye", ("goal_reconstruction",),
-          "Shubi et al. 2026, ICLR, arXiv:2505.02872", "daleye", dict(learning_rate=3e-3), kind="generator"),
-)
-"""The neural models, in the order ``readgaze models`` lists them."""
+def _model_classes(trees: dict[str, ast.Module]) -> dict[tuple[str, str], ast.ClassDef]:
+    """``{(file stem, class name): class node}`` of every class that extends ``ReadingModel``, directly or through
+    another model class."""
+    classes = {(stem, node.name): node for stem, tree in trees.items() for node in tree.body
+               if isinstance(node, ast.ClassDef)}
+    models, grew = {"ReadingModel"}, True
+    while grew:
+        before = len(models)
+        models |= {name for (_, name), node in classes.items()
+                   if any(isinstance(b, ast.Name) and b.id in models for b in node.bases)}
+        grew = len(models) > before
+    return {key: node for key, node in classes.items() if key[1] in models and key[0] != "base"}
+
+
+def model_cards(folder: Path = MODEL_FOLDER) -> tuple[tuple[Entry, ...], list[str]]:
+    """The entries of every model class's ``CARD`` in ``folder``'s ``*.py`` (read from the source, not imported),
+    neural models first, each kind in file order; and the problems (a model class without a card, a card that is
+    not a dict literal or lacks a key, a name used twice).
+
+    Raises nothing: a file that does not parse is a problem of the list."""
+    trees, problems = {}, []
+    for path in sorted(folder.glob("*.py")):
+        try:
+            trees[path.stem] = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        except SyntaxError as error:
+            problems.append(f"models/{path.name}: does not parse ({error.msg}, line {error.lineno})")
+    entries = []
+    for (stem, name), node in _model_classes(trees).items():
+        card = next((s.value for s in node.body if isinstance(s, ast.Assign)
+                     and any(isinstance(t, ast.Name) and t.id == "CARD" for t in s.targets)), None)
+        where = f"models/{stem}.py: class {name}"
+        if card is None:
+            problems.append(f"{where} has no CARD (readgaze models, the zoo and learns tests would miss it)")
+            continue
+        try:
+            card = ast.literal_eval(card)
+            entries.append(Entry(card["name"], f"readgaze.models.{stem}.{name}", tuple(card["tasks"]), card["paper"],
+                                 card.get("config", stem), dict(card.get("quick", {})), card.get("sees_gaze", True),
+                                 card.get("kind", "neural")))
+        except (ValueError, TypeError, KeyError, SyntaxError) as error:
+            problems.append(f"{where}: CARD must be a dict literal with name, tasks and paper ({error!r})")
+    names = [e.name for e in entries]
+    problems += [f"model name {n!r} is used by two cards" for n in sorted({n for n in names if names.count(n) > 1})]
+    entries.sort(key=lambda e: KINDS.index(e.kind) if e.kind in KINDS else len(KINDS))
+    return tuple(entries), problems
+
+
+MODELS, CARD_PROBLEMS = model_cards()
+"""The neural models, in the order ``readgaze models`` lists them; what is wrong with the cards (see
+:func:`model_cards`)."""
 
 BASELINE_PAPERS = {
     "majority": "-",
     "reading_speed": "readgaze (words per minute over the fixation span; not a published definition)",
     "words_per_paragraph_time": "EyeBench 'Reading Speed' (words / paragraph reading time)",
-    "mean_total_fixation_duration": f"{SHUBI_2025} 'Reading Time' (mean total fixation duration per word)",
+    "mean_total_fixation_duration": "Shubi et al. 2025, ACL, arXiv:2410.20779 'Reading Time' (mean total fixation "
+                                    "duration per word)",
     "meziere_logistic_regression": "Mézière et al. 2023, Sci. Stud. Reading",
     "svm": "Hollenstein et al. 2022, Front. Psychol.",
     "random_forest": "Makowski et al. 2024, Appl. Sci.",
@@ -170,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="import every model class and check its configs")
     args = parser.parse_args(argv[1:])
     table = rows(check=args.check)
+    if args.check:
+        for problem in CARD_PROBLEMS:
+            print(f"readgaze models: {problem}", file=sys.stderr)
     if sys.stdout.isatty():
         from rich.console import Console
         from rich.table import Table
@@ -184,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\t".join(table[0]))
         for row in table:
             print("\t".join(row.get(column, "") for column in table[0]))
-    return int(args.check and any(r.get("status", "ok") != "ok" for r in table if r["kind"] != "baseline"))
+    return int(args.check and (bool(CARD_PROBLEMS)
+                               or any(r.get("status", "ok") != "ok" for r in table if r["kind"] != "baseline")))
 
 
 if __name__ == "__main__":

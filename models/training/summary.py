@@ -11,10 +11,14 @@ from pathlib import Path
 
 import polars as pl
 
+from readgaze.splits.regimes import ALL
+from readgaze.splits.regimes import REGIMES as TEST_REGIMES
+
 CONSTANT_SPREAD = 0.02
 """Probabilities whose range (max - min) is below this are called constant."""
 
-REGIMES = ("all", "new_item", "new_participant", "new_item_participant")
+REGIMES = (ALL, *TEST_REGIMES)
+"""The rows of the end-of-run summary: all pooled first, then each regime."""
 
 ADVICE = ("try another learning rate (--model.init_args.learning_rate; 1e-5 suits a pretrained encoder, 1e-3 to "
           "3e-3 the tiny one), more epochs (--trainer.max_epochs), a pretrained encoder (--data.text_encoder minilm), "

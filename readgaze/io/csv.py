@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from readgaze.errors import ConfigError, ParseError
+from readgaze.errors import ConfigError, Option, ParseError
 
 NULL_VALUES = (".",)
 """Data Viewer's missing-value marker; empty fields are null anyway."""
@@ -47,11 +47,12 @@ _NUMBER_OR_DECIMAL_COMMA = r"^\s*[-+]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][-+]?\d+
 """A number with a decimal point or a decimal comma: a column of these with one comma is a locale fault."""
 
 
-def decimal_comma_hint(separator: str) -> str:
-    """The hint of a "not a number" error on a value like ``390,6``: the Python and the ``readgaze prep`` spelling."""
+def decimal_comma_options(separator: str) -> tuple[Option, ...]:
+    """What resolves a "not a number" error on a value like ``390,6``, spelled for Python and for ``readgaze prep``
+    (:class:`readgaze.errors.Option`)."""
     named = {"\t": "tab", ";": "';'", " ": "space"}.get(separator, repr(separator))
-    return (f"decimal comma? try separator={separator!r} with decimal_comma=True; in readgaze prep: --separator "
-            f"{named} --decimal-comma")
+    return (Option(f"separator={separator!r}, decimal_comma=True", f"--separator {named} --decimal-comma",
+                   "numbers written with a decimal comma"),)
 
 
 def detect_separator(path: str | Path) -> str:
@@ -259,8 +260,8 @@ def read_csv(path: str | Path, *, columns: Iterable[str] | None = None, separato
             dtype = _decide(passed)
             if dtype == pl.String and check_comma and passed["d"] and passed["c"]:
                 row, value = first_row_where(df.lazy(), pl.col(c).str.contains(_DECIMAL_COMMA), c)
-                raise ParseError(f"{value!r} is not a number ({decimal_comma_hint(sep)})", file=path, row=row,
-                                 column=c)
+                raise ParseError(f"{value!r} is not a number (decimal comma?)", file=path, row=row, column=c,
+                                 options=decimal_comma_options(sep))
             if dtype != pl.String:
                 num = pl.col(c).str.replace(",", ".", literal=True) if decimal_comma else pl.col(c)
                 casts.append((num.str.to_lowercase() == "true" if dtype == pl.Boolean else num.cast(dtype))
@@ -371,8 +372,8 @@ def infer_schema(path: str | Path, *, separator: str, decimal_comma: bool = Fals
         if schema[c] == pl.String and not f["n"]:
             if check_comma and f["d"] and f["c"]:
                 row, value = first_row_where(text, pl.col(c).str.contains(_DECIMAL_COMMA), c)
-                raise ParseError(f"{value!r} is not a number ({decimal_comma_hint(separator)})", file=path,
-                                 row=row, column=c)
+                raise ParseError(f"{value!r} is not a number (decimal comma?)", file=path, row=row, column=c,
+                                 options=decimal_comma_options(separator))
     return schema
 
 
@@ -424,8 +425,9 @@ def require_numeric(lf: pl.LazyFrame, path: str | Path, columns: Iterable[str],
             bad = pl.col(c).is_not_null() & pl.col(c).str.strip_chars().cast(pl.Float64, strict=False).is_null()
             row, value = first_row_where(lf, bad, c)
             if row:
-                hint = " (decimal comma? pass decimal_comma=True)" if "," in str(value) else ""
-                raise ParseError(f"got {value!r}, expected a number{hint}", file=path, row=row, column=c)
+                comma = (Option("decimal_comma=True", "--decimal-comma", "numbers written 390,6"),) if "," in str(
+                    value) else ()
+                raise ParseError(f"got {value!r}, expected a number", file=path, row=row, column=c, options=comma)
             casts.append(pl.col(c).str.strip_chars().cast(dtype, strict=False))
         elif have[c] != dtype:
             casts.append(pl.col(c).cast(dtype))

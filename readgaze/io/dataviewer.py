@@ -19,7 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
-from readgaze.errors import ConfigError, DataError, SchemaError
+from readgaze.errors import ConfigError, DataError, Option, SchemaError
 from readgaze.io.csv import header, read_csv, require_numeric, scan_csv
 from readgaze.io.rows import per_row_run
 from readgaze.io.sources import SOURCES, resolve
@@ -183,6 +183,12 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
     return out
 
 
+ID_BASE_OPTIONS = (Option("ia_id_base=1", "--ia-id-base 1", "Data Viewer's own numbering"),
+                   Option("ia_id_base=0", "--ia-id-base 0"),
+                   Option("ia_report=IA_REPORT", "--ia-report IA_REPORT", "to detect it from the IA labels"))
+"""What resolves an unknown interest-area id base, for a Python caller and for ``readgaze prep``."""
+
+
 def _fixation_base(raw: pl.LazyFrame, cols: dict[str, str], source: str, path) -> int:
     """The id base of a fixation report read alone: the source's, else 0 if an id is 0, else ConfigError."""
     if SOURCES[source].fixation_ia_id_base is not None or "ia_id" not in cols:
@@ -192,8 +198,7 @@ def _fixation_base(raw: pl.LazyFrame, cols: dict[str, str], source: str, path) -
         return 0
     raise ConfigError(f"the interest-area id base of this fixation report is unknown (its lowest "
                       f"{cols['ia_id']} is {low}, which fits base 1 and a 0-based report whose first IA was never "
-                      "fixated): pass ia_id_base=1 (Data Viewer's own numbering) or 0, or ia_report= to detect it "
-                      "from the IA labels", file=path, column=cols["ia_id"])
+                      "fixated)", file=path, column=cols["ia_id"], options=ID_BASE_OPTIONS)
 
 
 def _check_base(base) -> None:
@@ -411,8 +416,8 @@ def detect_ia_id_base(fixations: pl.LazyFrame, ia: pl.LazyFrame, *, fixation_fil
         rates = ", ".join(f"base {b}: {agree[b]:.1%}" for b in (1, 0))
         raise DataError(f"interest-area labels of {Path(fixation_file).name} and {Path(ia_file).name} disagree "
                         f"under both id bases ({rates} of {checked} fixations agree; need "
-                        f"{threshold:.0%}); pass ia_id_base= explicitly", file=fixation_file,
-                        column="CURRENT_FIX_INTEREST_AREA_ID")
+                        f"{threshold:.0%})", file=fixation_file, column="CURRENT_FIX_INTEREST_AREA_ID",
+                        options=ID_BASE_OPTIONS[:2])
     return IdBaseCheck(best, agree, checked)
 
 

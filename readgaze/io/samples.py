@@ -16,8 +16,8 @@ from pathlib import Path
 
 import polars as pl
 
-from readgaze.errors import ConfigError, ParseError
-from readgaze.io.csv import decimal_comma_hint
+from readgaze.errors import ConfigError, Option, ParseError
+from readgaze.io.csv import decimal_comma_options
 
 MISSING_GAZE = -32768.0
 """The coordinate EyeLink writes for "no gaze" (also pymovements' toy dataset's): :func:`read_gaze_csv`'s default
@@ -62,7 +62,8 @@ def _sniff_separator(path: Path) -> str:
     counts = {sep: first.count(sep) for sep in ("\t", ";", ",")}
     best = max(counts, key=counts.get)
     if counts[best] == 0:
-        raise ParseError("cannot tell the separator from the header row; pass separator=", file=path, row=1)
+        raise ParseError("cannot tell the separator from the header row", file=path, row=1,
+                         options=(Option("separator=';'", "--separator ';'", "or tab, ','"),))
     return best
 
 
@@ -87,8 +88,9 @@ def _check_numbers(path: Path, separator: str, columns: dict[str, str], decimal_
         hit = text.with_row_index("_r", offset=2).filter(bad(name)).select("_r", name).head(1).collect()
         value = hit[name][0]
         sep = ";" if separator == "," else separator
-        hint = f" ({decimal_comma_hint(sep)})" if "," in value else ""
-        raise ParseError(f"{value!r} is not a number{hint}", file=path, row=int(hit["_r"][0]), column=name)
+        comma = "," in value
+        raise ParseError(f"{value!r} is not a number" + (" (decimal comma?)" if comma else ""), file=path,
+                         row=int(hit["_r"][0]), column=name, options=decimal_comma_options(sep) if comma else ())
 
 
 def read_gaze_csv(path: str | Path, *, separator: str | None = None, missing_value: float | None = MISSING_GAZE,

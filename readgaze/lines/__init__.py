@@ -1,12 +1,13 @@
 """Line assignment: which text line each fixation was aimed at, correcting vertical drift.
 
 One interface for every method. :func:`assign_trial` works on one trial's NumPy arrays, :func:`assign_trials`
-on many (batched where the method offers ``assign_many``: ``slice``, ``cluster``, ``warp``, ``vote``, ``dist``), and
-:func:`assign_batch` on a :class:`~readgaze.lines.batch.Batch` of flat arrays (``slice`` and ``attach`` work
-across its trials with array operations);
-:func:`assign_lines` works on canonical ``fixations`` / ``words`` / ``trials`` frames and adds ``line_index``.
-``method=`` is looked up in :data:`METHODS` at the foot of this module, then among the plugins of the entry
-point group ``readgaze.line_assigners`` (e.g. ``dist`` from ``readgaze.models.dist``; readgaze never imports models).
+on many, :func:`assign_batch` on a :class:`~readgaze.lines.batch.Batch` of flat arrays, and :func:`assign_lines`
+on canonical ``fixations`` / ``words`` / ``trials`` frames (adding ``line_index``). A method is a
+:class:`~readgaze.lines.protocol.LineAssigner` (one trial, many trials, a batch; :mod:`readgaze.lines.protocol`):
+``method=`` is looked up in :data:`METHODS` at the foot of this module, then among the plugins of the entry point
+group ``readgaze.line_assigners`` (e.g. ``dist`` from ``readgaze.models.dist``; readgaze never imports models).
+``slice``, ``cluster``, ``warp``, ``chain``, ``split``, ``segment`` and ``vote`` assign many trials in one
+batched pass; ``slice`` and ``attach`` also work across a Batch's trials with array operations.
 
 The 11 classical algorithms follow Carr et al. (2022) and the definitions in their papers; readgaze's own
 code, validated against gold labels on Carr et al.'s 24-trial developer set (``readgaze eval-lines``).
@@ -26,7 +27,6 @@ doi:10.3758/s13428-021-01554-0
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from functools import cache
 from importlib.metadata import entry_points
@@ -35,22 +35,21 @@ import numpy as np
 
 from readgaze.errors import ConfigError
 from readgaze.lines._common import check_trial
-from readgaze.lines.attach import attach
-from readgaze.lines.chain import chain
-from readgaze.lines.cluster import cluster
+from readgaze.lines.attach import attach, attach_batch
+from readgaze.lines.chain import chain, chain_many
+from readgaze.lines.cluster import cluster, cluster_many
 from readgaze.lines.compare import compare
 from readgaze.lines.merge import merge
+from readgaze.lines.protocol import LAYOUT_PARAMS, LineAssigner, Method, ReportingLineAssigner, TrialFlags, as_assigner
 from readgaze.lines.regress import regress
-from readgaze.lines.segment import segment
-from readgaze.lines.slice import slice  # noqa: A004 (the method's published name)
-from readgaze.lines.split import split
+from readgaze.lines.segment import segment, segment_many
+from readgaze.lines.slice import slice, slice_batch, slice_many  # noqa: A004 (the method's published name)
+from readgaze.lines.split import split, split_many
 from readgaze.lines.stretch import stretch
-from readgaze.lines.vote import majority, vote
-from readgaze.lines.warp import warp
+from readgaze.lines.vote import majority, vote, vote_many
+from readgaze.lines.warp import warp, warp_many
 
 ENTRY_POINT_GROUP = "readgaze.line_assigners"
-# Layout arrays that assign_lines offers to every method; a method receives them only if it takes them.
-LAYOUT_PARAMS = ("word_xy", "word_line")
 
 
 @cache
@@ -59,47 +58,47 @@ def plugins() -> dict[str, object]:
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
-def get_method(method: str | Callable) -> Callable:
-    """Return the assigner function for a method name (or the callable itself).
+def get_method(method: str | Callable | LineAssigner) -> LineAssigner:
+    """The :class:`~readgaze.lines.protocol.LineAssigner` for a method name, a one-trial function or an assigner.
 
     Raises
     ------
     ConfigError
         If the name is neither in :data:`METHODS` nor a ``readgaze.line_assigners`` plugin, or the plugin
-        fails to import.
+        fails to import or is neither a function nor a LineAssigner.
     """
-    if callable(method):
-        return method
+    if not isinstance(method, str):
+        return as_assigner(method)
     if method in METHODS:
         return METHODS[method]
     if method in plugins():
         try:
-            return plugins()[method].load()
+            loaded = plugins()[method].load()
         except Exception as e:  # a plugin's import error is the user's configuration problem
             raise ConfigError(f"line assigner {method!r}: its plugin failed to import ({type(e).__name__}: {e})") from e
+        return as_assigner(loaded, method)
     raise ConfigError(f"line assignment method: got {method!r}, expected one of "
                       f"{sorted(METHODS) + sorted(plugins())}")
 
 
-def accepted_params(method: str | Callable, params: dict, *, strict: bool = True) -> dict:
+def accepted_params(method: str | Callable | LineAssigner, params: dict, *, strict: bool = True) -> dict:
     """The entries of ``params`` that ``method`` takes.
 
     Layout arrays (``word_xy``, ``word_line``) are dropped silently for methods that do not use them; any
     other parameter the method does not take raises :class:`ConfigError` when ``strict``.
     """
     fn = get_method(method)
-    sig = inspect.signature(fn).parameters
+    sig = fn.parameters()
     if any(p.kind is p.VAR_KEYWORD for p in sig.values()):
         return dict(params)
-    names = set(sig) - {"xy", "line_y_px"}
-    unknown = [k for k in params if k not in names and k not in LAYOUT_PARAMS]
+    unknown = [k for k in params if k not in sig and k not in LAYOUT_PARAMS]
     if unknown and strict:
-        raise ConfigError(f"method {getattr(fn, '__name__', method)!r}: got parameter(s) {unknown}, "
-                          f"expected some of {sorted(names)}")
-    return {k: v for k, v in params.items() if k in names}
+        raise ConfigError(f"method {fn.name!r}: got parameter(s) {unknown}, expected some of {sorted(sig)}")
+    return {k: v for k, v in params.items() if k in sig}
 
 
-def assign_trial(xy: np.ndarray, line_y_px: np.ndarray, method: str | Callable = "slice", **params) -> np.ndarray:
+def assign_trial(xy: np.ndarray, line_y_px: np.ndarray, method: str | Callable | LineAssigner = "slice",
+                 **params) -> np.ndarray:
     """Assign each fixation of one trial to the text line it was aimed at.
 
     Parameters
@@ -108,11 +107,11 @@ def assign_trial(xy: np.ndarray, line_y_px: np.ndarray, method: str | Callable =
         Fixation positions in px (screen origin top left), in temporal order.
     line_y_px : ndarray, float, shape (n_lines,)
         Midline of each text line in px, top to bottom (strictly increasing).
-    method : str or callable
+    method : str, callable or LineAssigner
         A name in :data:`METHODS` (``attach``/``nearest``, ``chain``, ``cluster``, ``compare``, ``merge``,
         ``regress``, ``segment``, ``slice``, ``split``, ``stretch``, ``warp``, ``vote``), a
-        ``readgaze.line_assigners`` plugin name (e.g. ``dist``), or a function with this signature minus
-        ``method``.
+        ``readgaze.line_assigners`` plugin name (e.g. ``dist``), a function with this signature minus
+        ``method``, or a :class:`~readgaze.lines.protocol.LineAssigner`.
     **params
         Method parameters (see each method). ``word_xy`` ((n_words, 2) px word centres in reading order) and
         ``word_line`` ((n_words,) 0-based) are needed by ``warp`` and ``compare`` and ignored by the others.
@@ -139,20 +138,21 @@ def assign_trial(xy: np.ndarray, line_y_px: np.ndarray, method: str | Callable =
         return np.zeros(0, dtype=np.int64)
     if len(line_y_px) == 1:
         return np.zeros(len(xy), dtype=np.int64)
-    out = np.asarray(fn(xy, line_y_px, **kwargs))
+    out = np.asarray(fn.assign_trial(xy, line_y_px, **kwargs))
     if out.shape != (len(xy),):
-        raise ConfigError(f"method {method!r} returned shape {out.shape}, expected ({len(xy)},)")
+        raise ConfigError(f"method {fn.name!r} returned shape {out.shape}, expected ({len(xy)},)")
     return out.astype(np.int64)
 
 
-def assign_trials(trials: list[tuple], method: str | Callable = "slice", **params) -> list[np.ndarray]:
-    """:func:`assign_trial` for many trials, batched when the method has an ``assign_many``.
+def assign_trials(trials: list[tuple], method: str | Callable | LineAssigner = "slice", **params) -> list[np.ndarray]:
+    """:func:`assign_trial` for many trials, through the method's many-trial entry point (batched where it batches).
 
     Parameters
     ----------
     trials : list of (xy, line_y_px, word_xy, word_line)
         One tuple per trial, arrays as in :func:`assign_trial`; ``word_xy``/``word_line`` may be None for
-        methods that do not use the text.
+        methods that do not use the text. A :class:`CheckedTrials` (from :func:`check_trials`) is not checked
+        again (callers that run several methods on the same trials validate them once).
     method, **params
         As in :func:`assign_trial`.
 
@@ -165,50 +165,48 @@ def assign_trials(trials: list[tuple], method: str | Callable = "slice", **param
     ------
     ConfigError
         As :func:`assign_trial`, naming the trial's position in ``trials``.
-
-    Notes
-    -----
-    A method batches by offering ``fn.assign_many(trials, **params) -> list of lines`` with ``trials`` as
-    here (only trials with fixations and at least two lines reach it).
     """
-    return _assign(trials, method, params, validated=False)
+    return assign_trials_reported(trials, method, **params)[0]
 
 
-def _assign(trials: list[tuple], method: str | Callable, params: dict, *, validated: bool) -> list[np.ndarray]:
-    """:func:`assign_trials`; with ``validated``, ``trials`` are :func:`_checked`'s output already (callers that
-    run several methods on the same trials, such as dist's votes, validate them once)."""
+def assign_trials_reported(trials: list[tuple], method: str | Callable | LineAssigner = "slice", **params
+                           ) -> tuple[list[np.ndarray], TrialFlags | None]:
+    """:func:`assign_trials`, and the trials the method flags for a look (a
+    :class:`~readgaze.lines.protocol.ReportingLineAssigner`, such as ``dist``), else None.
+
+    Returns ``(lines, flags)``; ``flags.flagged`` is bool, shape (len(trials),) (False for trials the method
+    did not see: no fixation or one line).
+    """
     fn = get_method(method)
     kwargs = accepted_params(fn, params)
-    takes_layout = set(accepted_params(fn, dict.fromkeys(LAYOUT_PARAMS)))
-    out: list[np.ndarray | None] = [None] * len(trials)
+    checked = trials if isinstance(trials, CheckedTrials) else check_trials(trials)
+    out: list[np.ndarray | None] = [None] * len(checked)
     todo = []
-    for k, (xy, line_y_px, word_xy, word_line) in enumerate(trials if validated else _checked(trials)):
-        if len(xy) == 0 or len(line_y_px) == 1:
-            out[k] = np.zeros(len(xy), dtype=np.int64)
+    for k, t in enumerate(checked):
+        if len(t[0]) == 0 or len(t[1]) == 1:
+            out[k] = np.zeros(len(t[0]), dtype=np.int64)
         else:
-            todo.append((k, (xy, line_y_px, word_xy, word_line)))
-    many = getattr(fn, "assign_many", None)
-    if many is None and getattr(fn, "assign_batch", None) is not None and todo:
-        from readgaze.lines.batch import Batch
-
-        batch = Batch.from_trials([(t[0], t[1], None, None) for _, t in todo])   # text-free methods
-        got = batch.split(fn.assign_batch(batch, **kwargs))
-    elif many is not None:
-        got = many([t for _, t in todo], **kwargs) if todo else []
-    else:
+            todo.append(k)
+    flags = None
+    if not todo:
         got = []
-        for _, (xy, line_y_px, word_xy, word_line) in todo:
-            layout = {k: v for k, v in (("word_xy", word_xy), ("word_line", word_line)) if k in takes_layout}
-            got.append(fn(xy, line_y_px, **layout, **kwargs))
-    for (k, (xy, *_)), lines in zip(todo, got):
+    elif isinstance(fn, ReportingLineAssigner):
+        got, seen = fn.assign_trials_reported([checked[k] for k in todo], **kwargs)
+        flagged = np.zeros(len(checked), dtype=bool)
+        flagged[todo] = np.asarray(seen.flagged, dtype=bool)
+        flags = TrialFlags(flagged, seen.reason)
+    else:
+        got = fn.assign_trials([checked[k] for k in todo], **kwargs)
+    for k, lines in zip(todo, got):
         lines = np.asarray(lines)
-        if lines.shape != (len(xy),):
-            raise ConfigError(f"method {method!r} returned shape {lines.shape} for trial {k}, expected ({len(xy)},)")
+        if lines.shape != (len(checked[k][0]),):
+            raise ConfigError(f"method {fn.name!r} returned shape {lines.shape} for trial {k}, "
+                              f"expected ({len(checked[k][0])},)")
         out[k] = lines.astype(np.int64)
-    return out
+    return out, flags
 
 
-def assign_batch(batch, method: str | Callable = "slice", **params) -> np.ndarray:
+def assign_batch(batch, method: str | Callable | LineAssigner = "slice", **params) -> np.ndarray:
     """Lines for every trial of a :class:`~readgaze.lines.batch.Batch`, as :func:`assign_trial` gives them.
 
     Parameters
@@ -225,37 +223,42 @@ def assign_batch(batch, method: str | Callable = "slice", **params) -> np.ndarra
 
     Notes
     -----
-    A method that offers ``fn.assign_batch(batch, **params)`` (``slice``, ``attach``) gets the trials with at
-    least two lines in one call and works across them with array operations; any other goes through
-    :func:`assign_trials` (its ``assign_many``, else trial by trial).
+    The method's ``assign_batch`` gets the trials with fixations and at least two lines in one call (``slice``
+    and ``attach`` work across them with array operations; a :class:`~readgaze.lines.protocol.Method` without
+    a batch function goes through its many-trial function).
     """
     fn = get_method(method)
     kwargs = accepted_params(fn, params)
-    many = getattr(fn, "assign_batch", None)
-    if many is None:
-        got = assign_trials(batch.trials(), fn, **params)
-        return np.concatenate([np.zeros(0, dtype=np.int64), *got])
-    multi = batch.n_lines > 1
+    multi = (batch.n_lines > 1) & (batch.sizes > 0)
     every = bool(multi.all())                                # then no copy of the batch
     rows = np.repeat(multi, batch.sizes)
     out = np.zeros(len(batch.xy), dtype=np.int64)
     if rows.any():
-        lines = np.asarray(many(batch if every else batch.select(multi), **kwargs))
+        lines = np.asarray(fn.assign_batch(batch if every else batch.select(multi), **kwargs))
         if lines.shape != (int(rows.sum()),):
-            raise ConfigError(f"method {method!r} returned shape {lines.shape}, expected ({int(rows.sum())},)")
+            raise ConfigError(f"method {fn.name!r} returned shape {lines.shape}, expected ({int(rows.sum())},)")
         if every:
             return lines.astype(np.int64, copy=False)
         out[rows] = lines
     return out
 
 
-def _checked(trials: list[tuple]) -> list[tuple]:
-    """``trials`` with float64 arrays, validated as :func:`check_trial` does, raising ConfigError naming the trial.
+class CheckedTrials(list):
+    """Trials :func:`check_trials` validated: float64 arrays, finite positions, strictly increasing midlines."""
+
+
+def check_trials(trials: list[tuple]) -> CheckedTrials:
+    """``trials`` with float64 arrays, validated as :func:`assign_trial` validates one, as a :class:`CheckedTrials`.
 
     The finiteness check runs once over all fixations, and each distinct midline array (trials of one text
     share it) is checked once.
+
+    Raises
+    ------
+    ConfigError
+        A malformed trial, naming its position in ``trials``.
     """
-    out, layouts = [], {}
+    out, layouts = CheckedTrials(), {}
     for k, (xy, line_y_px, word_xy, word_line) in enumerate(trials):
         xy = np.asarray(xy, dtype=np.float64)
         key = id(line_y_px)
@@ -276,24 +279,25 @@ def _checked(trials: list[tuple]) -> list[tuple]:
 
 from readgaze.lines.frame import assign_lines  # noqa: E402 (uses assign_trial above)
 
-# The method dict (one name per published method; "nearest" is readgaze's name for attach).
-METHODS: dict[str, Callable] = {
-    "attach": attach,
-    "nearest": attach,
-    "chain": chain,
-    "cluster": cluster,
-    "compare": compare,
-    "merge": merge,
-    "regress": regress,
-    "segment": segment,
-    "slice": slice,
-    "split": split,
-    "stretch": stretch,
-    "warp": warp,
-    "vote": vote,
+# The methods (one name per published method; "nearest" is readgaze's name for attach).
+METHODS: dict[str, Method] = {
+    "attach": Method("attach", attach, batch=attach_batch),
+    "chain": Method("chain", chain, many=chain_many),
+    "cluster": Method("cluster", cluster, many=cluster_many),
+    "compare": Method("compare", compare),
+    "merge": Method("merge", merge),
+    "regress": Method("regress", regress),
+    "segment": Method("segment", segment, many=segment_many),
+    "slice": Method("slice", slice, many=slice_many, batch=slice_batch),
+    "split": Method("split", split, many=split_many),
+    "stretch": Method("stretch", stretch),
+    "warp": Method("warp", warp, many=warp_many),
+    "vote": Method("vote", vote, many=vote_many),
 }
+METHODS["nearest"] = METHODS["attach"]
 CLASSICAL = ("attach", "chain", "cluster", "compare", "merge", "regress", "segment", "slice", "split",
              "stretch", "warp")
 
-__all__ = ["assign_trial", "assign_trials", "assign_batch", "assign_lines", "get_method", "accepted_params", "majority",
-           "METHODS", "CLASSICAL"]
+__all__ = ["assign_trial", "assign_trials", "assign_trials_reported", "assign_batch", "assign_lines", "check_trials",
+           "CheckedTrials", "get_method", "accepted_params", "majority", "LineAssigner", "Method",
+           "ReportingLineAssigner", "TrialFlags", "METHODS", "CLASSICAL"]

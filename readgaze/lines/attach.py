@@ -46,4 +46,3 @@ def attach_batch(batch) -> np.ndarray:
     return nearest_midline(batch.xy[:, 1], np.repeat(batch.text, batch.sizes), batch.line_y, batch.line_start)
 
 
-attach.assign_batch = attach_batch  # readgaze.lines.assign_lines batches a frame's trials through this

@@ -89,4 +89,3 @@ def _chain_kernel(x, y, start, line_y, line_start, x_default, x_px, y_default, y
     _chains_to_lines_kernel(y, start, cut, line_y, line_start, out)
 
 
-chain.assign_many = chain_many  # readgaze.lines.assign_trials batches a list of trials through this

@@ -203,11 +203,14 @@ def cluster_many(trials: list[tuple], *, init: str = "kmeans++", n_init: int = 1
     y_all = np.concatenate([np.zeros(0), *y])
     trial = np.repeat(np.arange(len(trials)), n)
     order = np.lexsort((y_all, trial))                       # each trial's stable argsort of y, offset
-    first, u = [], []
-    for n_t, k_t in zip(n, k):                               # each trial's own generator, as cluster() draws
-        rng = np.random.default_rng(seed)
-        first.append(rng.integers(max(n_t, 1), size=n_init) if n_t else np.zeros(n_init, np.int64))
-        u.append(rng.random((max(k_t - 1, 0), n_init)).ravel())
+    first, u, drawn = [], [], {}
+    for n_t, k_t in zip(n.tolist(), k.tolist()):            # each trial's own generator, as cluster() draws
+        if (n_t, k_t) not in drawn:                          # the draws depend on (n, k) only: drawn once each
+            rng = np.random.default_rng(seed)
+            drawn[n_t, k_t] = (rng.integers(max(n_t, 1), size=n_init) if n_t else np.zeros(n_init, np.int64),
+                               rng.random((max(k_t - 1, 0), n_init)).ravel())
+        first.append(drawn[n_t, k_t][0])
+        u.append(drawn[n_t, k_t][1])
     u_start = np.concatenate([[0], np.cumsum((np.maximum(k - 1, 0)) * n_init)]).astype(np.int64)
     sorted_label = _cluster_kernel(y_all[order], start, k, np.concatenate(first).astype(np.int64),
                                    np.concatenate([np.zeros(0), *u]), u_start, n_init)
@@ -256,7 +259,7 @@ def _insertion_sort(v):
         v[j + 1] = x
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cluster_kernel(y_sorted, start, n_lines, first, u, u_start, n_init):
     """Label (cluster of the best restart, by position) of every sorted value; see :func:`cluster_many`."""
     out = np.zeros(len(y_sorted), dtype=np.int64)
@@ -358,4 +361,3 @@ def _cluster_kernel(y_sorted, start, n_lines, first, u, u_start, n_init):
     return out
 
 
-cluster.assign_many = cluster_many  # readgaze.lines.assign_trials / assign_lines batch the trials through this

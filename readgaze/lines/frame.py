@@ -214,8 +214,9 @@ def assign_lines(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | p
     >>> out["line_index"].to_list(), out["vertical_drift_px"][0]
     ([0, 0, 1], 20.0)
     """
-    from readgaze.lines import assign_batch, assign_trials, get_method, vote
+    from readgaze.lines import METHODS, assign_batch, assign_trials_reported, get_method
     from readgaze.lines.batch import Batch, check_layouts, segment_medians
+    from readgaze.lines.protocol import Method
     from readgaze.lines.vote import vote_many
 
     fixations = fixations.collect() if isinstance(fixations, pl.LazyFrame) else fixations
@@ -224,6 +225,7 @@ def assign_lines(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | p
     _require(fixations, FIXATION_COLUMNS, "fixations")
     _require(words, WORD_COLUMNS, "words")
     fn = get_method(method)
+    is_vote = fn is METHODS["vote"]
     words = words.with_columns(pl.col("text_id").cast(pl.String))
     layout = text_layout(words)
     rtl = _right_to_left(words, direction)
@@ -259,22 +261,24 @@ def assign_lines(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | p
     per_kept = np.add.reduceat(sel, trial_start[:-1])[kept] if n else np.zeros(len(kept), dtype=np.int64)
     batch = Batch(np.column_stack([x[sel], y[sel]]), np.concatenate([[0], np.cumsum(per_kept)]).astype(np.int64),
                   code[kept], layout.line_y, layout.line_start, word_xy, layout.word_line, layout.word_start)
-    agreement = None
-    if fn is vote or getattr(fn, "assign_batch", None) is None:
-        # one trial at a time, or the method's own batching over a list: trials in trial id order
+    agreement = flags = None
+    if is_vote or not (isinstance(fn, Method) and fn.batch is not None):
+        # the method's many-trial entry point (its own batching over a list): trials in trial id order
         listed = batch.trials()
         by_name = names.gather(kept).arg_sort(nulls_last=False).to_numpy()
         inputs = [listed[k] for k in by_name]
-        if fn is vote:
+        if is_vote:
             got, agree = vote_many(inputs, return_agreement=True, **params)
         else:
-            got = assign_trials(inputs, fn, **params)
+            got, flags = assign_trials_reported(inputs, fn, **params)
         back = np.empty(len(by_name), dtype=np.int64)
         back[by_name] = np.arange(len(by_name))
         lines = np.concatenate([np.zeros(0, dtype=np.int64), *(got[k] for k in back)])
-        if fn is vote:
+        if is_vote:
             agreement = np.full(n, np.nan)
             agreement[sel] = np.concatenate([np.zeros(0), *(agree[k] for k in back)])
+        if flags is not None:
+            flagged_names = names.gather(kept).gather(by_name).filter(pl.Series(flags.flagged)).sort().to_list()
     else:
         lines = assign_batch(batch, fn, **params)
     # write back: the text's line indices, nearest-line moves, per-trial median drift
@@ -298,17 +302,21 @@ def assign_lines(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | p
         for a in (line, drift) if agreement is None else (line, drift, agreement):
             a[order] = a.copy()
     qc = QCLog()
-    name = method if isinstance(method, str) else getattr(fn, "__name__", str(method))
+    name = method if isinstance(method, str) else fn.name
     qc.add(STEP, "fixations", f"moved off the nearest line by {name}", moved, action="changed")
     qc.add(STEP, "fixations", "no text layout for the trial (line_index null)", int((row_text < 0).sum()),
            action="flagged")
     qc.add(STEP, "fixations", "missing x_px/y_px (line_index null)", int((~ok).sum()), action="flagged")
-    if fn is vote:
+    if is_vote:
         qc.add(STEP, "fixations", "methods disagreed (line_agreement < 1)", int((agreement < 1).sum()),
                action="flagged")
+    if flags is not None:
+        shown = ", ".join(map(str, flagged_names[:10])) + (", ..." if len(flagged_names) > 10 else "")
+        qc.add(STEP, "trials", f"flagged by {name}: {flags.reason}", len(flagged_names), action="flagged",
+               detail=shown or None)
     extra = {"line_index": pl.Series(np.where(line >= 0, line, 0), dtype=pl.Int32).set(pl.Series(line < 0), None)
              if (line < 0).any() else pl.Series(line, dtype=pl.Int32),
              "vertical_drift_px": pl.Series(drift, dtype=pl.Float64, nan_to_null=True)}
-    if fn is vote:
+    if is_vote:
         extra["line_agreement"] = pl.Series(agreement, dtype=pl.Float64, nan_to_null=True)
     return fixations.drop("line_index", "vertical_drift_px", "line_agreement", strict=False).with_columns(**extra), qc

@@ -70,4 +70,3 @@ def _segment_kernel(x, start, line_start, out):
             out[i] += out[i - 1]
 
 
-segment.assign_many = segment_many  # readgaze.lines.assign_trials batches a list of trials through this

@@ -118,4 +118,3 @@ def _split_kernel(x, y, start, line_y, line_start, out):
     _chains_to_lines_kernel(y, start, cut, line_y, line_start, out)
 
 
-split.assign_many = split_many  # readgaze.lines.assign_trials batches a list of trials through this

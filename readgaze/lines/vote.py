@@ -121,4 +121,3 @@ def vote_many(trials: list[tuple], *, methods: Sequence[str] = ("slice", "cluste
     return (lines, agreements) if return_agreement else lines
 
 
-vote.assign_many = vote_many  # readgaze.lines.assign_trials / assign_lines batch the trials through this

@@ -152,7 +152,7 @@ def warp_many(trials: list[tuple]) -> list[np.ndarray]:
     return np.split(lines, fix_start[1:-1])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _warp_kernel(fix, fix_start, words, word_start, word_line, n_lines):
     """Lines of every trial (see :func:`warp_many`): fixations and words flat, trial ``k`` at ``*_start[k]:``."""
     out = np.zeros(len(fix), dtype=np.int64)
@@ -187,4 +187,3 @@ def _warp_kernel(fix, fix_start, words, word_start, word_line, n_lines):
     return out
 
 
-warp.assign_many = warp_many  # readgaze.lines.assign_trials / assign_lines batch the trials through this

@@ -11,7 +11,9 @@ time, so this package simulates one, offline:
   span was read (:mod:`readgaze.simulate.reader`, :mod:`readgaze.simulate.corpus`).
 * :func:`write_onestop_reports` — the Data Viewer fixation and IA reports the OneStop loader reads.
 * :func:`simulate_line_trials` — line-assignment trials with gold labels, varied layouts and Carr
-  et al.'s (2022) drift phenomena, combined (:mod:`readgaze.simulate.lines`).
+  et al.'s (2022) drift phenomena, combined (:mod:`readgaze.simulate.lines`); :func:`stress_trials` — named
+  stress conditions for line assigners (drift that rises and recedes, skipped and re-read lines, look-backs,
+  return-sweep undershoot; :mod:`readgaze.simulate.stress`).
 * :func:`reading_statistics`, :func:`oracle_accuracy` — what a corpus holds.
 
 Statistics and oracle accuracy at the defaults (24 participants x 12 paragraphs = 288 trials,
@@ -47,9 +49,12 @@ All figures use gold word indices: models reading the drifted reports see less.
 
 from readgaze.simulate.corpus import SimCorpus, simulate_corpus
 from readgaze.simulate.drift import Drift
+from readgaze.simulate.line_events import LineEvents
 from readgaze.simulate.lines import LineTrial, simulate_line_trials
 from readgaze.simulate.oracle import oracle_accuracy, reading_statistics, trial_features
 from readgaze.simulate.reports import write_onestop_reports
+from readgaze.simulate.stress import STRESS_CONDITIONS, stress_trials
 
-__all__ = ["Drift", "LineTrial", "SimCorpus", "oracle_accuracy", "reading_statistics", "simulate_corpus",
-           "simulate_line_trials", "trial_features", "write_onestop_reports"]
+__all__ = ["STRESS_CONDITIONS", "Drift", "LineEvents", "LineTrial", "SimCorpus", "oracle_accuracy",
+           "reading_statistics", "simulate_corpus", "simulate_line_trials", "stress_trials", "trial_features",
+           "write_onestop_reports"]

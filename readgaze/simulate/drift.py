@@ -18,6 +18,13 @@ drift in eye-tracking data, *Behavior Research Methods* 54:287-310, doi:10.3758/
 Departures from Carr: the shift term uses the fixation's own intended line (Carr uses the line being
 read when a between-line regression was inserted), and an extra constant ``offset_px`` models a
 calibration offset. Regressed-to fixations land inside word boxes (Carr: on word centres' spans).
+
+Two drifts that change during a trial, which none of Carr's factors can make (a tracker's calibration
+wanders with head movement and pupil size over minutes, so the error is a function of time, not of
+the line): a **wave**, an extra vertical offset that rises and recedes over the trial (knots
+``(time share, px)``, linear in between; time = the share of the trial's fixation time elapsed at the
+fixation's midpoint), and a **tilt**, a difference between the drift at the text's right and left
+edges (px, also knots over time), so the slope itself changes while the reader moves down the page.
 """
 
 from __future__ import annotations
@@ -39,11 +46,37 @@ class Drift:
     offset_px: float = 0.0
     p_within: float = 0.0
     p_between: float = 0.0
+    wave_px: tuple[tuple[float, float], ...] = ()
+    tilt_px: tuple[tuple[float, float], ...] = ()
+
+    def wave_at(self, time_share: np.ndarray) -> np.ndarray:
+        """The wave's extra vertical offset (px, + = down) at each time share in [0, 1]; 0 without a wave."""
+        return _knots(self.wave_px, time_share)
+
+    def tilt_at(self, time_share: np.ndarray) -> np.ndarray:
+        """Right-edge minus left-edge drift (px) at each time share; 0 without a tilt."""
+        return _knots(self.tilt_px, time_share)
+
+
+def _knots(knots: tuple, at: np.ndarray) -> np.ndarray:
+    if not knots:
+        return np.zeros(len(at))
+    t, v = np.asarray(knots, dtype=np.float64).T
+    return np.interp(at, t, v)
+
+
+def time_share(duration_ms: np.ndarray) -> np.ndarray:
+    """Share of the trial's fixation time elapsed at each fixation's midpoint, float64 in (0, 1)."""
+    d = np.asarray(duration_ms, dtype=np.float64)
+    total = d.sum()
+    return (np.cumsum(d) - d / 2) / total if total > 0 else np.zeros(len(d))
 
 
 def measured_y(rng: np.random.Generator, path: Scanpath, line_y_px: np.ndarray, *,
-               text_left_px: float, text_top_px: float, drift: Drift) -> np.ndarray:
-    """Recorded y of every fixation: intended midline plus noise, slope, shift and offset.
+               text_left_px: float, text_top_px: float, drift: Drift,
+               text_width_px: float | None = None) -> np.ndarray:
+    """Recorded y of every fixation: intended midline plus noise, slope, shift and offset (and the wave and
+    tilt, when the drift has them).
 
     Parameters
     ----------
@@ -51,6 +84,8 @@ def measured_y(rng: np.random.Generator, path: Scanpath, line_y_px: np.ndarray, 
         ``true_line`` (-1 = aims at no line; those keep ``path.y_px`` plus noise) and ``x_px``.
     line_y_px : numpy.ndarray, (n_lines,) float
         Line midlines, px.
+    text_width_px : float, optional
+        Width of the text block (px), over which the tilt grows from 0 to its value; needed with a tilt.
 
     Returns
     -------
@@ -60,8 +95,14 @@ def measured_y(rng: np.random.Generator, path: Scanpath, line_y_px: np.ndarray, 
     y_line = np.where(on_line, line_y_px[np.maximum(path.true_line, 0)], path.y_px)
     intended = np.where(np.isnan(path.y_px), y_line, path.y_px)
     rel_line_y = np.where(on_line, y_line - text_top_px, 0.0)
-    return (intended + rng.normal(0.0, 1.0, len(intended)) * drift.noise_px
-            + drift.slope * (path.x_px - text_left_px) + drift.shift * rel_line_y + drift.offset_px)
+    y = (intended + rng.normal(0.0, 1.0, len(intended)) * drift.noise_px
+         + drift.slope * (path.x_px - text_left_px) + drift.shift * rel_line_y + drift.offset_px)
+    if drift.wave_px or drift.tilt_px:
+        t = time_share(path.duration_ms)
+        y = y + drift.wave_at(t)
+        if drift.tilt_px:
+            y = y + drift.tilt_at(t) * (path.x_px - text_left_px) / max(float(text_width_px or 1.0), 1.0)
+    return y
 
 
 def add_regressions(rng: np.random.Generator, path: Scanpath, drift: Drift, *, left_px: np.ndarray,

@@ -6,10 +6,22 @@ with the regimes *new item*, *new participant* and *new item & participant* (Eye
 checks that nothing leaks; :func:`describe` states what a report must say about them.
 """
 
-from readgaze.splits.assign import REGIMES, SPLITS, assign_fold, check_leakage
+from readgaze.splits.assign import SPLITS, assign_fold, check_leakage
 from readgaze.splits.describe import SplitDescription, describe
 from readgaze.splits.folds import Splits, make_splits, read_fold_files
 from readgaze.splits.published import PUBLISHED_REGIMES, read_fold_trial_ids
+from readgaze.splits.regimes import (
+    ALL,
+    BATCH_REGIMES,
+    REGIME_ORDER,
+    REGIMES,
+    SEEN,
+    TITLES,
+    UNSEEN_ITEM,
+    UNSEEN_PARTICIPANT,
+    regime_title,
+)
 
-__all__ = ["PUBLISHED_REGIMES", "REGIMES", "SPLITS", "SplitDescription", "Splits", "assign_fold",
+__all__ = ["ALL", "BATCH_REGIMES", "PUBLISHED_REGIMES", "REGIMES", "REGIME_ORDER", "SEEN", "SPLITS", "TITLES",
+           "UNSEEN_ITEM", "UNSEEN_PARTICIPANT", "regime_title", "SplitDescription", "Splits", "assign_fold",
            "check_leakage", "describe", "make_splits", "read_fold_files", "read_fold_trial_ids"]

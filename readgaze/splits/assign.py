@@ -33,11 +33,9 @@ import polars as pl
 
 from readgaze.errors import ConfigError, DataError, LeakageError, SchemaError
 from readgaze.splits.folds import Splits
+from readgaze.splits.regimes import REGIMES, UNSEEN_ITEM, UNSEEN_PARTICIPANT
 
-REGIMES = ("new_item", "new_participant", "new_item_participant")
 SPLITS = ("train", "val", "test")
-UNSEEN_PARTICIPANT = ("new_participant", "new_item_participant")
-UNSEEN_ITEM = ("new_item", "new_item_participant")
 ASSIGNMENT_SCHEMA = {"trial_id": pl.String, "fold_index": pl.Int32, "split": pl.String, "regime": pl.String}
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from readgaze.errors import SchemaError
-from readgaze.splits.assign import REGIMES
+from readgaze.splits.regimes import REGIMES
 
 HEADLINE_IF_PARTICIPANT_CONSTANT = ("new_participant", "new_item_participant")
 
