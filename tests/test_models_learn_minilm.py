@@ -25,10 +25,9 @@ TOLERANCE = 0.02
 
 @pytest.fixture(scope="module")
 def question_span(tmp_path_factory):
-    from synthetic import write_planted_corpus
-    from test_models_learn_planted import QUESTION_SPAN
+    from test_models_learn_planted import QUESTION_SPAN, planted_corpus
 
-    return write_planted_corpus(tmp_path_factory.mktemp("question_span_minilm"), **QUESTION_SPAN)
+    return planted_corpus(tmp_path_factory, "question_span", QUESTION_SPAN)  # shared: the tiny fits are reused
 
 
 @pytest.mark.parametrize("config", ["postfusion_eye", "roberteye_f"])

@@ -40,7 +40,7 @@ BAR = 0.8
 TOLERANCE = 0.03
 MARGIN = 0.15
 MARGIN_ROBERTEYE = 0.04
-TEXT_EPOCHS = {"postfusion_eye": 12, "roberteye_f": 15, "fse": 8}
+TEXT_EPOCHS = {"postfusion_eye": 12, "roberteye_f": 25, "fse": 8}
 SPEED_EPOCHS = 6
 QUESTION_SPAN = dict(n_participants=60, n_items=40, goal_effect=3.0, words_per_paragraph=(30, 45),
                      planted="question_span")
@@ -49,14 +49,24 @@ READING_SPEED = dict(n_participants=60, n_items=20, goal_effect=3.0, words_per_p
 _FITS: dict[tuple, dict] = {}
 
 
+_CORPORA: dict[str, object] = {}
+
+
+def planted_corpus(tmp_path_factory, name: str, settings: dict):
+    """The planted corpus ``name``, written once per session (the MiniLM proof reuses it and its tiny fits)."""
+    if name not in _CORPORA:
+        _CORPORA[name] = write_planted_corpus(tmp_path_factory.mktemp(name), **settings)
+    return _CORPORA[name]
+
+
 @pytest.fixture(scope="module")
 def question_span(tmp_path_factory):
-    return write_planted_corpus(tmp_path_factory.mktemp("question_span"), **QUESTION_SPAN)
+    return planted_corpus(tmp_path_factory, "question_span", QUESTION_SPAN)
 
 
 @pytest.fixture(scope="module")
 def reading_speed(tmp_path_factory):
-    return write_planted_corpus(tmp_path_factory.mktemp("reading_speed"), **READING_SPEED)
+    return planted_corpus(tmp_path_factory, "reading_speed", READING_SPEED)
 
 
 def datamodule(path, task: str, ablate: str | None = None, encoder: str = "tiny") -> ReadingDataModule:
