@@ -74,3 +74,20 @@ def test_inspect_names_the_low_agreement_trials(prepared, tmp_path, capsys):
     assert main(["inspect", str(tmp_path / "ds")]) == 0
     out = capsys.readouterr().out
     assert "warning: line assignment: 1 trial(s) below 95% agreement (drifting)" in out
+
+
+def test_a_text_whose_lines_are_not_top_to_bottom_is_left_unchecked_and_counted():
+    """A layout built from a fixation report's own positions can give lines out of vertical order; the references
+    cannot run on it, so its trials get null agreement and a QC record, the other trials are still checked (this
+    raised "line_y_px ... strictly increasing" from inside prep before)."""
+    trials, words, fixations = _tables()
+    # text_steady's line 0 moved below its last line: its midlines are no longer top to bottom
+    last = words.filter(pl.col("text_id") == "text_steady")["line_index"].max()
+    words = words.with_columns(pl.when((pl.col("text_id") == "text_steady") & (pl.col("line_index") == 0))
+                               .then(last + 1).otherwise(pl.col("line_index")).alias("line_index"))
+    out = prepare(trials, words, fixations, line_assigner="nearest")
+    agreement = out.trials.sort("trial_id").select("trial_id", "line_agreement_slice")
+    assert agreement.filter(pl.col("trial_id") == "steady")["line_agreement_slice"].item() is None
+    assert agreement.filter(pl.col("trial_id") == "drifting")["line_agreement_slice"].item() < 0.95
+    records = [r for r in out.qc.records if "not top to bottom" in r["reason"]]
+    assert [(r["count"], r["detail"]) for r in records] == [(1, "text_steady")]
