@@ -1,4 +1,5 @@
-"""SB-SAT book-wise windows: AhnRNN and AhnCNN per binarised label, beside chance and a reader-lookup baseline.
+"""SB-SAT book-wise windows: AhnRNN and AhnCNN per binarised label, beside chance, a reader lookup and two classical
+baselines on per-window summaries.
 
 Run (about 5 minutes on 2 CPU cores)::
 
@@ -17,6 +18,12 @@ Per label (``acc_level``, ``subj_acc_level`` and the other binarised labels of t
   ``native``, ``sleephours``) is marked "scorable by recognising the reader": in this split a model can score it by
   identifying the reader from their gaze, without measuring anything about the text. ``acc_level`` (passage
   accuracy quartile, reader × book) is the label that measures comprehension of a text;
+* ``logistic regression`` and ``gradient boosting`` on 12 plain numbers per window
+  (:func:`readgaze.baselines.sequence_summaries`: mean, standard deviation and mean absolute step of each of the 4
+  channels), fit on the training windows and chosen on the validation windows by
+  :func:`readgaze.baselines.run_baseline` (its Mézière logistic-regression grid, C in {0.1 ... 100} or no penalty,
+  class-balanced; its gradient-boosting grid, learning rate x depth x leaf size, class-balanced), the same windows
+  and the same per-pair aggregation as the networks. Where the networks lose to them, the table shows it;
 * ``AhnRNN``, ``AhnCNN`` (:mod:`readgaze.models.ahn_rnn`, :mod:`readgaze.models.ahn_cnn`, the CNN with the paper's
 fixed 21-fixation
   head): trained on the training windows with class-weighted cross-entropy, AdamW, early stopping on the
@@ -41,6 +48,7 @@ import polars as pl
 import torch
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
+from readgaze.baselines import run_baseline, sequence_summaries
 from readgaze.io.sbsat import WINDOW_FEATURES, read_sbsat_windows, reader_constant_labels
 from readgaze.models.ahn_cnn import AhnCNN
 from readgaze.models.ahn_rnn import AhnRNN
@@ -62,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="first seed")
     parser.add_argument("--seeds", type=int, default=1, help="seeds per model (table: mean, and sd over seeds)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--no-networks", action="store_true", help="only chance, reader lookup and the classical "
+                        "baselines (about 1-2 min per label on 2 busy cores: the gradient-boosting grid)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     windows = read_sbsat_windows(args.data)
@@ -82,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_label(windows, label: str, reader_constant: bool, args) -> list[dict]:
-    """The four rows (chance, reader lookup, AhnRNN, AhnCNN) of one label."""
+    """The rows of one label: chance, reader lookup, the two classical baselines, AhnRNN and AhnCNN."""
     (x_train, train), (x_val, val), (x_test, test) = (windows.split(s) for s in ("train", "val", "test"))
     y_train, y_val, y_test = (f[label].to_numpy().copy() for f in (train, val, test))
     majority = float(np.bincount(y_train, minlength=2).argmax())
@@ -93,6 +103,10 @@ def run_label(windows, label: str, reader_constant: bool, args) -> list[dict]:
             "test_pairs": test.select("participant_id", "item_id").n_unique()}
     rows = [{**base, "model": name, "seeds": 1, **metrics(score, y_test, test)}
             for name, score in (("chance", np.full(len(y_test), majority)), ("reader lookup", lookup))]
+    rows += [{**base, "model": name, "seeds": 1, **metrics(score, y_test, test)}
+             for name, score in summary_baselines(windows, label).items()]
+    if args.no_networks:
+        return rows
     builders = (("AhnRNN", AhnRNN), ("AhnCNN", lambda: AhnCNN(sequence_length=x_train.shape[1])))
     for name, build in builders:
         runs = []
@@ -106,6 +120,36 @@ def run_label(windows, label: str, reader_constant: bool, args) -> list[dict]:
                   else None for k in runs[0]}
         rows.append({**base, "model": name, "seeds": len(runs), **summary, **spread})
     return rows
+
+
+SUMMARY_BASELINES = {"meziere_logistic_regression": "logistic regression (12 window summaries)",
+                     "gradient_boosting": "gradient boosting (12 window summaries)"}
+"""Baseline kind of :mod:`readgaze.baselines` (its estimator and validation grid) -> row name."""
+
+
+def summary_baselines(windows, label: str) -> dict[str, np.ndarray]:
+    """Test-window P(label = 1) of each :data:`SUMMARY_BASELINES` model on :func:`sequence_summaries` features.
+
+    Fit on the training windows, grid point chosen on the validation windows (AUROC), predictions in the test
+    array's window order.
+    """
+    frames = []
+    for split in ("train", "val", "test"):
+        x, rows = windows.split(split)
+        frames.append(rows.select(pl.format("{}_{}", pl.lit(split), pl.col("window_index")).alias("trial_id"),
+                                  "participant_id", "item_id", pl.col(label).alias("label"),
+                                  pl.lit(split).alias("split"))
+                      .hstack(sequence_summaries(x, WINDOW_FEATURES)))
+    table = pl.concat(frames)
+    features = [c for c in table.columns if c.endswith(("_mean", "_sd", "_mean_abs_step"))]
+    assignment = table.select("trial_id", pl.lit(0, pl.Int32).alias("fold_index"), "split",
+                              pl.lit("seen").alias("regime"))
+    test_order = table.filter(pl.col("split") == "test").select("trial_id")
+    out = {}
+    for kind, name in SUMMARY_BASELINES.items():
+        predicted = run_baseline(table, assignment, "comprehension", kind, features=features, split="test")
+        out[name] = test_order.join(predicted, on="trial_id", how="left")["prediction_prob"].to_numpy()
+    return out
 
 
 def fit(model, x_train, y_train, x_val, y_val, args, seed: int) -> None:

@@ -326,3 +326,39 @@ def _impute(train: pl.DataFrame, others: tuple[pl.DataFrame, ...], spec: Baselin
                int(sum(values.null_count().row(0))), "changed")
         out.append(values.with_columns(pl.col(c).fill_null(m) for c, m in kept).to_numpy())
     return out[0], tuple(out[1:])
+
+
+def sequence_summaries(sequences: np.ndarray, channels: Sequence[str]) -> pl.DataFrame:
+    """Per sequence and channel: mean, standard deviation and mean absolute step (the simple window baseline).
+
+    For SB-SAT's windows of 21 fixations ``[x, y, pupil, duration]`` (Ahn et al. 2020) this gives 12 numbers per
+    window, what a logistic regression or gradient boosting reads beside the window networks.
+
+    Parameters
+    ----------
+    sequences : numpy.ndarray, shape (n_sequences, length, n_channels)
+        Float values (any units; the models scale them).
+    channels : sequence of str
+        ``n_channels`` names.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``n_sequences`` rows; columns ``<channel>_mean``, ``<channel>_sd`` (population SD, ``ddof=0``) and
+        ``<channel>_mean_abs_step`` (mean of ``|v[t+1] - v[t]|``; 0 for length 1), Float64, channel by channel.
+
+    Raises
+    ------
+    ConfigError
+        ``sequences`` is not 3-D or ``channels`` does not name its last axis.
+    """
+    x = np.asarray(sequences, dtype=np.float64)
+    if x.ndim != 3 or x.shape[2] != len(channels):
+        raise ConfigError(f"sequence_summaries: got shape {x.shape} for {len(channels)} channel names, expected "
+                          f"(n_sequences, length, {len(channels)})")
+    step = np.abs(np.diff(x, axis=1)).mean(axis=1) if x.shape[1] > 1 else np.zeros((x.shape[0], x.shape[2]))
+    columns = {}
+    for i, name in enumerate(channels):
+        columns.update({f"{name}_mean": x[:, :, i].mean(axis=1), f"{name}_sd": x[:, :, i].std(axis=1),
+                        f"{name}_mean_abs_step": step[:, i]})
+    return pl.DataFrame(columns)

@@ -491,3 +491,117 @@ def write_results(evaluation: pl.DataFrame, directory: str | Path, *, descriptio
     paths["markdown"].write_text(results_table(evaluation, description=description, metrics=metrics, notes=notes),
                                  encoding="utf-8")
     return paths
+
+
+# ---- paired comparison of two models on the same test trials (modality ablations) ----
+
+PAIRED_TESTS = ("paired t-test over folds (scipy.stats.ttest_rel, two-sided, df = folds - 1)",
+                "paired permutation test over trials (each trial's two predictions swapped at random, as within-fold "
+                "percentile ranks; statistic: the mean over folds of the metric difference; two-sided)")
+"""The two tests :func:`paired_comparison` reports, as written under the ablation table."""
+
+
+def paired_comparison(predictions: pl.DataFrame | pl.LazyFrame, reference: str, other: str, *,
+                      metric: str = "auroc", n_permutations: int = 1000, seed: int = 0) -> pl.DataFrame:
+    """Is ``reference`` better than ``other`` on the same test trials? Per regime, the paired difference and tests.
+
+    Both models must predict the same trials in each (regime, fold) cell (trials one of them lacks are left out).
+    The difference is ``reference - other`` per fold (the metric of :func:`evaluate_folds`: ``"auroc"``, or
+    ``"accuracy"``, which multiclass tasks use: AUROC swaps are for two classes only), then:
+
+    * ``t_test_p``: paired t-test of the per-fold values (:func:`scipy.stats.ttest_rel`), null with fewer than two
+      folds. Few folds give it little power (3 folds: df 2).
+    * ``permutation_p``: a paired permutation test over trials (approximate randomisation). Under the null the two
+      models' predictions of a trial are exchangeable: each permutation swaps them for a random half of the trials,
+      within each fold, and recomputes the statistic, the mean over folds of the metric difference. Scores are
+      first turned into within-fold percentile ranks per model (AUROC is unchanged; mixed scores stay
+      comparable). p = (1 + #{|permuted| >= |observed|}) / (1 + n_permutations), two-sided. Valid with one fold.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per regime (:data:`REGIME_ORDER` order, ``all`` pooled per fold): ``regime``, ``metric``,
+        ``n_folds``, ``n_trials``, ``reference_mean``, ``other_mean``, ``difference_mean``, ``difference_sem``
+        (null with one fold), ``t_test_p``, ``permutation_p`` (Float64; fractions for the metric).
+
+    Raises
+    ------
+    SchemaError, DataError
+        As :func:`check_predictions`; DataError when the two models share no test trial.
+    """
+    from scipy.stats import rankdata, ttest_rel
+
+    frame = check_predictions(predictions, "test")
+    multiclass = isinstance(frame.schema["prediction_prob"], pl.List)
+    if multiclass and metric != "accuracy":
+        metric = "accuracy"
+    keys = ["trial_id", "fold_index"]
+    a = frame.filter(pl.col("model") == reference).select(*keys, "regime", "label", pl.col("prediction_prob")
+                                                          .alias("a"))
+    b = frame.filter(pl.col("model") == other).select(*keys, pl.col("prediction_prob").alias("b"))
+    both = a.join(b, on=keys, how="inner")
+    if both.height == 0:
+        raise DataError(f"paired comparison: models {reference!r} and {other!r} share no test trial")
+    rng = np.random.default_rng(seed)
+    rows = []
+    for regime in REGIME_ORDER:
+        cell = both if regime == ALL else both.filter(pl.col("regime") == regime)
+        folds = []
+        for part in cell.partition_by("fold_index", maintain_order=True):
+            labels = part["label"].cast(pl.Int64).to_numpy()
+            if multiclass:
+                sa = (np.stack(part["a"].to_list()).argmax(1) == labels).astype(float)
+                sb = (np.stack(part["b"].to_list()).argmax(1) == labels).astype(float)
+            else:
+                if np.unique(labels).size < 2 and metric == "auroc":
+                    continue
+                sa, sb = rankdata(part["a"].to_numpy()) / part.height, rankdata(part["b"].to_numpy()) / part.height
+            folds.append((labels, sa, sb))
+        if not folds:
+            continue
+        observed = np.array([[_paired_metric(y, s[None], metric, multiclass)[0] for s in (sa, sb)]
+                             for y, sa, sb in folds])  # (folds, 2)
+        difference = observed[:, 0] - observed[:, 1]
+        statistic = difference.mean()
+        permuted = np.zeros(n_permutations)
+        for y, sa, sb in folds:
+            swap = rng.random((n_permutations, len(y))) < 0.5
+            pa, pb = np.where(swap, sb, sa), np.where(swap, sa, sb)
+            permuted += _paired_metric(y, pa, metric, multiclass) - _paired_metric(y, pb, metric, multiclass)
+        permuted /= len(folds)
+        p_perm = (1 + np.sum(np.abs(permuted) >= abs(statistic) - 1e-12)) / (1 + n_permutations)
+        p_t = None
+        if len(folds) > 1 and np.any(difference != difference[0]):
+            p_t = float(ttest_rel(observed[:, 0], observed[:, 1]).pvalue)
+        elif len(folds) > 1:  # identical differences in every fold: the t statistic is infinite (or 0/0)
+            p_t = 1.0 if difference[0] == 0 else 0.0
+        rows.append({"regime": regime, "metric": metric, "n_folds": len(folds),
+                     "n_trials": int(sum(len(y) for y, _, _ in folds)),
+                     "reference_mean": float(observed[:, 0].mean()), "other_mean": float(observed[:, 1].mean()),
+                     "difference_mean": float(statistic),
+                     "difference_sem": float(difference.std(ddof=1) / np.sqrt(len(folds))) if len(folds) > 1
+                     else None, "t_test_p": p_t, "permutation_p": float(p_perm)})
+    schema = {"regime": pl.String, "metric": pl.String, "n_folds": pl.Int64, "n_trials": pl.Int64,
+              "reference_mean": pl.Float64, "other_mean": pl.Float64, "difference_mean": pl.Float64,
+              "difference_sem": pl.Float64, "t_test_p": pl.Float64, "permutation_p": pl.Float64}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def _paired_metric(labels: np.ndarray, scores: np.ndarray, metric: str, multiclass: bool) -> np.ndarray:
+    """The metric of each row of ``scores`` ``(P, N)``: AUROC from ranks (ties averaged), or accuracy.
+
+    Binary accuracy predicts class 1 above the within-fold median rank (scores are ranks here); multiclass
+    ``scores`` are already per-trial correctness (0/1).
+    """
+    from scipy.stats import rankdata
+
+    if multiclass:
+        return scores.mean(axis=1)
+    positive = labels == 1
+    if metric == "auroc":
+        ranks = rankdata(scores, axis=1)
+        n1, n0 = positive.sum(), (~positive).sum()
+        return (ranks[:, positive].sum(axis=1) - n1 * (n1 + 1) / 2) / (n1 * n0)
+    if metric == "accuracy":
+        return ((scores > 0.5) == positive).mean(axis=1)
+    raise ValueError(f"paired comparison: metric {metric!r}; expected auroc or accuracy")

@@ -226,8 +226,10 @@ def _write(out: Path, words, trials, fixations, measures, seed: int) -> None:
 
 
 def write_planted_corpus(path: str | Path, *, n_participants: int = 48, n_items: int = 12, goal_effect: float = 1.0,
-                         words_per_paragraph: tuple[int, int] = (40, 60), seed: int = 0) -> Path:
-    """A dataset folder from :func:`readgaze.simulate.simulate_corpus` with a planted reading-goal signal.
+                         words_per_paragraph: tuple[int, int] = (40, 60), seed: int = 0,
+                         planted: str | None = None) -> Path:
+    """A dataset folder from :func:`readgaze.simulate.simulate_corpus` with a planted reading-goal signal (or the
+    simulator's ``planted`` task: ``question_span`` needs the text, ``reading_speed`` only the gaze).
 
     One paragraph per item at one of two levels, no calibration drift (so ``nearest`` line assignment is exact and
     the models see the simulator's gold words), prepared by :func:`readgaze.data_prep.pipeline.prepare` as
@@ -240,20 +242,23 @@ def write_planted_corpus(path: str | Path, *, n_participants: int = 48, n_items:
     from readgaze.simulate import oracle_accuracy, simulate_corpus
 
     corpus = simulate_corpus(n_participants, n_items, 1, seed=seed, goal_effect=goal_effect, drift_scale=0.0,
-                             words_per_paragraph=words_per_paragraph)
+                             words_per_paragraph=words_per_paragraph, planted=planted)
     prepared = prepare(corpus.trials, corpus.words, corpus.fixations, line_assigner="nearest")
     config = {"mode": "readgaze.simulate", "goal_effect": goal_effect, "seed": seed, "line_assigner": "nearest",
+              "planted": planted,
               "oracle": oracle_accuracy(corpus)}
     return write_dataset(path, prepared, sources={}, config=config, force=True)
 
 
 def fit_briefly(model, datamodule, *, max_epochs: int = 10, learning_rate: float | None = None,
-                seed: int = 0) -> dict[str, float]:
+                seed: int = 0, keep_predictions: bool = False) -> dict[str, float]:
     """Train ``model`` on ``datamodule``'s training split with AdamW (no schedule) and return its validation metrics.
 
     The epoch kept is the one with the lowest pooled validation loss (the protocol's model selection; never the
     best AUROC). Returns :func:`readgaze.models.base.regime_metrics` of that epoch as floats plus ``epoch`` and
-    ``val_loss``. Class weights are set from the training counts, as the Lightning ``setup`` does.
+    ``val_loss``. Class weights are set from the training counts, as the Lightning ``setup`` does. With
+    ``keep_predictions``, also ``val_trial_id`` (list) and ``val_probability`` ((n_val, num_classes) array) of that
+    epoch (for paired tests between models).
     """
     import torch
 
@@ -284,6 +289,9 @@ def fit_briefly(model, datamodule, *, max_epochs: int = 10, learning_rate: float
         if not best or loss < best["val_loss"]:
             best = {k: float(v) for k, v in regime_metrics(logits, label, regime, model.num_classes).items()}
             best.update(epoch=epoch, val_loss=loss)
+            if keep_predictions:
+                best.update(val_trial_id=[t for b in val for t in b.trial_id],
+                            val_probability=torch.softmax(logits, -1).numpy())
     return best
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from readgaze.errors import LeakageError, ParseError
+from readgaze.errors import ConfigError, LeakageError, ParseError
 from readgaze.io.sbsat import WINDOW_FEATURES, read_sbsat_windows, reader_constant_labels
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
@@ -77,10 +77,37 @@ def test_results_table_command(bookwise, tmp_path):
     assert sbsat_bookwise.main(["--data", str(bookwise), "--out", str(tmp_path), "--labels", "native",
                                 "--max-epochs", "1"]) == 0
     table = pl.read_csv(tmp_path / "results.csv")
-    assert table["model"].to_list() == ["chance", "reader lookup", "AhnRNN", "AhnCNN"]
+    assert table["model"].to_list() == ["chance", "reader lookup", "logistic regression (12 window summaries)",
+                                        "gradient boosting (12 window summaries)", "AhnRNN", "AhnCNN"]
     assert table["scored_by"].unique().to_list() == ["recognising the reader"]
     chance = table.row(0, named=True)
     assert chance["balanced_accuracy"] == 0.5 and chance["auroc"] == 0.5
     lookup = table.row(1, named=True)  # native is constant per reader: the lookup is perfect
     assert lookup["balanced_accuracy"] == 1.0 and lookup["auroc"] == 1.0
     assert "scorable by recognising the reader" in (tmp_path / "results.md").read_text()
+
+
+def test_window_summaries_by_hand():
+    """Mean, population SD and mean absolute step per channel: the 12 numbers the SB-SAT window baselines read."""
+    from readgaze.baselines import sequence_summaries
+
+    x = np.array([[[0.0, 1.0], [2.0, 1.0], [1.0, 4.0]]])  # one window, 3 steps, 2 channels
+    row = sequence_summaries(x, ["a", "b"]).row(0, named=True)
+    assert row == pytest.approx({"a_mean": 1.0, "a_sd": np.sqrt(2 / 3), "a_mean_abs_step": 1.5,
+                                 "b_mean": 2.0, "b_sd": np.sqrt(2), "b_mean_abs_step": 1.5})
+    with pytest.raises(ConfigError, match="channel names"):
+        sequence_summaries(x, ["a"])
+
+
+def test_trial_report_comprehension_labels_attach_per_reader_and_book(shared_data):
+    """experiments/sbsat_trials.py: first visits of reading pages, each carrying its reader x book's passage
+    accuracy (checked against the question pages), >= 3 of 5 right = 1 (SB-SAT's acc_level >= 2)."""
+    import sbsat_trials
+
+    table, counts = sbsat_trials.comprehension_trials(shared_data / "sbsat" / "fixation")
+    assert counts == {"reading page visits": 2358, "revisits dropped": 304, "pages kept": 2054,
+                      "reader x book pairs": 380, "readers": 95, "books": 4, "positive pairs": 231,
+                      "acc checked against question pages": 380}
+    per_pair = table.group_by("participant_id", "item_id").agg(pl.col("label").n_unique(), pl.col("acc").first())
+    assert per_pair["label"].max() == 1  # one label per reader x book
+    assert ((per_pair["acc"] * 5).round() == per_pair["acc"] * 5).all()  # k of 5 questions

@@ -201,3 +201,22 @@ def test_a_unit_on_a_worker_without_the_benchmark_folder_sends_its_files_back(da
     assert record["status"] == "done" and (folder / "unit.json").is_file()
     assert pl.read_parquet(folder / "predictions_majority.parquet")["split"].unique().sort().to_list() == [
         "test", "val"]
+
+
+def test_ablate_adds_each_models_ablated_twins_as_units_and_leaderboard_rows(dataset, tmp_path):
+    """``ablate: [gaze]``: a twin unit per model unit, trained with ``--data.ablate gaze`` (its QC says so), its own
+    leaderboard row; the model twins are refused with the model to add instead."""
+    config = bench_config(tmp_path, dataset, models=[str(model_yaml(tmp_path, "linear", "TrialLinear"))],
+                          folds=[0], ablate=["gaze"], ensembles=False)
+    units = bc.plan(config, bc.model_configs(config)[0])
+    twin = next(u for u in units if u.spec.get("model_name") == "linear_ablate_gaze")
+    assert twin.spec["args"][-2:] == ["--data.ablate", "gaze"]
+    assert twin.id == "syn/reading_goal/linear_ablate_gaze/fold_0/seed_0"
+    assert len({u.hash for u in units}) == len(units) == 3
+    assert run_bench(config, tmp_path / "out", Engine(workers=1)) == 0
+    qc = json.loads((tmp_path / "out" / "units" / twin.id / "qc.json").read_text())
+    assert qc["ablate"] == "gaze" and any(r["step"] == "ablate" and r["count"] > 0 for r in qc["records"])
+    board = pl.read_csv(tmp_path / "out" / "leaderboard.csv")
+    assert {"TrialLinear (linear)", "TrialLinear (linear_ablate_gaze)"} <= set(board["model"])
+    with pytest.raises(ConfigError, match="add fse to models"):
+        bench_config(tmp_path, dataset, ablate=["gaze_only"])

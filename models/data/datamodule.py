@@ -139,6 +139,11 @@ class ReadingDataModule(L.LightningDataModule):
         the last tokens); those words and the fixations on them are dropped (QC ``cut off by max_text_tokens``).
     batch_size : int
     num_workers : int
+    ablate : {None, "none", "text", "gaze"}, optional
+        A modality ablation applied to every split (:mod:`readgaze.models.data.ablate`): ``text`` permutes each
+        trial's paragraph words (tokens and lexical features; gaze, layout and question kept), ``gaze`` gives each
+        trial the gaze of another trial of the same text. Trained with it, a model is its own ablated twin
+        (``readgaze cv --ablate text gaze`` runs the twins and writes the comparison). Seeded by ``split_seed``.
     """
 
     def __init__(self, path: str, task: Task = "reading_goal", fold: int = 0, n_folds: int = 10,
@@ -147,8 +152,11 @@ class ReadingDataModule(L.LightningDataModule):
                  max_text_tokens: int = 512, batch_size: int = 16, num_workers: int = 0,
                  reading_regime: ReadingRegime | None = None, split_within: str | None = None,
                  trial_feature_set: Literal["readgaze", "beyelstm_global", "fse_global"] = "readgaze",
-                 questions: str | None = None) -> None:
+                 questions: str | None = None, ablate: str | None = None) -> None:
         super().__init__()
+        from readgaze.models.data.ablate import check_ablation
+
+        self.ablate = check_ablation(ablate)
         if task not in TASKS:
             raise ConfigError(f"data.task: got {task!r}, expected one of {sorted(TASKS)}")
         if reading_regime not in (None, "ordinary", "information_seeking", "all"):
@@ -223,6 +231,7 @@ class ReadingDataModule(L.LightningDataModule):
         path = directory / "qc.json"
         fallback = any(r["reason"] == "split_unit_fallback_to_trial" for r in self.qc.records)
         record = {"task": self.task, "reading_regime": self.effective_reading_regime, "fold": self.fold,
+                  "ablate": self.ablate,
                   "split_unit": "trial" if self.split_unit == "trial" or fallback else "participant_item",
                   "fold_files": self.fold_files, "records": self.qc_records()}
         path.write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
@@ -256,12 +265,13 @@ class ReadingDataModule(L.LightningDataModule):
             self.qc.add("task", "trials", "single_class_label", self.trials.height, "warning", message)
         self._warn_missing_features()
         kept = self.trials["trial_row"].to_numpy()
+        source = self._ablated(shared) if self.ablate else shared
         self.trial_features_raw = self.trials.select("trial_row", "trial_id").join(
-            shared["trial_features"], on="trial_row")
+            source["trial_features"], on="trial_row")
         self.qc.add("features", "fixations", "word_index not in the text: treated as off text",
-                    int(shared["unknown_per_trial"][kept].sum()), "changed")
-        arrays = self._fold_arrays(shared)
-        tokens = {"key": shared["token_key"], "encodings": shared["encodings"], "cut_per_trial": shared["token_cut"]}
+                    int(source["unknown_per_trial"][kept].sum()), "changed")
+        arrays = self._fold_arrays(shared, source)
+        tokens = {"key": source["token_key"], "encodings": source["encodings"], "cut_per_trial": source["token_cut"]}
         self.qc.add("tokenise", "words", "cut off by max_text_tokens (the paragraph's first words, left truncation)",
                     int(tokens["cut_per_trial"][kept].sum()), "dropped",
                     "word rows of all trials; EyeBench keeps the last tokens")
@@ -461,9 +471,10 @@ class ReadingDataModule(L.LightningDataModule):
             "unknown_per_trial": np.bincount(unknown.to_numpy().astype(np.int64), minlength=n),
         }
 
-    def _fold_arrays(self, shared: dict) -> dict:
-        """The arrays the fold's datasets read: the shared matrices, scaled on access by scalers fit on this fold's
-        training trials only (cached per training set when the array cache is on)."""
+    def _fold_arrays(self, shared: dict, source: dict | None = None) -> dict:
+        """The arrays the fold's datasets read: the shared matrices (or ``source``'s, an ablated copy), scaled on
+        access by scalers fit on this fold's training trials of ``shared`` only (cached per training set when the
+        array cache is on)."""
         from readgaze.models.data import cache
 
         n = shared["trials"].height
@@ -496,17 +507,18 @@ class ReadingDataModule(L.LightningDataModule):
                 scaler.center, scaler.scale = stats[f"{part}_center"], stats[f"{part}_scale"]
                 self.scalers[part] = scaler
         scalers = self.scalers
+        source = shared if source is None else source
         return {
-            "word": _ScaledRows((shared["word_raw"], scalers["word"])),
-            "word_offsets": shared["word_offsets"],
-            "word_index": shared["word_index"],
-            "fixation": _ScaledRows((shared["fixation_own_raw"], scalers["fixation"]),
-                                    (shared["fixation_word_raw"], scalers["word"])),
-            "fixation_offsets": shared["fixation_offsets"],
-            "fixation_word_index": shared["fixation_word_index"],
-            "fixation_word_category": shared["fixation_word_category"],
-            "fixation_word_is_content": shared["fixation_word_is_content"],
-            "trial": _ScaledRows((shared["trial_raw"], scalers["trial"])),
+            "word": _ScaledRows((source["word_raw"], scalers["word"])),
+            "word_offsets": source["word_offsets"],
+            "word_index": source["word_index"],
+            "fixation": _ScaledRows((source["fixation_own_raw"], scalers["fixation"]),
+                                    (source["fixation_word_raw"], scalers["word"])),
+            "fixation_offsets": source["fixation_offsets"],
+            "fixation_word_index": source["fixation_word_index"],
+            "fixation_word_category": source["fixation_word_category"],
+            "fixation_word_is_content": source["fixation_word_is_content"],
+            "trial": _ScaledRows((source["trial_raw"], scalers["trial"])),
         }
 
     def _published_trial_features(self, trials: pl.DataFrame, names: tuple[str, ...]) -> np.ndarray:
@@ -534,6 +546,31 @@ class ReadingDataModule(L.LightningDataModule):
         key = key.to_numpy()
         cut_per_trial = np.array([enc["first_word"] for enc in encodings], np.int64)[key]
         return {"token_key": np.asarray(key, np.int64), "encodings": encodings, "token_cut": cut_per_trial}
+
+    def _ablated(self, shared: dict) -> dict:
+        """The task arrays with :attr:`ablate` applied (:mod:`readgaze.models.data.ablate`), in memory (the cache
+        keeps the real ones); the fold's scalers are still fit on the real training trials."""
+        from readgaze.models.data.ablate import apply_ablation
+
+        spec = TASKS[self.task]
+        trials = shared["trials"].select("trial_row", "text_id", spec.second_segment.alias("_second")).join(
+            self.trials.select("trial_row", "split"), on="trial_row", how="left", maintain_order="left")
+        word_rows = None
+        if self.ablate == "text":
+            counts = np.diff(shared["word_offsets"])
+            word_rows = pl.DataFrame({"text_id": np.repeat(trials["text_id"].to_numpy(), counts),
+                                      "word_index": shared["word_index"]}).cast({"text_id": trials["text_id"].dtype})
+            table = feat.word_table(self._scan("words")).select(
+                "text_id", "word_index", "word", "word_category", "word_is_content").collect()
+            word_rows = word_rows.cast({"word_index": table["word_index"].dtype}).join(
+                table, on=["text_id", "word_index"], how="left", maintain_order="left")
+        tokenizer, second = load_tokenizer(self.text_encoder), trials["_second"].to_list()
+
+        def encode(words: list[str], row: int) -> dict:
+            return _encode(tokenizer, words, second[row], self.max_text_tokens, spec.second_max_tokens)
+
+        return apply_ablation(self.ablate, shared, trials, seed=self.split_seed, qc=self.qc, encode=encode,
+                              word_rows=word_rows)
 
     def _count_cut_fixations(self, arrays: dict, tokens: dict, kept: np.ndarray) -> None:
         """QC: fixations of the fold's trials on words cut off by the left truncation (the dataset drops them, see

@@ -5,6 +5,7 @@ Commands::
 
     readgaze bench -c bench.yaml --out DIR [--workers 2] [--address auto] [--gpus-per-unit 0.5] [--retry-failed]
     readgaze bench --dataset FOLDER --tasks reading_goal comprehension --models beyelstm roberteye_f --out DIR ...
+    readgaze bench ... --ablate text gaze   # each model's ablated twins too (rows "<Model> (<model>_ablate_<kind>)")
     readgaze bench status DIR      # done, running, failed (error, log), left, and the time left
     readgaze bench report DIR      # the leaderboard again from the finished units
 
@@ -83,6 +84,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--address", help="an existing Ray cluster: auto, ray://HOST:10001 or HOST:6379")
     parser.add_argument("--cpus-per-unit", type=float, default=1.0, help="CPU cores per unit (Ray resource)")
     parser.add_argument("--gpus-per-unit", type=float, default=0.0, help="GPUs per unit; a fraction packs units")
+    parser.add_argument("--ablate", nargs="+", metavar="KIND",
+                        help="also run each model's ablated twins: text (words permuted), gaze (another reading's "
+                             "gaze of the same text)")
     parser.add_argument("--retry-failed", action="store_true", help="rerun the units that failed")
     return parser
 
@@ -99,6 +103,7 @@ def run_command(argv: list[str]) -> int:
         grid.setdefault(model, {})[key.removeprefix("--")] = values.split(",")
     flags = {"dataset": args.dataset, "tasks": args.tasks, "models": args.models, "folds": args.folds,
              "seeds": args.seeds, "grid": grid or None, "ensembles": False if args.no_ensembles else None,
+             "ablate": args.ablate,
              "baselines": (args.baselines[0] if len(args.baselines) == 1 and args.baselines[0] in (
                  "default", "all", "none") else args.baselines) if args.baselines else None}
     config = bc.load(args.config, flags)

@@ -15,6 +15,11 @@ A bench YAML (every key optional but ``datasets``/``dataset``; flags of ``readga
     grid:                                    # per model ("*": every model): key -> values, chosen per fold on
       roberteye_f: {model.init_args.learning_rate: [1e-5, 3e-5]}   # the validation loss, as readgaze cv does
     overrides: []                            # any other LightningCLI arguments, for every unit
+    ablate: []                               # [text, gaze]: each model's ablated twins as units of their own
+
+An ablated twin (``ablate: [text]``) is the model retrained with ``--data.ablate text`` on the same folds, seeds and
+grid (:mod:`readgaze.models.data.ablate`); it is the row ``<Model> (<model>_ablate_text)`` of the leaderboard. The
+text-only and gaze-only twins are models of the zoo: add ``text_only`` and ``fse`` to ``models``.
 
 A *unit* is one (dataset, task, model, fold, seed, grid point), or the baselines of one (dataset, task, fold). Its
 ``spec`` holds everything a worker needs (the model's YAML text, the arguments), and its ``hash`` what makes its
@@ -38,7 +43,7 @@ from readgaze.errors import ConfigError
 
 TASKS = ("reading_goal", "comprehension", "goal_question")
 KEYS = ("dataset", "datasets", "tasks", "models", "baselines", "ensembles", "folds", "seeds", "data", "trainer",
-        "grid", "overrides")
+        "grid", "overrides", "ablate")
 SAME_FOLDS = ("n_folds", "split_seed", "fold_files", "strict", "split_within", "reading_regime", "questions")
 """Data settings that decide the folds: given once for every unit (``data:``), never per model."""
 
@@ -64,6 +69,7 @@ class BenchConfig:
     trainer: dict = field(default_factory=dict)
     grid: dict[str, dict[str, list]] = field(default_factory=dict)
     overrides: list[str] = field(default_factory=list)
+    ablate: list[str] = field(default_factory=list)
 
     @property
     def n_folds(self) -> int:
@@ -113,7 +119,22 @@ def load(path: str | None, flags: dict) -> BenchConfig:
                        data=dict(raw.get("data") or {}), trainer=dict(raw.get("trainer") or {}),
                        grid={str(m): {str(k): list(v) if isinstance(v, list) else [v] for k, v in g.items()}
                              for m, g in grid.items()},
-                       overrides=[str(o) for o in _list(raw.get("overrides", []))])
+                       overrides=[str(o) for o in _list(raw.get("overrides", []))],
+                       ablate=ablation_list(raw.get("ablate")))
+
+
+def ablation_list(value) -> list[str]:
+    """``ablate:`` checked: a subset of ``text``, ``gaze`` (the model twins are models: ``text_only``, ``fse``)."""
+    from readgaze.models.data.ablate import ABLATIONS
+
+    kinds = [str(k) for k in _list(value)] if value not in (None, [], "none") else []
+    for kind in kinds:
+        if kind in ("text_only", "gaze_only"):
+            raise ConfigError(f"ablate: {kind} is a model in readgaze bench: add "
+                              f"{'text_only' if kind == 'text_only' else 'fse'} to models")
+        if kind not in ABLATIONS:
+            raise closest(kind, ABLATIONS, "ablation")
+    return list(dict.fromkeys(kinds))
 
 
 def _list(value) -> list:
@@ -258,13 +279,16 @@ def plan(config: BenchConfig, configs: dict[tuple[str, str], Path]) -> list[Unit
                         continue
                     path = configs[(task, model)]
                     points = grid_points(config, model, path)
-                    stem = Path(model).stem
-                    for seed in config.seeds:
-                        for index, point in enumerate(points):
-                            spec = {**base, "kind": "model", "model_name": stem, "config_text": config_text(path),
-                                    "args": args, "seed": seed, "point": point, "point_index": index}
-                            uid = f"{name}/{task}/{stem}/fold_{fold}/seed_{seed}"
-                            units.append(_unit(uid + (f"/grid_{index}" if len(points) > 1 else ""), "model", spec))
+                    for ablate in (None, *config.ablate):  # the model, then its ablated twins
+                        stem = Path(model).stem + (f"_ablate_{ablate}" if ablate else "")
+                        unit_args = [*args, "--data.ablate", ablate] if ablate else args
+                        for seed in config.seeds:
+                            for index, point in enumerate(points):
+                                spec = {**base, "kind": "model", "model_name": stem, "config_text": config_text(path),
+                                        "args": unit_args, "seed": seed, "point": point, "point_index": index}
+                                uid = f"{name}/{task}/{stem}/fold_{fold}/seed_{seed}"
+                                units.append(_unit(uid + (f"/grid_{index}" if len(points) > 1 else ""), "model",
+                                                   spec))
     return units
 
 

@@ -22,7 +22,10 @@ fold's choice (EyeBench's selection, Shubi et al., 2025: lowest ``loss/val_all``
   also All / Different spans / Same span with their chance levels (``goal_selection.{csv,md}``);
 * ``seeds.csv`` (``--seeds N`` > 1): each seed's scores and their spread (standard deviation over seeds);
 * ``qc.json``: the datamodule's QC records per fold (non-zero ones are printed);
-* ``roc.png``: one ROC panel per regime (:func:`readgaze.plots.plot_roc`).
+* ``roc.png``: one ROC panel per regime (:func:`readgaze.plots.plot_roc`);
+* with ``--ablate text gaze text_only gaze_only`` (any of them): each twin's run in ``OUT/RUN_ablate_<kind>`` and
+  ``ablation.{csv,md}`` in ``OUT/RUN``: the model against each twin and each baseline, per regime, with the paired
+  difference across folds and its tests (:mod:`readgaze.models.training.ablation`).
 
 With several configs, each is a run of its own, and the ensembles of :mod:`readgaze.models.training.ensemble` (fit per
 fold on the
@@ -95,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="hyperparameter values tried per fold, chosen on validation (repeatable)")
     parser.add_argument("--seeds", type=int, default=1, help="seeds per configuration (spread in seeds.csv)")
     parser.add_argument("--no-ensemble", action="store_true", help="with several configs: skip the ensembles")
+    parser.add_argument("--ablate", nargs="+", metavar="KIND", default=[],
+                        help="also cross-validate the model's ablated twins and write ablation.md: text (words "
+                             "permuted), gaze (another trial's gaze), text_only (TextOnly), gaze_only (FSE)")
     parser.add_argument("--format", default="parquet", choices=("parquet", "csv", "both"),
                         help="predictions table format (csv/both add predictions.csv; results are CSV anyway)")
     args, overrides = parser.parse_known_args(argv[1:])
@@ -117,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
 
                 csv_ready(pl.read_parquet(paths["predictions"])).write_csv(paths["run"] / "predictions.csv")
             print(f"written to {paths['run']}")
+            if args.ablate:
+                _run_ablations(config, args, overrides, grid, paths["run"])
             runs.append(paths["run"])
         if len(runs) > 1 and not args.no_ensemble:
             from readgaze.models.training.ensemble import run_ensembles
@@ -130,6 +138,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"readgaze cv: error: {error}", file=sys.stderr)
         return 2
     return 0
+
+
+def _run_ablations(config: str, args, overrides: list[str], grid: dict, run_dir: Path) -> None:
+    """Cross-validate each ``--ablate`` twin of ``config``, then write and print ``ablation.md`` in ``run_dir``."""
+    from readgaze.models.training.ablation import check_kinds, twin_run, write_ablation
+
+    twins = {}
+    for kind in check_kinds(args.ablate):
+        twin_config, twin_overrides, twin_grid = twin_run(config, kind, overrides, grid, run_dir / "twins")
+        name = f"{run_dir.relative_to(Path(args.out))}_ablate_{kind}"
+        print(f"readgaze cv: ablation twin {kind} -> {Path(args.out) / name}", file=sys.stderr)
+        paths = cross_validate(twin_config, args.data_path, twin_overrides, folds=args.folds, workers=args.workers,
+                               out=args.out, run=name, baselines=False, threads=args.threads, grid=twin_grid,
+                               seeds=args.seeds)
+        twins[kind] = paths["run"]
+    written = write_ablation(run_dir, twins)
+    print(written["markdown"].read_text(encoding="utf-8"))
 
 
 def parse_grid(items: list[str]) -> dict[str, list[str]]:

@@ -3,6 +3,24 @@ with a constant reading goal, one trial per participant and paragraph, one quest
 
 Comprehension depends on how the trial's critical span was read (see :func:`span_processing`):
 ``P(correct) = sigmoid(base + participant ability + comprehension_effect * processing)``.
+
+Two planted tasks (``planted``) isolate one modality each, for the modality ablations (``--data.ablate``):
+
+* ``"question_span"`` needs the text. Every participant reads for information seeking. On each trial the reader
+  either finds the span that answers the question (the critical span; probability 1/2) or is drawn to the
+  question's distractor span, as long as the critical one, and reads that one span as information seekers read
+  their span (:func:`readgaze.simulate.reader.goal_shifts`, ``goal_effect``). The answer is correct with
+  probability :data:`P_CORRECT_FOUND` after finding the span, :data:`P_CORRECT_MISLED` after the distractor.
+  Both branches slow down on an equally long span, so overall reading speed carries no signal, and the question is
+  "What does the text say about {keyword}?" (:func:`readgaze.simulate.text.make_paragraph` ``keyword_questions``):
+  the keyword is written into the critical span, and the distractor span holds none. Which span was read slowly
+  is in the gaze; which span answers the question is only in the text. A model must find the keyword in the
+  paragraph and check the gaze there; with the paragraph's words permuted (the text ablation) or without the text
+  (gaze-only models) it is at chance.
+  Task ``comprehension`` with ``reading_regime`` ``information_seeking`` (or ``all``).
+* ``"reading_speed"`` needs only the gaze. Half the participants are information seekers, who read faster
+  everywhere (:func:`readgaze.simulate.reader.speed_shifts`) and do nothing special on the span: the reading goal
+  is carried by overall speed alone, and the text ablation loses nothing. Task ``reading_goal``.
 """
 
 from __future__ import annotations
@@ -13,13 +31,24 @@ import numpy as np
 import polars as pl
 
 from readgaze.simulate.drift import Drift, measured_y
-from readgaze.simulate.reader import Reader, ReadingParams, Scanpath, draw_readers, goal_shifts, read_text
+from readgaze.simulate.reader import (
+    Reader,
+    ReadingParams,
+    Scanpath,
+    draw_readers,
+    goal_shifts,
+    read_text,
+    speed_shifts,
+)
 from readgaze.simulate.text import Paragraph, layout_words, make_paragraph
 from readgaze.text import TextLayout
 
 SCREEN_PX = (2560, 1440)
 PX_PER_DEG = 72.0  # OneStop sample: a 90 px saccade is reported as 1.24 deg
 BASE_CORRECT_LOGIT = 1.7
+P_CORRECT_FOUND, P_CORRECT_MISLED = 0.9, 0.1
+"""``planted="question_span"``: P(correct) after reading the critical span / the distractor span."""
+PLANTED = (None, "question_span", "reading_speed")
 
 
 @dataclass(frozen=True)
@@ -33,7 +62,9 @@ class SimCorpus:
         ``critical_span_start_index`` / ``critical_span_end_index`` and the distractor pair
         (List(Int32), end exclusive), ``article_batch``, ``article_id``, ``paragraph_id``,
         ``trial_index`` (Int32, 1-based), ``difficulty_level`` ('Adv'/'Ele') and the generating
-        latents ``latent_span_processing`` and ``latent_p_correct`` (Float64; never model inputs).
+        latents ``latent_span_processing`` and ``latent_p_correct`` (Float64; never model inputs), and with
+        ``planted="question_span"`` ``latent_found_span`` (Boolean: the reader read the critical span, not the
+        distractor).
     words : polars.DataFrame
         Canonical ``words`` columns of every text, plus ``in_critical_span_q0..q2`` (Boolean).
     fixations : polars.DataFrame
@@ -70,7 +101,7 @@ def span_processing(path: Scanpath, span: tuple[int, int]) -> float:
     return float(((coverage - 0.75) / 0.12 + np.log(max(dwell, 1.0) / 200.0) / 0.3) / 2)
 
 
-def _texts(rng, n_items, paragraphs_per_item, levels, words_per_paragraph, layout_kwargs):
+def _texts(rng, n_items, paragraphs_per_item, levels, words_per_paragraph, layout_kwargs, question_span=False):
     paragraphs, layouts, keys = {}, {}, []
     for a in range(n_items):
         for pid in range(1, paragraphs_per_item + 1):
@@ -78,7 +109,7 @@ def _texts(rng, n_items, paragraphs_per_item, levels, words_per_paragraph, layou
             for level in levels:
                 n = n_adv if level == "Adv" else max(20, int(0.8 * n_adv))
                 text_id = f"1_{a + 1}_{level}_{pid}"
-                par = make_paragraph(rng, n, easy=level == "Ele")
+                par = make_paragraph(rng, n, easy=level == "Ele", keyword_questions=question_span)
                 paragraphs[text_id] = par
                 layouts[text_id] = layout_words(par.words, text_id=text_id, **layout_kwargs)
             keys.append((a + 1, pid))
@@ -91,7 +122,8 @@ def simulate_corpus(n_participants: int = 24, n_items: int = 4, paragraphs_per_i
                     words_per_paragraph: tuple[int, int] = (60, 130), line_pitch_px: float = 114.0,
                     char_width_px: float = 19.0, proportional: bool = False, left_px: float = 358.0,
                     top_px: float = 154.0, width_px: float = 1806.0,
-                    params: ReadingParams = ReadingParams()) -> SimCorpus:  # noqa: B008 (frozen)
+                    params: ReadingParams = ReadingParams(),  # noqa: B008 (frozen)
+                    planted: str | None = None) -> SimCorpus:
     """Simulate a OneStop-shaped corpus: every participant reads every paragraph once.
 
     Parameters
@@ -118,6 +150,9 @@ def simulate_corpus(n_participants: int = 24, n_items: int = 4, paragraphs_per_i
         2560 x 1440 px screen (text from x = 358 to 2164 px, first line top at 154 px).
     params : ReadingParams
         Base rates of the reading model.
+    planted : {None, "question_span", "reading_speed"}
+        A task that needs the text, or one that needs only the gaze (module docstring); ``None``: the default
+        corpus (goal on the critical span, comprehension from span processing).
 
     Returns
     -------
@@ -131,13 +166,17 @@ def simulate_corpus(n_participants: int = 24, n_items: int = 4, paragraphs_per_i
     >>> c.fixations.select("true_line_index", "true_word_index").dtypes
     [Int32, Int32]
     """
+    if planted not in PLANTED:
+        raise ValueError(f"planted: got {planted!r}, expected one of {PLANTED}")
     rng = np.random.default_rng(seed)
     layout_kwargs = dict(line_pitch_px=line_pitch_px, char_width_px=char_width_px, proportional=proportional,
                          left_px=left_px, top_px=top_px, width_px=width_px)
     paragraphs, layouts, keys = _texts(rng, n_items, paragraphs_per_item, levels, words_per_paragraph,
-                                       layout_kwargs)
+                                       layout_kwargs, planted == "question_span")
     readers = draw_readers(rng, n_participants, drift_scale=drift_scale, line_pitch_px=line_pitch_px)
     goals = np.array(["ordinary", "information_seeking"])[rng.permutation(np.arange(n_participants) % 2)]
+    if planted == "question_span":
+        goals[:] = "information_seeking"
     trial_rows, fix_parts = [], []
     for k, reader in enumerate(readers):
         pid = f"l{k % 60 + 1}_{k + 1001}"
@@ -146,7 +185,7 @@ def simulate_corpus(n_participants: int = 24, n_items: int = 4, paragraphs_per_i
             text_id = f"1_{article}_{level}_{par_id}"
             q = (k + t) % 3
             row, fix = _trial(rng, reader, str(goals[k]), paragraphs[text_id], layouts[text_id], q,
-                              goal_effect, comprehension_effect, drift_scale, params)
+                              goal_effect, comprehension_effect, drift_scale, params, planted)
             trial_id = f"{pid}_{text_id}_r0"
             row.update(trial_id=trial_id, participant_id=pid, item_id=f"1_{article}", text_id=text_id,
                        article_batch=1, article_id=article, paragraph_id=par_id, difficulty_level=level,
@@ -155,24 +194,33 @@ def simulate_corpus(n_participants: int = 24, n_items: int = 4, paragraphs_per_i
             fix["trial_id"] = np.full(len(fix["x_px"]), trial_id)
             fix_parts.append(fix)
     settings = dict(seed=seed, goal_effect=goal_effect, comprehension_effect=comprehension_effect,
-                    drift_scale=drift_scale, screen_px=SCREEN_PX, px_per_deg=PX_PER_DEG, **layout_kwargs)
+                    drift_scale=drift_scale, planted=planted, screen_px=SCREEN_PX, px_per_deg=PX_PER_DEG,
+                    **layout_kwargs)
     return SimCorpus(_trials_frame(trial_rows), _words_frame(paragraphs, layouts), _fixations_frame(fix_parts),
                      layouts, paragraphs, settings)
 
 
 def _trial(rng, reader: Reader, goal, par: Paragraph, layout: TextLayout, q, goal_effect,
-           comprehension_effect, drift_scale, params):
+           comprehension_effect, drift_scale, params, planted=None):
     w = layout.words
     left, right = w["left_px"].to_numpy(), w["right_px"].to_numpy()
     line = w["line_index"].to_numpy()
     length = np.array([len(s.strip(".,")) for s in par.words])
     span = par.critical_spans[q]
+    read_span, shifts = span, goal_shifts(par.n_words, span, goal, goal_effect)
+    found = None
+    if planted == "question_span":  # the reader finds the answer's span, or is drawn to the distractor's
+        found = bool(rng.random() < 0.5)
+        read_span = span if found else par.distractor_spans[q]
+        shifts = goal_shifts(par.n_words, read_span, goal, goal_effect)
+    elif planted == "reading_speed":
+        shifts = speed_shifts(par.n_words, goal, goal_effect)
     box = (left.min(), layout.lines["top_px"].min(), right.max(), layout.lines["bottom_px"].max())
     engagement = float(rng.normal())
     path = read_text(rng, reader, left_px=left, right_px=right, line_index=line, length=length,
                      zipf=par.zipf, surprisal_bits=par.surprisal_bits,
                      char_width_px=float(np.median((right - left) / (length + 1))), text_box=box,
-                     shifts=goal_shifts(par.n_words, span, goal, goal_effect), span=span,
+                     shifts=shifts, span=read_span,
                      engagement=engagement, params=params)
     drift = Drift(noise_px=reader.noise_px, slope=reader.slope + rng.normal(0, 0.003) * drift_scale,
                   shift=reader.shift, offset_px=reader.offset_px
@@ -186,6 +234,8 @@ def _trial(rng, reader: Reader, goal, par: Paragraph, layout: TextLayout, q, goa
     processing = span_processing(path, span)
     p_correct = 1 / (1 + np.exp(-(BASE_CORRECT_LOGIT + reader.comprehension_logit
                                   + comprehension_effect * processing)))
+    if found is not None:
+        p_correct = P_CORRECT_FOUND if found else P_CORRECT_MISLED
     correct = bool(rng.random() < p_correct)
     d0, d1 = par.distractor_spans[q]
     row = dict(reading_goal=goal, question=par.questions[q], is_correct=correct,
@@ -194,6 +244,8 @@ def _trial(rng, reader: Reader, goal, par: Paragraph, layout: TextLayout, q, goa
                critical_span_start_index=[span[0]], critical_span_end_index=[span[1]],
                distractor_span_start_index=[d0], distractor_span_end_index=[d1],
                latent_span_processing=processing, latent_p_correct=float(p_correct))
+    if found is not None:
+        row["latent_found_span"] = found
     fix = dict(fixation_index=np.arange(len(x)), start_ms=start, duration_ms=path.duration_ms, x_px=x, y_px=y,
                true_line_index=path.true_line, true_word_index=path.true_word)
     return row, fix

@@ -121,6 +121,11 @@ def oracle_accuracy(corpus: SimCorpus, n_folds: int = 5, seed: int = 0) -> dict[
     * ``comprehension_bayes_auroc``: AUROC of ``p`` itself, the best ranking any model can reach.
     * ``comprehension_lr_balanced``: balanced accuracy of a class-balanced logistic regression on
       :func:`trial_features`, participants grouped.
+    * ``comprehension_span_vs_distractor_auroc``: AUROC for a correct answer of the log time per word on the
+      critical span minus on the distractor span (gold words): what a model that finds both spans in the text can
+      reach on the planted ``question_span`` corpus (near 0.5 on the default corpus).
+
+    The reading-goal entries are None when every trial has one reading goal (``planted="question_span"``).
     """
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import balanced_accuracy_score, roc_auc_score
@@ -134,18 +139,36 @@ def oracle_accuracy(corpus: SimCorpus, n_folds: int = 5, seed: int = 0) -> dict[
     cv = GroupKFold(n_splits=n_folds)
     goal = (f["reading_goal"] == "information_seeking").to_numpy()
     model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
-    goal_pred = cross_val_predict(model, x, goal, cv=cv, groups=groups)
-    goal_prob = cross_val_predict(model, x, goal, cv=cv, groups=groups, method="predict_proba")[:, 1]
+    two_goals = np.unique(goal).size == 2
+    if two_goals:
+        goal_pred = cross_val_predict(model, x, goal, cv=cv, groups=groups)
+        goal_prob = cross_val_predict(model, x, goal, cv=cv, groups=groups, method="predict_proba")[:, 1]
     correct = f["is_correct"].to_numpy()
     p = f["latent_p_correct"].to_numpy()
     balanced = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000, class_weight="balanced"))
     corr_pred = cross_val_predict(balanced, x, correct, cv=cv, groups=groups)
     return {
-        "reading_goal_lr": float((goal_pred == goal).mean()),
-        "reading_goal_lr_auroc": float(roc_auc_score(goal, goal_prob)),
+        "reading_goal_lr": float((goal_pred == goal).mean()) if two_goals else None,
+        "reading_goal_lr_auroc": float(roc_auc_score(goal, goal_prob)) if two_goals else None,
         "goal_question_argmax": goal_question_accuracy(corpus),
         "comprehension_bayes": float(np.maximum(p, 1 - p).mean()),
         "comprehension_bayes_auroc": float(roc_auc_score(correct, p)),
         "comprehension_lr_balanced": float(balanced_accuracy_score(correct, corr_pred)),
         "share_correct": float(correct.mean()),
+        "comprehension_span_vs_distractor_auroc": float(roc_auc_score(correct, _span_minus_distractor(corpus, f))),
     }
+
+
+def _span_minus_distractor(corpus: SimCorpus, features: pl.DataFrame) -> np.ndarray:
+    """Per trial (in ``features`` order): log ms per word on the critical span minus on the distractor span."""
+    spans = corpus.trials.select("trial_id", *[pl.col(f"{k}_span_{e}_index").list.first().alias(f"{k[0]}{e[0]}")
+                                               for k in ("critical", "distractor") for e in ("start", "end")])
+    fx = corpus.fixations.drop_nulls("true_word_index").join(spans, on="trial_id")
+    w = pl.col("true_word_index")
+    per = fx.group_by("trial_id").agg(
+        (pl.col("duration_ms").filter(w.is_between("cs", "ce", closed="left")).sum()
+         / (pl.col("ce") - pl.col("cs")).first()).alias("critical"),
+        (pl.col("duration_ms").filter(w.is_between("ds", "de", closed="left")).sum()
+         / (pl.col("de") - pl.col("ds")).first()).alias("distractor"))
+    score = features.select("trial_id").join(per, on="trial_id", how="left").fill_null(0.0)
+    return ((score["critical"] + 1).log() - (score["distractor"] + 1).log()).to_numpy()

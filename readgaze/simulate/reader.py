@@ -126,6 +126,19 @@ def goal_shifts(n_words: int, span: tuple[int, int] | None, goal: str, goal_effe
     }
 
 
+def speed_shifts(n_words: int, goal: str, goal_effect: float) -> dict:
+    """Per-word shifts of an information seeker who only reads faster: the same everywhere, no span, no look back.
+
+    The planted ``reading_speed`` task (:func:`readgaze.simulate.simulate_corpus`): the goal is then carried by
+    overall speed alone (shorter fixations, more skips, fewer refixations), so the text adds nothing to decoding it.
+    Zeros for ordinary reading.
+    """
+    g = goal_effect if goal == "information_seeking" else 0.0
+    ones = np.ones(n_words)
+    return {"duration": -0.1 * g * ones, "skip": 0.35 * g * ones, "refixation": -0.25 * g * ones,
+            "regression": -0.2 * g * ones, "lookback": 0.0}
+
+
 def read_text(rng: np.random.Generator, reader: Reader, *, left_px: np.ndarray,
               right_px: np.ndarray, line_index: np.ndarray, length: np.ndarray, zipf: np.ndarray,
               surprisal_bits: np.ndarray, char_width_px: float, text_box: tuple[float, float, float, float],

@@ -12,6 +12,13 @@ is tied to its span: it names the span's two rarest words, and its question word
 span lies (:data:`QUESTION_TEMPLATES`: first, middle or last third of the paragraph, by the span's
 centre). Which question a reader had can thus be read off where they slowed down, not off the text.
 
+With ``keyword_questions=True`` (the planted ``question_span`` task of
+:func:`readgaze.simulate.simulate_corpus`, which needs the text) it is the other way round: each question is
+"What does the text say about {keyword}?", with a keyword from the closed set :data:`KEYWORDS` written into one
+word of its critical span; its distractor span is as long and holds no keyword. Only the paragraph's words say
+which of two equally long spans answers the question: nothing in the question says where, and nothing in the
+gaze says which.
+
 The layout mimics OneStop's screen by default (2560 x 1440 px, text from x = 358 to 2164 px,
 first line top at y = 154 px, line pitch 114 px, monospace 19 px per character, boxes that abut
 and include the trailing space, one full line pitch tall). Proportional fonts are supported.
@@ -39,6 +46,12 @@ _NARROW = dict.fromkeys("ijl.,;:'!|", 0.25) | dict.fromkeys("ftrI", 0.33)
 _WIDE = dict.fromkeys("mwMW", 0.85) | dict.fromkeys("ABCDEGHKNOQRUVXYZ", 0.68)
 _REL_WIDTH = _NARROW | _WIDE
 _MEAN_REL_WIDTH = 0.52  # mean relative width of running English text in this table
+KEYWORDS = ("river", "music", "doctor", "garden")
+"""Keywords of the ``keyword_questions`` paragraphs: common nouns of 5-6 letters (Zipf frequency 4.8-5.5, so they
+are read like the words around them), each one WordPiece token of the shipped MiniLM vocabulary. A small closed
+set: three of them recur in every text, so even the tiny random encoder can learn to find them; a paragraph's three
+questions ask about three different keywords."""
+KEYWORD_QUESTION = "What does the text say about {k}?"
 QUESTION_TEMPLATES = ("Who is described with {a} and {b}?",      # span centre in the first third
                       "What does the text say about {a} and {b}?",  # middle third
                       "Why does the text mention {a} and {b}?")     # last third
@@ -116,10 +129,11 @@ class Paragraph:
 
 
 def make_paragraph(rng: np.random.Generator, n_words: int, *, frequency_power: float = 0.9,
-                   easy: bool = False) -> Paragraph:
+                   easy: bool = False, keyword_questions: bool = False) -> Paragraph:
     """Draw a paragraph of ``n_words`` words in sentences of 6-24 words, with three questions.
 
     ``easy=True`` (OneStop's elementary level) raises ``frequency_power`` so words are commoner.
+    ``keyword_questions``: see the module docstring (False keeps the random stream of earlier versions).
     """
     tokens, z = sample_words(rng, n_words, frequency_power=frequency_power + (0.15 if easy else 0.0))
     ends = np.cumsum(rng.integers(6, 25, size=n_words))
@@ -134,7 +148,10 @@ def make_paragraph(rng: np.random.Generator, n_words: int, *, frequency_power: f
     commas = rng.random(n_words) < 0.06
     tokens = [t + "," if c and not t.endswith(".") else t for t, c in zip(tokens, commas)]
     surprisal = simulated_surprisal(rng, z)
-    crit, dist, questions = _questions(rng, tokens, z)
+    if keyword_questions:
+        crit, dist, questions = _keyword_questions(rng, tokens, z, surprisal)
+    else:
+        crit, dist, questions = _questions(rng, tokens, z)
     return Paragraph(tokens, z, surprisal, questions, crit, dist)
 
 
@@ -160,6 +177,44 @@ def _questions(rng, tokens, zipf):
         third = min(2, int(3 * (start + length / 2) / n))  # no random draw: the corpus's streams are unchanged
         questions.append(QUESTION_TEMPLATES[third].format(a=a, b=b))
     return crit, dist, questions
+
+
+def _keyword_questions(rng, tokens: list[str], zipf: np.ndarray, surprisal: np.ndarray, attempts: int = 50):
+    """Three keyword questions (module docstring); ``tokens``, ``zipf`` and ``surprisal`` are changed in place.
+
+    Each question gets a critical span of 3 to ``n // 7`` words (a sentence-sized answer) and one of three different
+    keywords written into a random word of it, keeping the replaced word's capital and punctuation; each distractor
+    span, as long as its critical span, is drawn among the windows that overlap neither its critical span nor any
+    keyword. Spans are redrawn (up to ``attempts`` times, from ``rng``) when the keywords collide or leave no room;
+    then ``ValueError``.
+    """
+    import wordfreq
+
+    n = len(tokens)
+    asked = rng.choice(len(KEYWORDS), size=3, replace=False)
+    for _ in range(attempts):
+        lengths = rng.integers(3, max(3, n // 7) + 1, size=3)
+        starts = [int(rng.integers(0, n - length + 1)) for length in lengths]
+        places = [int(rng.integers(s, s + length)) for s, length in zip(starts, lengths)]
+        if len(set(places)) < 3:
+            continue
+        free = [[d for d in range(0, n - length + 1) if (d + length <= s or d >= s + length)
+                 and not any(d <= k < d + length for k in places)] for s, length in zip(starts, lengths)]
+        if all(free):
+            break
+    else:
+        raise ValueError(f"a {n}-word paragraph has no room for three keyword spans and their distractors")
+    crit, dist = [], []
+    for q in range(3):
+        i, keyword = places[q], KEYWORDS[asked[q]]
+        punctuation = tokens[i][len(tokens[i].rstrip(".,")):]
+        tokens[i] = (keyword.capitalize() if tokens[i][:1].isupper() else keyword) + punctuation
+        zipf[i] = wordfreq.zipf_frequency(keyword, "en")
+        surprisal[i] = simulated_surprisal(rng, zipf[i:i + 1])[0]
+        d_start = int(rng.choice(free[q]))
+        crit.append((starts[q], starts[q] + int(lengths[q])))
+        dist.append((d_start, d_start + int(lengths[q])))
+    return crit, dist, [KEYWORD_QUESTION.format(k=KEYWORDS[a]) for a in asked]
 
 
 def char_widths(word: str, char_width_px: float, proportional: bool) -> np.ndarray:
