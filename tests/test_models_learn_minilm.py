@@ -8,9 +8,9 @@ layers and head train, at learning rate :data:`LEARNING_RATE`), which keeps a CP
 is CI's default everywhere else.
 
 Time on 2 shared cores (measured; the tiny fits are shared with test_models_learn_planted.py in one session):
-PostFusion-Eye 11.6 min (tiny 0.782, MiniLM 0.813, MiniLM text-ablated 0.482 AUROC); RoBERTEye-F longer (MiniLM is 6
-layers x 384 wide; one RoBERTEye-F batch of 16 trials, about 105 tokens and gaze slots each, takes ~5 s forward and
-backward on a busy core).
+PostFusion-Eye 11.6 min (tiny 0.782, MiniLM 0.813, MiniLM text-ablated 0.482 AUROC): passes. RoBERTEye-F 13.5 min
+(MiniLM 0.511 against tiny 0.564): fails, a strict xfail (:data:`ROBERTEYE_MINILM`). Marked ``long``: run with
+``python -m pytest -m long``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import pytest
 from test_models_learn_planted import MARGIN_ROBERTEYE, TEXT_EPOCHS, fit
 
-pytestmark = [pytest.mark.learns, pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]
+pytestmark = [pytest.mark.learns, pytest.mark.slow, pytest.mark.long, pytest.mark.usefixtures("one_torch_thread")]
 LEARNING_RATE = 1e-3
 MINILM_EPOCHS = {"postfusion_eye": 6, "roberteye_f": 4}
 TOLERANCE = 0.02
@@ -32,7 +32,13 @@ def question_span(tmp_path_factory):
     return planted_corpus(tmp_path_factory, "question_span", QUESTION_SPAN)  # shared: the tiny fits are reused
 
 
-@pytest.mark.parametrize("config", ["postfusion_eye", "roberteye_f"])
+ROBERTEYE_MINILM = pytest.mark.xfail(strict=True, reason=(
+    "RoBERTEye-F with frozen MiniLM (4 epochs, lr 1e-3) reached validation AUROC 0.511 on the question-span task "
+    "against 0.564 with the tiny encoder (measured 2026-12-02, 807 s on 2 cores): the frozen encoder's token states "
+    "are not routed to the gaze slots in 4 epochs. Unsolved; strict, so a fix that makes it pass drops this mark."))
+
+
+@pytest.mark.parametrize("config", ["postfusion_eye", pytest.param("roberteye_f", marks=ROBERTEYE_MINILM)])
 def test_minilm_learns_the_text_task_at_least_as_well_as_the_tiny_encoder(config, question_span, request):
     tiny = fit(question_span, "comprehension", config, TEXT_EPOCHS[config])
     minilm = fit(question_span, "comprehension", config, MINILM_EPOCHS[config], encoder="minilm",

@@ -133,8 +133,8 @@ def test_config_typos_are_one_line_with_the_closest_keys(tmp_path, monkeypatch, 
     monkeypatch.chdir(tmp_path)
     assert main(["fit", "-c", "reading_goal/roberteye_f", "--data.paht", "x"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == ("readgaze fit: error: unknown option --data.paht; did you mean --data.path, --data.task, --data? "
-                   "(full usage: readgaze fit --help)")
+    assert err == ("readgaze fit: error: unknown option --data.paht; did you mean --data.path, --data.ablate, "
+                   "--data.task? (full usage: readgaze fit --help)")
     typo = tmp_path / "typo.yaml"
     typo.write_text("model:\n  init_args:\n    learnin_rate: 0.1\n")
     assert main(["fit", "-c", "reading_goal/roberteye_f", "-c", str(typo), "--data.path", "x"]) == 2
