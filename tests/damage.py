@@ -182,16 +182,21 @@ def nul_padding(data, rng):
     return data + b"\x00" * n, f"{n} NUL bytes appended"
 
 
-def nul_in_field(data, rng):
-    """A NUL byte inside a field."""
+def _typed_into_field(data, rng, byte: bytes, what: str):
+    """``byte`` typed at a random place of one data line; ``what`` names it in the description."""
     lines = _lines(data)
     i = _data_line(lines, rng)
     if i is None:
         return None
     line = lines[i].rstrip(b"\r\n")
     k = rng.randrange(len(line) + 1) if line else 0
-    lines[i] = line[:k] + b"\x00" + line[k:] + _end(lines[i])
-    return b"".join(lines), f"line {i + 1}: NUL at byte {k}"
+    lines[i] = line[:k] + byte + line[k:] + _end(lines[i])
+    return b"".join(lines), f"line {i + 1}: {what} at byte {k}"
+
+
+def nul_in_field(data, rng):
+    """A NUL byte inside a field."""
+    return _typed_into_field(data, rng, b"\x00", "NUL")
 
 
 def concatenated(data, rng):
@@ -352,14 +357,7 @@ def trailing_separator(data, rng):
 
 def stray_quote(data, rng):
     """A double quote typed into a field."""
-    lines = _lines(data)
-    i = _data_line(lines, rng)
-    if i is None:
-        return None
-    line = lines[i].rstrip(b"\r\n")
-    k = rng.randrange(len(line) + 1) if line else 0
-    lines[i] = line[:k] + b'"' + line[k:] + _end(lines[i])
-    return b"".join(lines), f"line {i + 1}: a quote at byte {k}"
+    return _typed_into_field(data, rng, b'"', "a quote")
 
 
 def tab_in_field(data, rng):
@@ -367,15 +365,7 @@ def tab_in_field(data, rng):
     sep = separator_of(data)
     if sep == "\t":
         return None
-    other = b"\t"
-    lines = _lines(data)
-    i = _data_line(lines, rng)
-    if i is None:
-        return None
-    line = lines[i].rstrip(b"\r\n")
-    k = rng.randrange(len(line) + 1) if line else 0
-    lines[i] = line[:k] + other + line[k:] + _end(lines[i])
-    return b"".join(lines), f"line {i + 1}: {other!r} at byte {k}"
+    return _typed_into_field(data, rng, b"\t", repr(b"\t"))
 
 
 def duplicate_row(data, rng):

@@ -112,9 +112,9 @@ def prefetch(paths, *, sha256: bool = True, lines: bool = True) -> None:
     threading.Thread(target=run, name="readgaze-prefetch", daemon=True).start()
 
 
-def _take(path, field: str):
-    """The prefetched ``field`` of ``path`` (waiting for its pass), or None when there is none for the file as
-    it is now; a taken field is dropped (the line starts are large), the entry once both are taken."""
+def _ready(path):
+    """``(real path, entry, result)`` of the finished pass of ``path`` as it is now, or None (no pass, the file
+    changed since, or the pass failed: the consumer then reads the file itself and meets the error there)."""
     try:
         real, st = os.path.realpath(path), stamp(path)
     except OSError:
@@ -124,9 +124,18 @@ def _take(path, field: str):
     if entry is None or entry[0] != st:
         return None
     try:
-        result = entry[1].result()
+        return real, entry, entry[1].result()
     except Exception:  # noqa: BLE001 -- the consumer passes the file itself and meets the error there
         return None
+
+
+def _take(path, field: str):
+    """The prefetched ``field`` of ``path`` (waiting for its pass), or None when there is none for the file as
+    it is now; a taken field is dropped (the line starts are large), the entry once both are taken."""
+    ready = _ready(path)
+    if ready is None:
+        return None
+    real, entry, result = ready
     value = getattr(result, field)
     with _LOCK:
         setattr(result, field, None)
@@ -143,18 +152,10 @@ def take_line_starts(path):
 def take_lines(path) -> FileScan | None:
     """The prefetched line pass of ``path`` (a :class:`FileScan` with ``starts``, ``size``, ``low``, ``high``; its
     SHA-256 stays for :func:`take_sha256`), or None."""
-    try:
-        real, st = os.path.realpath(path), stamp(path)
-    except OSError:
+    ready = _ready(path)
+    if ready is None:
         return None
-    with _LOCK:
-        entry = _SCANS.get(real)
-    if entry is None or entry[0] != st:
-        return None
-    try:
-        result = entry[1].result()
-    except Exception:  # noqa: BLE001 -- the consumer passes the file itself and meets the error there
-        return None
+    real, entry, result = ready
     if result.starts is None:
         return None
     out = FileScan(None, result.starts, result.size, result.nul, result.ef, result.tab, result.crlf)
