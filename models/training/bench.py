@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="readgaze bench", description=__doc__.split("\n")[0],
+    parser = argparse.ArgumentParser(prog="readgaze bench", description=__doc__.split("\n\nThe configuration")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="Any other --KEY VALUE (--data.X, --trainer.X, --model.init_args.X) goes "
                                             "to every model unit.\nSee docs/benchmark.md; 'readgaze bench status DIR' "

@@ -522,8 +522,9 @@ def _names(path: Path, sep: str, user: Path) -> list[str]:
 # --- reporting --------------------------------------------------------------------------------------------------
 
 def report(text: TextFile, qc: QCLog | None, step: str, table: str) -> None:
-    """Count ``text``'s repairs in ``qc`` (once per file and step), or, without a log, warn once per file version
-    (:class:`RepairWarning`)."""
+    """Count ``text``'s repairs in ``qc`` (once per file and step; QC table ``lines``, since a repaired line is a
+    line of the file, not a row of ``table``; the detail names the file and the first line), or, without a log,
+    warn once per file version (:class:`RepairWarning`)."""
     if not text.repairs:
         return
     if qc is None:
@@ -536,7 +537,7 @@ def report(text: TextFile, qc: QCLog | None, step: str, table: str) -> None:
         detail = f"{text.path.name}: first at line {r.first_line}"
         if any(x["step"] == step and x["reason"] == r.reason and x["detail"] == detail for x in qc.records):
             continue
-        qc.add(step, table, r.reason, r.count, action=r.action, detail=detail)
+        qc.add(step, "lines", r.reason, r.count, action=r.action, detail=detail)  # lines of the file, not rows
 
 
 def describe(text: TextFile, r: Repair) -> str:
