@@ -78,7 +78,7 @@ class PrepResult:
         lines += [f"  {note}" for note in self.notes]
         for r in prepared.qc.records:  # nothing is lost silently: every drop and change, also in manifest.json
             if r["count"] and r["action"] in ("dropped", "changed"):
-                where = f"; {r['detail']}" if r.get("detail") and len(str(r["detail"])) <= 80 else ""
+                where = f"; {r['detail']}" if r.get("detail") and len(str(r["detail"])) <= 100 else ""
                 lines.append(f"  {r['action']} {r['count']:,} {r['table']} ({r['step']}: {r['reason']}{where})")
         trials = prepared.trials
         from readgaze.lines.agreement import describe as describe_agreement

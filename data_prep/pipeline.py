@@ -57,7 +57,10 @@ def clean(trials: pl.DataFrame, words: pl.DataFrame, fixations: pl.DataFrame, qc
     """
     step = "clean"
     bad = pl.col("duration_ms").is_null() | (pl.col("duration_ms") <= 0)
-    fixations = _drop(fixations, ~bad, qc, step, "fixations", "invalid_duration")
+    first = fixations.lazy().filter(bad).select("trial_id", "fixation_index", "duration_ms").head(1).collect()
+    detail = (f"first: trial {first['trial_id'][0]}, fixation_index {first['fixation_index'][0]}, duration_ms "
+              f"{first['duration_ms'][0]}") if first.height else None  # so a user can find the cell
+    fixations = _drop(fixations, ~bad, qc, step, "fixations", "invalid_duration", detail=detail)
     runs = _Runs(fixations["trial_id"])
     fixations, runs = runs.drop(fixations, runs.first.is_in(trials["trial_id"].implode()), qc, step, "unknown_trial")
     n = fixations.height
