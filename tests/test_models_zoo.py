@@ -191,3 +191,12 @@ def test_the_listing_imports_neither_torch_nor_scikit_learn_and_check_resolves_t
     assert BASELINES["svm"].estimator_class() is SVC
     checked = {r["name"]: r["status"] for r in rows(check=True) if r["kind"] == "baseline"}
     assert set(checked) == set(BASELINES) and set(checked.values()) == {"ok"}
+
+
+def test_readgaze_configs_prints_each_configs_whole_first_sentence(capsys):
+    """A config whose first sentence runs over two comment lines was cut mid-sentence ("... (one line per")."""
+    from readgaze.models.training.configs import main as configs_main
+
+    assert configs_main([]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "goal_reconstruction/daleye" in x)
+    assert line.rstrip().endswith("writes the reader's question.")

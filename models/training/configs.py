@@ -120,7 +120,21 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"packaged configs ({root}); use them as  readgaze fit -c <task>/<model> --data.path DATASET\n")
     for name in list_configs():
-        first = (root / f"{name}.yaml").read_text(encoding="utf-8").splitlines()[:1]
-        about = first[0].lstrip("# ").strip() if first and first[0].startswith("#") else ""
-        print(f"  {name:<30} {about}")
+        print(f"  {name:<30} {_about((root / f'{name}.yaml').read_text(encoding='utf-8'))}")
     return 0
+
+
+def _about(text: str) -> str:
+    """The first sentence of a config's leading comment, which may run over several lines (up to a blank comment
+    line or a ``Paper:``/``Run`` line)."""
+    words = []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        line = line.lstrip("# ").strip()
+        if not line or re.match(r"(Paper|Papers|Run|Source)\b", line):
+            break
+        words.append(line)
+    about = " ".join(words)
+    end = re.search(r"\.(\s|$)", about)
+    return about[:end.start() + 1] if end else about
