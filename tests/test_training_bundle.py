@@ -92,6 +92,8 @@ def test_new_unlabelled_readers_are_all_scored_and_marked_new(trained, capsys):
     expected = (predictions["prediction_prob"] > spec["threshold"]).cast(pl.Int64)
     assert (predictions["predicted_class"] == expected).all()
     assert f"scored {predictions.height} trials" in err and str(out) in err and "no labels" in err
+    spread = predictions["prediction_prob"].max() - predictions["prediction_prob"].min()
+    assert ("barely separates" in err) == (spread < 0.01), (spread, err)  # an about-constant model is named
 
 
 def test_labelled_data_gets_scores_per_regime_and_the_python_api_agrees(trained, capsys):

@@ -70,10 +70,19 @@ def run(args: argparse.Namespace) -> int:
                   score_table(regime_scores(frame, bundle.threshold), indent="    ")]
     else:
         lines.append("  no labels: no scores (the trials are scored all the same)")
+    probs = frame["prediction_prob"].drop_nulls()
+    if probs.dtype.is_float() and probs.len() > 1 and float(probs.max() - probs.min()) < SPREAD:
+        lines.append(f"  warning: the probabilities span only {probs.min():.3f}-{probs.max():.3f} over "
+                     f"{probs.len():,} trials: the model barely separates them (a bundle from a short or failed "
+                     "training?), so its predicted classes mean little")
     if frame["prediction_prob"].null_count():
         lines.append(f"  warning: {frame['prediction_prob'].null_count():,} trials got no prediction")
     print("\n".join(lines), file=sys.stderr)
     return 0
+
+
+SPREAD = 0.01
+"""Probabilities spread over less than this across a dataset's trials draw a warning: the model is about constant."""
 
 
 def _number(value) -> str:
