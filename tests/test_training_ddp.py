@@ -21,26 +21,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-import torch
 import yaml
 from synthetic import write_synthetic_dataset
+from test_training_bench import TrialLinear  # noqa: F401 -- the model both runs train (a linear layer: deterministic)
 
 from readgaze.metrics import evaluate
-from readgaze.models.base import ReadingModel
 
 TESTS = Path(__file__).resolve().parent
-
-
-class TrialLinear(ReadingModel):
-    """Logistic regression on the trial features (deterministic: no dropout, no padding effects)."""
-
-    def __init__(self, n_trial_features: int = 1, num_classes: int = 2, learning_rate: float = 0.05,
-                 predictions_dir: str | None = None) -> None:
-        super().__init__(num_classes=num_classes, learning_rate=learning_rate, predictions_dir=predictions_dir)
-        self.linear = torch.nn.Linear(n_trial_features, num_classes)
-
-    def forward(self, batch):
-        return self.linear(batch.trial_features)
 
 
 def _config(dataset: Path, out: Path, devices: int, batch_size: int) -> Path:
@@ -50,7 +37,7 @@ def _config(dataset: Path, out: Path, devices: int, batch_size: int) -> Path:
                           "enable_model_summary": False, "default_root_dir": str(out), "callbacks": [
                               {"class_path": "lightning.pytorch.callbacks.ModelCheckpoint",
                                "init_args": {"monitor": "loss/val", "mode": "min", "filename": "best"}}]},
-              "model": {"class_path": "test_training_ddp.TrialLinear", "init_args": {"predictions_dir": str(out)}},
+              "model": {"class_path": "test_training_bench.TrialLinear", "init_args": {"predictions_dir": str(out)}},
               "data": {"path": str(dataset), "task": "reading_goal", "n_folds": 3, "fold": 0,
                        "split_unit": "participant_item", "text_encoder": "tiny", "batch_size": batch_size}}
     out.mkdir(parents=True, exist_ok=True)
