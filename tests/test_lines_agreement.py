@@ -89,5 +89,9 @@ def test_a_text_whose_lines_are_not_top_to_bottom_is_left_unchecked_and_counted(
     agreement = out.trials.sort("trial_id").select("trial_id", "line_agreement_slice")
     assert agreement.filter(pl.col("trial_id") == "steady")["line_agreement_slice"].item() is None
     assert agreement.filter(pl.col("trial_id") == "drifting")["line_agreement_slice"].item() < 0.95
+    alone = prepare(*(t.filter(pl.col("trial_id") == "drifting") if "trial_id" in t.columns else
+                      t.filter(pl.col("text_id") == "text_drifting") for t in _tables()), line_assigner="nearest")
+    assert agreement.filter(pl.col("trial_id") == "drifting").drop("trial_id").rows() == \
+        alone.trials.select("line_agreement_slice").rows()  # the checked trial as if the other were absent
     records = [r for r in out.qc.records if "not top to bottom" in r["reason"]]
     assert [(r["count"], r["detail"]) for r in records] == [(1, "text_steady")]

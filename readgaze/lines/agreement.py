@@ -61,15 +61,15 @@ def line_agreement(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame |
     words = words.collect() if isinstance(words, pl.LazyFrame) else words
     trials = trials.collect() if isinstance(trials, pl.LazyFrame) else trials
     base = fixations.select("trial_id", "fixation_index", "x_px", "y_px", "line_index")
+    positions = base.drop("line_index")
     skipped = unordered_texts(words)
     if skipped:  # the references cannot run on such a layout (e.g. one built from a fixation report's own y)
         texts = _trial_texts(base["trial_id"].cast(pl.String), words, trials)
-        out = texts.filter(pl.col("text_id").is_in(skipped))["trial_id"]
-        base = base.with_columns(pl.when(pl.col("trial_id").cast(pl.String).is_in(out.implode()))
-                                 .then(None).otherwise(pl.col("line_index")).alias("line_index"))
+        unchecked = pl.col("trial_id").cast(pl.String).is_in(
+            texts.filter(pl.col("text_id").is_in(skipped))["trial_id"].implode())
+        base = base.with_columns(pl.when(unchecked).then(None).otherwise(pl.col("line_index")).alias("line_index"))
+        positions = positions.filter(~unchecked)  # whole trials out; the others' fixations all stay
         words = words.filter(~pl.col("text_id").cast(pl.String).is_in(skipped))
-    positions = base.filter(pl.col("line_index").is_not_null()).drop("line_index") if skipped else base.drop(
-        "line_index")
     lines: dict[str, pl.Series] = {}
 
     def lines_of(method: str) -> pl.Series:
