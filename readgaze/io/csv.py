@@ -93,9 +93,9 @@ def detect_separator(path: str | Path) -> str:
     return detect_separator_text(head)
 
 
-def _text(path, separator, encoding, qc, step, table) -> TextFile:
+def _text(path, separator, encoding, qc, step) -> TextFile:
     text = check_text(path, separator=separator, encoding=encoding)
-    report(text, qc, step, table)
+    report(text, qc, step)
     return text
 
 
@@ -161,7 +161,7 @@ def scan_csv(path: str | Path, *, separator: str | None = None,
         return read_csv(path, separator=separator, schema=schema, schema_overrides=schema_overrides,
                         decimal_comma=decimal_comma, null_values=null_values, encoding=encoding, qc=qc, step=step,
                         table=table, rename=rename, coded=coded).lazy()
-    text = _text(path, separator, encoding, qc, step, table)
+    text = _text(path, separator, encoding, qc, step)
     back = _back(rename)
     schema = None if schema is None else {back.get(c, c): t for c, t in schema.items()}
     schema_overrides = {back.get(c, c): t for c, t in (schema_overrides or {}).items()}
@@ -233,7 +233,7 @@ def read_csv(path: str | Path, *, columns: Iterable[str] | None = None, separato
     ParseError
         As :func:`scan_csv`, or a value that does not fit an explicit ``schema``.
     """
-    text = _text(path, separator, encoding, qc, step, table)
+    text = _text(path, separator, encoding, qc, step)
     back = _back(rename)
     if rename:
         columns = None if columns is None else [back.get(c, c) for c in columns]

@@ -521,10 +521,10 @@ def _names(path: Path, sep: str, user: Path) -> list[str]:
 
 # --- reporting --------------------------------------------------------------------------------------------------
 
-def report(text: TextFile, qc: QCLog | None, step: str, table: str) -> None:
+def report(text: TextFile, qc: QCLog | None, step: str) -> None:
     """Count ``text``'s repairs in ``qc`` (once per file and step; QC table ``lines``, since a repaired line is a
-    line of the file, not a row of ``table``; the detail names the file and the first line), or, without a log,
-    warn once per file version (:class:`RepairWarning`)."""
+    line of the file, not a row of the table read from it; the detail names the file and the first line), or,
+    without a log, warn once per file version (:class:`RepairWarning`)."""
     if not text.repairs:
         return
     if qc is None:
