@@ -45,7 +45,7 @@ class RoBERTEyeW(RoBERTEyeF):
     n_word_features : int
         Size of one word vector; linked from the datamodule.
     eye_projection_dropout, freeze_text_encoder, head_dropout, num_classes, learning_rate, weight_decay,
-    warmup_ratio, class_weighted_loss, predictions_dir
+    warmup_ratio, class_weighted_loss, predictions_dir, gaze_word_embedding
         As :class:`readgaze.models.roberteye_f.RoBERTEyeF` (EyeBench: dropout 0.3, GD 0.1; lr swept in {1e-5, 3e-5,
         1e-4}).
     """
@@ -61,9 +61,10 @@ class RoBERTEyeW(RoBERTEyeF):
                  eye_projection_dropout: float = 0.3, freeze_text_encoder: bool = False, head_dropout: float = 0.1,
                  num_classes: int = 2, learning_rate: float = 1e-5, weight_decay: float = 0.1,
                  warmup_ratio: float = 0.1, class_weighted_loss: bool = True,
-                 predictions_dir: str | None = None) -> None:
+                 predictions_dir: str | None = None, gaze_word_embedding: bool = False) -> None:
         super().__init__(text_encoder, n_word_features, eye_projection_dropout, freeze_text_encoder, head_dropout,
-                         num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
+                         num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir,
+                         gaze_word_embedding)
         self.save_hyperparameters()
 
     def gaze_slots(self, batch: ReadingBatch):

@@ -18,11 +18,13 @@
 from __future__ import annotations
 
 import functools
+import logging
 from pathlib import Path
 
 import torch
 from transformers import AutoModel, AutoTokenizer, BertConfig, BertModel, PreTrainedModel, PreTrainedTokenizerBase
 
+log = logging.getLogger(__name__)
 TINY = "tiny"
 MINILM = "minilm"
 TINY_POSITION_SCALE = 0.3
@@ -98,7 +100,26 @@ def load_encoder(text_encoder: str) -> PreTrainedModel:
         with torch.no_grad():
             encoder.embeddings.position_embeddings.weight.copy_(TINY_POSITION_SCALE * sinusoidal_positions(512, 32))
         return encoder
-    return _local(AutoModel.from_pretrained, local_path(text_encoder), add_pooling_layer=False)
+    from transformers.utils import logging as transformers_logging
+
+    verbosity, bar = transformers_logging.get_verbosity(), transformers_logging.is_progress_bar_enabled()
+    transformers_logging.set_verbosity_error()  # its load report lists the pooler we leave out on every load
+    transformers_logging.disable_progress_bar()  # and a bar per load
+    try:
+        encoder, info = _local(AutoModel.from_pretrained, local_path(text_encoder), add_pooling_layer=False,
+                               output_loading_info=True)
+    finally:
+        transformers_logging.set_verbosity(verbosity)
+        if bar:
+            transformers_logging.enable_progress_bar()
+    unexpected = sorted(k for k in info.get("unexpected_keys", ()) if not k.startswith("pooler."))
+    problems = {"missing": sorted(info.get("missing_keys", ())), "mismatched": sorted(
+        str(k) for k in info.get("mismatched_keys", ())), "unexpected": unexpected}
+    if any(problems.values()):  # what the report would have said that matters: said here, in one line
+        log.warning("text encoder %s: weights %s", text_encoder,
+                    "; ".join(f"{kind} {', '.join(keys[:5])}{' ...' if len(keys) > 5 else ''}"
+                              for kind, keys in problems.items() if keys))
+    return encoder
 
 
 def sinusoidal_positions(n_positions: int, dim: int, base: float = 100.0) -> torch.Tensor:

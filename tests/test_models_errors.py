@@ -19,6 +19,25 @@ def test_a_model_absent_from_the_local_cache_is_a_config_error_not_a_download(tm
         load_encoder(str(tmp_path / "no-such-model"))
 
 
+def test_loading_an_encoder_is_quiet_unless_weights_are_missing(tmp_path, capfd, caplog):
+    """MiniLM loads without transformers' report (it lists the pooler readgaze leaves out) or a progress bar; a
+    checkpoint that lacks a weight is warned about, naming it."""
+    import safetensors.torch
+    from transformers import BertConfig, BertModel
+
+    load_encoder("minilm")
+    captured = capfd.readouterr()
+    assert "LOAD REPORT" not in captured.err + captured.out and "Loading weights" not in captured.err
+    assert not [r for r in caplog.records if r.name == "readgaze.models.text_encoder"]
+    BertModel(BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
+                         vocab_size=100)).save_pretrained(tmp_path)
+    weights = safetensors.torch.load_file(tmp_path / "model.safetensors")
+    del weights["encoder.layer.0.output.dense.weight"]
+    safetensors.torch.save_file(weights, tmp_path / "model.safetensors", metadata={"format": "pt"})
+    load_encoder(str(tmp_path))
+    assert any("missing encoder.layer.0.output.dense.weight" in r.getMessage() for r in caplog.records)
+
+
 def test_an_uncached_hub_name_fails_at_once_without_touching_the_network(monkeypatch):
     """Without HF_HUB_OFFLINE, transformers asked the hub for adapter_config.json 5 times (~70 s) before failing."""
     import socket

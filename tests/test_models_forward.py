@@ -165,10 +165,43 @@ def test_logits_do_not_depend_on_the_batch_padding(model_class, batch):
         torch.testing.assert_close(model(alone)[0], model(batch)[shortest], atol=1e-5, rtol=1e-4)
 
 
-def test_mean_position_embedding_is_the_mean_over_the_word_tokens():
-    from readgaze.models.roberteye_f import mean_position_embedding
+def test_span_mean_is_the_mean_over_the_word_tokens_of_a_shared_or_per_trial_table():
+    from readgaze.models.roberteye_f import span_mean
 
     table = torch.randn(10, 4)
     start, end = torch.tensor([[0, 2, 5]]), torch.tensor([[1, 5, 6]])
     expected = torch.stack([table[s:e].mean(dim=0) for s, e in zip(start[0].tolist(), end[0].tolist())])[None]
-    torch.testing.assert_close(mean_position_embedding(table, start, end), expected)
+    torch.testing.assert_close(span_mean(table, start, end), expected)
+    per_trial = torch.randn(2, 10, 4)  # (B, T, D): each trial's own rows
+    start, end = torch.tensor([[1, 3], [0, 7]]), torch.tensor([[3, 4], [2, 10]])
+    expected = torch.stack([torch.stack([per_trial[b, s:e].mean(dim=0) for s, e in zip(start[b].tolist(),
+                                                                                         end[b].tolist())])
+                            for b in range(2)])
+    torch.testing.assert_close(span_mean(per_trial, start, end), expected)
+
+
+def test_gaze_word_embedding_adds_the_fixated_words_embedding_and_nothing_off_text(batch):
+    """With ``gaze_word_embedding`` a fixation's vector changes with its word's tokens, an off-text one does not."""
+    torch.manual_seed(0)
+    model = RoBERTEyeF(gaze_word_embedding=True).eval()
+    captured = []
+    hook = model.encoder.register_forward_pre_hook(lambda m, a, k: captured.append(k["inputs_embeds"]),
+                                                   with_kwargs=True)
+    on_text = batch.fixation_word_index >= 0
+    b, i = [int(x) for x in torch.nonzero(on_text)[0]]
+    off = [int(x) for x in torch.nonzero(~on_text & batch.fixation_mask)[0]]
+    start, end = batch.fixation_token_band(window=0)
+    changed = batch.input_ids.clone()
+    changed[b, start[b, i]:end[b, i]] = (changed[b, start[b, i]:end[b, i]] + 1) % model.encoder.config.vocab_size
+    with torch.no_grad():
+        model(batch), model(ReadingBatch(**{**vars(batch), "input_ids": changed}))
+        model.gaze_word_embedding = False
+        model(batch)
+    hook.remove()
+    n_text = batch.input_ids.shape[1] + 1  # text tokens and <eye>, then the gaze slots
+    word, plain = captured[0][:, n_text:], captured[2][:, n_text:]
+    words = model.encoder.embeddings.word_embeddings(batch.input_ids[b, start[b, i]:end[b, i]]).mean(dim=0)
+    torch.testing.assert_close(word[b, i] - plain[b, i], words)
+    torch.testing.assert_close(word[off[0], off[1]], plain[off[0], off[1]])
+    assert not torch.allclose(captured[1][b, n_text + i], word[b, i])
+
