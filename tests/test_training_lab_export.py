@@ -37,13 +37,15 @@ def lab(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_fit_from_an_empty_directory_writes_test_predictions_and_a_summary(lab, monkeypatch, capsys,
-                                                                           one_torch_thread):
+def test_fit_from_an_empty_directory_writes_test_predictions_and_a_summary(lab, monkeypatch, capsys, caplog,
+                                                                           recwarn, one_torch_thread):
     monkeypatch.chdir(lab)
     assert not str(lab).startswith(str(REPO))
     assert main(["fit", "-c", "reading_goal/roberteye_f", "--data.path", "ds", "--data.text_encoder", "tiny",
                  "--data.n_folds", "3", "--trainer.max_epochs", "1", "--trainer.enable_progress_bar", "false"]) == 0
     err = capsys.readouterr().err
+    shown = err + "\n".join(r.getMessage() for r in caplog.records) + "\n".join(str(w.message) for w in recwarn)
+    assert "💡 Tip" not in shown and "LeafSpec" not in shown  # Lightning's advert and its torch deprecation
     run = lab / "runs" / "reading_goal" / "roberteye_f" / "csv" / "version_0"
     test = pl.read_parquet(run / "predictions_test.parquet")
     trials = pl.read_parquet(lab / "ds" / "trials.parquet")

@@ -40,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import io
+import logging
 import os
 import re
 import sys
@@ -342,6 +343,13 @@ def datamodule_class(args: list[str]) -> type:
     return ReadingDataModule
 
 
+class _NoAdverts(logging.Filter):
+    """Drops Lightning's "💡 Tip: ... try installing ..." lines (product suggestions, printed on every run)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("💡 Tip")
+
+
 def make_cli(args: list[str], run: bool = True, cli_class: type | None = None) -> ReadgazeCLI:
     """Build (and with ``run`` execute) the CLI on ``args`` (subcommand first when ``run``); ``cli_class`` replaces
     :class:`ReadgazeCLI` (``readgaze bench`` parses configs without building them)."""
@@ -350,6 +358,12 @@ def make_cli(args: list[str], run: bool = True, cli_class: type | None = None) -
     # under DDP, evaluation gathers every process's trials and keeps each once (ReadingModel._finish): the padding
     # this warning is about never reaches a metric or a prediction file
     warnings.filterwarnings("ignore", message=r"Using `DistributedSampler` with the dataloaders")
+    # Lightning 2.6 with torch 2.13: its own pytree helper trips torch's LeafSpec deprecation on every checkpoint load
+    warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated")
+    for name in ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _NoAdverts) for f in logger.filters):
+            logger.addFilter(_NoAdverts())
     return (cli_class or ReadgazeCLI)(ReadingModel, datamodule_class(args), subclass_mode_model=True, args=args,
                                       run=run, save_config_kwargs={"overwrite": True})
 
