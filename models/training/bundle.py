@@ -210,8 +210,8 @@ def model_card(spec: dict) -> str:
              f"- Model: `{spec['model']['class_path']}`; text encoder `{data['text_encoder']}` "
              f"({spec['encoder']['tokenizer']}, {spec['encoder']['vocab_size']:,} tokens); trial features "
              f"`{data['trial_feature_set']}`.",
-             f"- Training data: `{training['dataset']}` (prepared by readgaze {prep.get('readgaze', '?')}, "
-             f"{prep.get('mode', '?')} mode, line assigner {prep.get('line_assigner', '?')}); fold "
+             f"- Training data: `{training['dataset']}` (prepared by readgaze {prep.get('readgaze') or '?'}, "
+             f"{prep.get('mode') or '?'} mode, line assigner {prep.get('line_assigner') or '?'}); fold "
              f"{training['fold']} of {training['n_folds']} ({training['split_unit']} folds): "
              f"{training['trials']['train']:,} training, {training['trials']['val']:,} validation, "
              f"{training['trials']['test']:,} test trials; {len(training['participants'])} training participants, "
