@@ -12,9 +12,13 @@ RoBERTEye-F at 3e-4 stayed at chance after 4 epochs (validation AUROC 0.504) whe
 RoBERTEye-F as published, with MiniLM, did not learn in 4 epochs either way (frozen, lr 1e-3: 0.511; fine-tuned,
 lr 1e-4: 0.526; tiny: 0.564); that is recorded in docs/evidence.md, not re-run here.
 
+With MiniLM fine-tuned (12 epochs, lr 1e-4) RoBERTEye-F with the word embedding did not learn the task on the test
+corpus either: validation AUROC 0.510 (epoch 4 by validation loss), text-ablated twin 0.516, against 0.725 with the
+tiny encoder; a strict xfail (:data:`ROBERTEYE_MINILM`). Each of its two fits takes about 40 min on 2 shared cores.
+
 The tiny encoder is CI's default everywhere else. Time on 2 shared cores (measured): PostFusion-Eye 11.6 min (tiny
-0.782, MiniLM 0.813, MiniLM text-ablated 0.482 AUROC); RoBERTEye-F see :data:`MINILM_EPOCHS`. Marked ``long``: run
-with ``python -m pytest -m long``.
+0.782, MiniLM 0.813, MiniLM text-ablated 0.482 AUROC): passes; RoBERTEye-F about 80 min. Marked ``long``: run with
+``python -m pytest -m long``.
 """
 
 from __future__ import annotations
@@ -37,7 +41,14 @@ def question_span(tmp_path_factory):
     return planted_corpus(tmp_path_factory, "question_span", QUESTION_SPAN)  # shared: the tiny fits are reused
 
 
-@pytest.mark.parametrize("config", ["postfusion_eye", "roberteye_f_word"])
+ROBERTEYE_MINILM = pytest.mark.xfail(strict=True, reason=(
+    "RoBERTEye-F with gaze_word_embedding and MiniLM fine-tuned (12 epochs, lr 1e-4) reached validation AUROC 0.510 "
+    "(text-ablated 0.516) on the question-span task against 0.725 with the tiny encoder (measured 2026-12-02, 2,412 s "
+    "per fit on 2 shared cores); on the second corpus the same recipe was at 0.616 after 6 epochs and rising. "
+    "Unsolved: a sweep of learning rate, warm-up and epochs needs a GPU. Strict: a fix that passes drops this mark."))
+
+
+@pytest.mark.parametrize("config", ["postfusion_eye", pytest.param("roberteye_f_word", marks=ROBERTEYE_MINILM)])
 def test_minilm_learns_the_text_task_at_least_as_well_as_the_tiny_encoder(config, question_span, request):
     tiny = fit(question_span, "comprehension", config, TEXT_EPOCHS[config])
     minilm = fit(question_span, "comprehension", config, MINILM_EPOCHS[config], encoder="minilm", **SETTINGS[config])
