@@ -88,8 +88,8 @@ class PrepResult:
             if all(c in trials.columns and trials[c].null_count() < trials.height for c in needs):
                 lines.append(f"  task {task}: labels present; check them with  readgaze inspect {self.out}")
         if not any(c in trials.columns for c in ("reading_goal", "is_correct")):
-            lines.append("  no label columns (reading_goal, is_correct): attach them with --trials LABELS.csv "
-                         "before readgaze fit/cv")
+            lines.append("  no label columns (reading_goal, is_correct): ready for readgaze predict BUNDLE; for "
+                         "readgaze fit/cv, a --trials LABELS.csv must carry reading_goal or is_correct")
         return lines
 
 

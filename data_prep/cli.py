@@ -132,7 +132,7 @@ def _progress(quiet: bool):
 
     from rich.console import Console
 
-    console = Console(stderr=True, quiet=quiet)
+    console = Console(stderr=True, quiet=quiet, log_path=False)  # time, no source line
 
     @contextmanager
     def step(name: str):

@@ -260,7 +260,8 @@ def test_inspect_dataset_shows_labels_per_task(export, tmp_path, capsys):
     bare = tmp_path / "bare"
     assert prep("dataviewer", "--fixation-report", export["fixations"], "--ia-report", export["ia"],
                 "--out", bare) == 0
-    assert "no label columns (reading_goal, is_correct): attach them with --trials" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no label columns (reading_goal, is_correct): ready for readgaze predict" in err
     assert main(["inspect", str(bare)]) == 0
     assert "task reading_goal: not available (no reading_goal column; attach labels" in capsys.readouterr().out
 

@@ -212,7 +212,9 @@ class Stages:
 
         headline = tuple(self.description.headline_regimes)
         regimes = [*headline, *[r for r in REGIME_ORDER if r not in headline]]
-        table = Table(title=f"{self.settings.task}: % over {len(self.settings.folds)} test folds (mean ± SEM)")
+        folds = self.settings.folds
+        table = Table(title=f"{self.settings.task}: % over {len(folds)} test folds (mean ± SEM)" if len(folds) > 1
+                      else f"{self.settings.task}: % on test fold {folds[0]}")
         table.add_column("model")
         table.add_column("metric")
         for regime in regimes:

@@ -360,6 +360,8 @@ def make_cli(args: list[str], run: bool = True, cli_class: type | None = None) -
     warnings.filterwarnings("ignore", message=r"Using `DistributedSampler` with the dataloaders")
     # Lightning 2.6 with torch 2.13: its own pytree helper trips torch's LeafSpec deprecation on every checkpoint load
     warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated")
+    # a short epoch logs once at its end anyway (readgaze prints its own line per epoch)
+    warnings.filterwarnings("ignore", message=r"The number of training batches .* is smaller than the logging interval")
     for name in ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero"):
         logger = logging.getLogger(name)
         if not any(isinstance(f, _NoAdverts) for f in logger.filters):
