@@ -35,11 +35,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def _parser() -> argparse.ArgumentParser:
+    width = max(len(k) for k in COMMANDS)
+    commands = "\n".join(f"  {k:<{width}}  {v[1]}" for k, v in COMMANDS.items())
     p = argparse.ArgumentParser(prog="readgaze", description="Eye tracking in reading: from lab exports "
-                                "to reading measures and reading-goal / comprehension decoding.")
+                                "to reading measures and reading-goal / comprehension decoding.",
+                                epilog=f"commands (readgaze COMMAND --help for each):\n{commands}",
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="store_true", help="print the version and exit")
     p.add_argument("command", nargs="?", choices=sorted(COMMANDS), metavar="COMMAND",
-                   help="one of: " + ", ".join(f"{k} ({v[1]})" for k, v in COMMANDS.items()))
+                   help="one of the commands below")
     return p
 
 

@@ -131,3 +131,14 @@ def test_fit_on_the_prepared_onestop_sample(shared_data, tmp_path):
     predictions = pl.read_parquet(tmp_path / "run" / "csv" / "version_0" / "predictions_val.parquet")
     assert predictions.height == 8 and predictions["label"].to_list() == [1] * 8  # all information seeking
     assert predictions["participant_id"].is_in(["l37_1129", "l7_1090"]).all()
+
+
+def test_readgaze_help_lists_one_command_per_line(capsys):
+    from readgaze.cli import COMMANDS
+    from readgaze.cli import main as readgaze_main
+
+    with pytest.raises(SystemExit):
+        readgaze_main(["--help"])
+    lines = capsys.readouterr().out.splitlines()
+    for name, (_, about) in COMMANDS.items():  # a table a user can scan, not one wrapped paragraph
+        assert any(line.split() == [name, *about.split()] for line in lines), name
