@@ -201,3 +201,7 @@ def test_cv_ablate_text_and_gaze_writes_the_twins_and_the_comparison(tmp_path, c
     assert baselines.height == 4 * 4  # cv's 4 default baselines (no PARAGRAPH_RT here) x 4 regimes
     printed = capsys.readouterr().out
     assert "| **RoBERTEyeF** (full) |" in printed and "| gaze ablated (another reader's gaze) |" in printed
+    header = lambda path: next(line for line in path.read_text().splitlines() if line.startswith("| "))  # noqa: E731
+    order = lambda line: [c.strip().removesuffix(" (headline)") for c in line.split("|")  # noqa: E731
+                          if c.strip().startswith(("New", "All"))]
+    assert order(header(out / "rf" / "ablation.md")) == order(header(out / "rf" / "results.md"))  # same columns

@@ -153,7 +153,8 @@ def _run_ablations(config: str, args, overrides: list[str], grid: dict, run_dir:
                                out=args.out, run=name, baselines=False, threads=args.threads, grid=twin_grid,
                                seeds=args.seeds)
         twins[kind] = paths["run"]
-    written = write_ablation(run_dir, twins)
+    headline = json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get("headline_regimes", [])
+    written = write_ablation(run_dir, twins, headline=tuple(headline))  # the regimes in results.md's order
     print(written["markdown"].read_text(encoding="utf-8"))
 
 
@@ -226,7 +227,8 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
     _per_fold(predictions).write_csv(run_dir / "results_per_fold.csv")
     (run_dir / "run.json").write_text(json.dumps({
         "config": str(config), "task": settings["task"], "reading_regime": regime,
-        "model": results[0]["model"], "folds": folds, "grid": grid, "seeds": seeds}, indent=2), encoding="utf-8")
+        "model": results[0]["model"], "folds": folds, "grid": grid, "seeds": seeds,
+        "headline_regimes": list(description.headline_regimes)}, indent=2), encoding="utf-8")
     paths = write_results(evaluation, run_dir, description=description, notes=notes)
     if settings["task"] == "goal_question":
         _write_goal_selection(predictions, run_dir, paths["markdown"])
