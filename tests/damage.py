@@ -82,6 +82,21 @@ def _is_number(text: str) -> bool:
         return False
 
 
+def _edit_row(data: bytes, rng: random.Random, edit: Callable[[list[str]], str | None]) -> tuple[bytes, str] | None:
+    """One random data line with its fields changed by ``edit`` (in place); ``edit`` returns what follows "line N" in
+    the description, or None to leave the file as it is."""
+    lines, sep = _lines(data), separator_of(data)
+    i = _data_line(lines, rng)
+    if i is None:
+        return None
+    fields = _fields(lines[i], sep)
+    what = edit(fields)
+    if what is None:
+        return None
+    lines[i] = _join(fields, sep, _end(lines[i]))
+    return b"".join(lines), f"line {i + 1}{what}"
+
+
 def _set_cell(data: bytes, rng: random.Random, value_of: Callable[[str], str], columns: str = "numeric",
               named: tuple[str, ...] = ()) -> tuple[bytes, str] | None:
     lines = _lines(data)
@@ -93,47 +108,42 @@ def _set_cell(data: bytes, rng: random.Random, value_of: Callable[[str], str], c
         candidates = [header.index(n) for n in named if n in header]
     else:
         candidates = list(range(len(header)))
-    i = _data_line(lines, rng)
-    if i is None or not candidates:
-        return None
-    j = rng.choice(candidates)
-    fields = _fields(lines[i], sep)
-    if len(fields) <= j:
-        return None
-    old = fields[j]
-    fields[j] = value_of(old)
-    if fields[j] == old:
-        return None
-    lines[i] = _join(fields, sep, _end(lines[i]))
-    return b"".join(lines), f"line {i + 1}, column {header[j]}: {old!r} -> {fields[j]!r}"
+
+    def edit(fields: list[str]) -> str | None:
+        if not candidates:
+            return None
+        j = rng.choice(candidates)
+        if len(fields) <= j:
+            return None
+        old = fields[j]
+        fields[j] = value_of(old)
+        return None if fields[j] == old else f", column {header[j]}: {old!r} -> {fields[j]!r}"
+
+    return _edit_row(data, rng, edit)
 
 
 def delete_cell(data, rng):
     """A row with one field too few (a cell deleted in a spreadsheet, the row not padded)."""
-    lines, sep = _lines(data), separator_of(data)
-    i = _data_line(lines, rng)
-    if i is None:
-        return None
-    fields = _fields(lines[i], sep)
-    if len(fields) < 2:
-        return None
-    j = rng.randrange(len(fields))
-    del fields[j]
-    lines[i] = _join(fields, sep, _end(lines[i]))
-    return b"".join(lines), f"line {i + 1}: field {j + 1} deleted"
+
+    def edit(fields: list[str]) -> str | None:
+        if len(fields) < 2:
+            return None
+        j = rng.randrange(len(fields))
+        del fields[j]
+        return f": field {j + 1} deleted"
+
+    return _edit_row(data, rng, edit)
 
 
 def extra_field(data, rng):
     """A row with one field too many (an unquoted separator typed into a value)."""
-    lines, sep = _lines(data), separator_of(data)
-    i = _data_line(lines, rng)
-    if i is None:
-        return None
-    fields = _fields(lines[i], sep)
-    j = rng.randrange(len(fields)) if fields else 0
-    fields.insert(j, rng.choice(["x", "", "3"]))
-    lines[i] = _join(fields, sep, _end(lines[i]))
-    return b"".join(lines), f"line {i + 1}: a field inserted before field {j + 1}"
+
+    def edit(fields: list[str]) -> str:
+        j = rng.randrange(len(fields)) if fields else 0
+        fields.insert(j, rng.choice(["x", "", "3"]))
+        return f": a field inserted before field {j + 1}"
+
+    return _edit_row(data, rng, edit)
 
 
 def unquoted_separator(data, rng):
