@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
                 csv_ready(pl.read_parquet(paths["predictions"])).write_csv(paths["run"] / "predictions.csv")
             print(f"written to {paths['run']}")
             if args.ablate:
-                _run_ablations(config, args, overrides, grid, paths["run"])
+                _run_ablations(config, args, overrides, grid, paths["run"], paths["headline_regimes"])
             runs.append(paths["run"])
         if len(runs) > 1 and not args.no_ensemble:
             from readgaze.models.training.ensemble import run_ensembles
@@ -140,8 +140,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _run_ablations(config: str, args, overrides: list[str], grid: dict, run_dir: Path) -> None:
-    """Cross-validate each ``--ablate`` twin of ``config``, then write and print ``ablation.md`` in ``run_dir``."""
+def _run_ablations(config: str, args, overrides: list[str], grid: dict, run_dir: Path,
+                   headline: tuple[str, ...]) -> None:
+    """Cross-validate each ``--ablate`` twin of ``config``, then write and print ``ablation.md`` in ``run_dir``
+    (its regimes in the order of the run's ``results.md``: ``headline`` first)."""
     from readgaze.models.training.ablation import check_kinds, twin_run, write_ablation
 
     twins = {}
@@ -153,8 +155,7 @@ def _run_ablations(config: str, args, overrides: list[str], grid: dict, run_dir:
                                out=args.out, run=name, baselines=False, threads=args.threads, grid=twin_grid,
                                seeds=args.seeds)
         twins[kind] = paths["run"]
-    headline = json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get("headline_regimes", [])
-    written = write_ablation(run_dir, twins, headline=tuple(headline))  # the regimes in results.md's order
+    written = write_ablation(run_dir, twins, headline=headline)
     print(written["markdown"].read_text(encoding="utf-8"))
 
 
@@ -179,7 +180,8 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
 
     ``grid`` (key -> values) is merged over the YAML's ``grid:`` block; ``seeds`` trains each configuration with
     ``seed_everything`` 0 .. seeds-1. Returns ``{"run", "predictions", "csv", "markdown", "roc", "grid", "qc"}``
-    paths. Raises :class:`ConfigError` on a config that cannot be read, too-small data, or a bad grid.
+    paths and ``"headline_regimes"`` (the task's headline regimes, first in the tables). Raises
+    :class:`ConfigError` on a config that cannot be read, too-small data, or a bad grid.
     """
     overrides = list(overrides or [])
     settings = _settings(config, overrides)
@@ -227,8 +229,7 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
     _per_fold(predictions).write_csv(run_dir / "results_per_fold.csv")
     (run_dir / "run.json").write_text(json.dumps({
         "config": str(config), "task": settings["task"], "reading_regime": regime,
-        "model": results[0]["model"], "folds": folds, "grid": grid, "seeds": seeds,
-        "headline_regimes": list(description.headline_regimes)}, indent=2), encoding="utf-8")
+        "model": results[0]["model"], "folds": folds, "grid": grid, "seeds": seeds}, indent=2), encoding="utf-8")
     paths = write_results(evaluation, run_dir, description=description, notes=notes)
     if settings["task"] == "goal_question":
         _write_goal_selection(predictions, run_dir, paths["markdown"])
@@ -237,7 +238,7 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
     roc = plot_roc(predictions.filter(pl.col("split") == "test"), run_dir / "roc.png", task=settings["task"],
                    headline=tuple(description.headline_regimes))
     return {"run": run_dir, "predictions": predictions_path, "csv": paths["csv"], "markdown": paths["markdown"],
-            "roc": roc, "grid": grid_path, "qc": qc_path}
+            "roc": roc, "grid": grid_path, "qc": qc_path, "headline_regimes": tuple(description.headline_regimes)}
 
 
 def _per_fold(predictions: pl.DataFrame) -> pl.DataFrame:
