@@ -240,14 +240,14 @@ def _line_agreement(fixations: pl.DataFrame, words: pl.DataFrame, trials: pl.Dat
     built from a fixation report's own positions)."""
     from readgaze.lines.agreement import THRESHOLD, line_agreement, low_agreement, unordered_texts
 
-    agreement = line_agreement(fixations, words, trials, chosen=line_assigner)
+    skipped = unordered_texts(words)
+    agreement = line_agreement(fixations, words, trials, chosen=line_assigner, unordered=skipped)
     agreement = agreement.with_columns(pl.col("trial_id").cast(trials.schema["trial_id"]))
     low = low_agreement(agreement)
     shown = ", ".join(map(str, low["trial_id"].head(10).to_list())) + (", ..." if low.height > 10 else "")
     records = [dict(step="assign_lines", table="trials", count=low.height, action="flagged",
                     reason=f"lines agree with the vote or slice on under {THRESHOLD:.0%} of fixations",
                     detail=shown or None)]
-    skipped = unordered_texts(words)
     if skipped:
         unchecked = trials.filter(pl.col("text_id").cast(pl.String).is_in(skipped)).height
         records.append(dict(step="assign_lines", table="trials", count=unchecked, action="flagged",

@@ -32,7 +32,8 @@ HINT = ("their lines part from the vote or slice on over 5 % of fixations: plot 
 
 def line_agreement(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | pl.LazyFrame,
                    trials: pl.DataFrame | pl.LazyFrame | None = None, *, chosen: str | None = None,
-                   references: tuple[str, ...] = REFERENCES, direction: str | None = None) -> pl.DataFrame:
+                   references: tuple[str, ...] = REFERENCES, direction: str | None = None,
+                   unordered: list[str] | None = None) -> pl.DataFrame:
     """Share of each trial's assigned fixations whose ``line_index`` equals each reference method's line.
 
     Parameters
@@ -46,6 +47,8 @@ def line_agreement(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame |
         The method that made ``line_index``; a reference equal to it is not run again (agreement 1).
     references : tuple of str
         Reference methods (default vote and slice).
+    unordered : list of str, optional
+        :func:`unordered_texts` of ``words``, when the caller has it already (computed here otherwise).
 
     Returns
     -------
@@ -62,7 +65,7 @@ def line_agreement(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame |
     trials = trials.collect() if isinstance(trials, pl.LazyFrame) else trials
     base = fixations.select("trial_id", "fixation_index", "x_px", "y_px", "line_index")
     positions = base.drop("line_index")
-    skipped = unordered_texts(words)
+    skipped = unordered_texts(words) if unordered is None else unordered
     if skipped:  # the references cannot run on such a layout (e.g. one built from a fixation report's own y)
         texts = _trial_texts(base["trial_id"].cast(pl.String), words, trials)
         unchecked = pl.col("trial_id").cast(pl.String).is_in(
