@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from readgaze.dataset import Dataset
 from readgaze.errors import ConfigError, DataError, SchemaError
 from readgaze.feature_sets import FEATURE_SETS, compute_feature_sets
 from readgaze.qc import QCLog
@@ -121,16 +122,16 @@ def task_labels(trials: pl.DataFrame, task: str) -> pl.Expr:
                       f"readgaze derives labels only for reading_goal and comprehension")
 
 
-def with_baseline_features(trials: pl.DataFrame, dataset: str | Path) -> pl.DataFrame:
+def with_baseline_features(trials: pl.DataFrame, dataset: str | Path | Dataset) -> pl.DataFrame:
     """``trials`` plus every :data:`readgaze.feature_sets.FEATURE_SETS` column computed from a dataset folder.
 
-    Reads ``fixations``, ``words``, ``word_measures`` and ``trials`` ``.parquet`` of ``dataset`` (a folder written
-    by ``readgaze prep``); recomputed columns replace same-named columns of ``trials``.
+    Reads the ``fixations``, ``words``, ``word_measures`` and ``trials`` tables of ``dataset`` (a folder written
+    by ``readgaze prep``, or a :class:`readgaze.Dataset`), each validated against :mod:`readgaze.schema`;
+    recomputed columns replace same-named columns of ``trials``.
     """
-    folder = Path(dataset)
-    tables = {n: pl.scan_parquet(folder / f"{n}.parquet") for n in ("fixations", "words", "word_measures", "trials")}
-    features = compute_feature_sets(tables["fixations"], tables["words"], tables["word_measures"],
-                                    tables["trials"].join(trials.lazy().select("trial_id"), on="trial_id", how="semi"))
+    ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
+    features = compute_feature_sets(ds.fixations, ds.words, ds.word_measures,
+                                    ds.trials.join(trials.lazy().select("trial_id"), on="trial_id", how="semi"))
     return trials.drop([c for c in features.columns if c != "trial_id" and c in trials.columns]).join(
         features, on="trial_id", how="left", maintain_order="left")
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
+from readgaze.dataset import MANIFEST, table_file
 from readgaze.errors import ReadgazeError
 from readgaze.io.csv import detect_separator, scan_csv
 from readgaze.io.dataviewer import detect_ia_id_base, read_fixation_report, read_ia_report
@@ -90,9 +91,9 @@ def inspect_paths(paths: list[str | Path], *, source: str | None = None, encodin
 
 def _kind(path: Path) -> tuple[str, str | None]:
     if path.is_dir():
-        if (path / "manifest.json").is_file():
+        if (path / MANIFEST).is_file():
             return "dataset", None
-        raise ReadgazeError(f"{path}: a folder without manifest.json is not a readgaze dataset")
+        raise ReadgazeError(f"{path}: a folder without {MANIFEST} is not a readgaze dataset")
     if path.suffix.lower() == ".asc":
         return "asc", None
     cols = set(scan_csv(path).collect_schema().names())
@@ -248,9 +249,9 @@ def _dataset(path: Path, _source, _partner) -> str:
         scan = pl.scan_parquet(f) if f.suffix == ".parquet" else pl.scan_csv(f, infer_schema=False)
         name = f.stem if f.suffix == ".parquet" else f.name
         lines.append(f"  {name}: {_fmt(scan.select(pl.len()).collect().item())} rows")
-    lines += _manifest_lines(json.loads((path / "manifest.json").read_text()))
-    trials = path / "trials.parquet"
-    trials = trials if trials.is_file() else path / "trials.csv"
+    lines += _manifest_lines(json.loads((path / MANIFEST).read_text()))
+    trials = path / table_file("trials")
+    trials = trials if trials.is_file() else path / table_file("trials", "csv")
     if trials.is_file():
         frame = pl.read_parquet(trials) if trials.suffix == ".parquet" else pl.read_csv(trials)
         from readgaze.lines.agreement import describe as describe_agreement

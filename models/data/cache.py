@@ -32,6 +32,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from readgaze.dataset import Dataset
+from readgaze.fingerprint import fingerprint
+
 FORMAT = 2
 KEEP_DAYS = 30
 _CODE = ("datamodule.py", "features.py", "tokenise.py", "tasks.py", "cache.py")
@@ -59,17 +62,12 @@ def _code_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def _stat(path: Path) -> list:
-    if not path.exists():
-        return [str(path), None]
-    stat = path.stat()
-    return [str(path.resolve()), stat.st_size, stat.st_mtime_ns]
-
-
-def array_key(dataset: Path, tables: tuple[str, ...], settings: dict, extra_files: tuple = ()) -> str:
-    """The entry's name: SHA-256 (24 hex digits) of the table files' stats, ``settings`` and the code."""
-    files = [_stat(Path(dataset) / f"{t}.parquet") for t in tables] + [_stat(Path(f)) for f in extra_files if f]
-    text = json.dumps({"format": FORMAT, "files": files, "settings": settings, "code": _code_fingerprint(),
+def array_key(dataset: Dataset, settings: dict, extra_files: tuple = ()) -> str:
+    """The entry's name: SHA-256 (24 hex digits) of the dataset's fingerprint (:meth:`readgaze.Dataset.fingerprint`)
+    and folder, ``extra_files``' stats, ``settings`` and the code."""
+    text = json.dumps({"format": FORMAT, "dataset": [str(dataset.path.resolve()), dataset.fingerprint()],
+                       "extra": fingerprint(sorted(str(Path(f).resolve()) for f in extra_files if f)),
+                       "settings": settings, "code": _code_fingerprint(),
                        "numpy": np.__version__, "polars": pl.__version__}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 

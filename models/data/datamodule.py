@@ -38,6 +38,7 @@ import polars as pl
 import torch
 from torch.utils.data import DataLoader
 
+from readgaze.dataset import Dataset
 from readgaze.errors import ConfigError, DataError, SchemaError
 from readgaze.feature_sets import FEATURE_SETS, compute_feature_sets, feature_matrix
 from readgaze.models.data import features as feat
@@ -47,8 +48,6 @@ from readgaze.models.data.tasks import TASKS
 from readgaze.models.data.tokenise import _encode
 from readgaze.models.text_encoder import load_tokenizer
 from readgaze.qc import QCLog
-from readgaze.schema import DATASET_TABLES as TABLES
-from readgaze.schema import validate
 from readgaze.splits import assign_fold, make_splits, read_fold_files
 
 log = logging.getLogger(__name__)
@@ -177,7 +176,7 @@ class ReadingDataModule(L.LightningDataModule):
         self.trial_features_raw: pl.DataFrame | None = None  # unscaled TRIAL_FEATURES per trial (baselines)
         self._datasets: dict[str, _TrialDataset] = {}
         self._num_classes: int | None = None
-        self._checked: set[str] = set()  # tables validated against readgaze.schema
+        self._dataset: Dataset | None = None
         self.scalers: dict[str, feat.RobustScaler] | None = None
         """The fitted word, fixation and trial scalers (after ``setup``; saved in a model bundle, which brings its
         own when scoring new data)."""
@@ -205,7 +204,7 @@ class ReadingDataModule(L.LightningDataModule):
                     and "onestopqa_question_id" not in self._scan("trials").collect_schema()):
                 raise ConfigError("task goal_question needs the column onestopqa_question_id (which of the "
                                   "paragraph's questions the reader was given); this dataset has none",
-                                  file=self.path / "trials.parquet", column="onestopqa_question_id")
+                                  file=self.dataset.file("trials"), column="onestopqa_question_id")
             self._num_classes = TASKS[self.task].num_classes
         return self._num_classes
 
@@ -296,7 +295,7 @@ class ReadingDataModule(L.LightningDataModule):
         settings = {"task": self.task, "reading_regime": self.effective_reading_regime, "questions": self.questions,
                     "trial_feature_set": self.trial_feature_set, "text_encoder": self.text_encoder,
                     "max_text_tokens": self.max_text_tokens}
-        self._cache_key = cache.array_key(self.path, TABLES, settings, extra_files=(self.questions,))
+        self._cache_key = cache.array_key(self.dataset, settings, extra_files=(self.questions,))
         entry, built = cache.load_or_build(self._cache_key, self._build_shared)
         log.info("%s arrays for task %s (%s)", "built and cached" if built else "read the cached", self.task,
                  self._cache_key)
@@ -332,17 +331,18 @@ class ReadingDataModule(L.LightningDataModule):
                           num_workers=self.num_workers, collate_fn=functools.partial(collate, pad_token_id=pad_id))
 
     # ---- steps of setup ----
+    @property
+    def dataset(self) -> Dataset:
+        """The dataset folder (:class:`readgaze.Dataset`), opened on first use; raises :class:`ConfigError` when
+        ``path`` is not a dataset folder."""
+        if self._dataset is None:
+            self._dataset = Dataset(self.path)
+        return self._dataset
+
     def _scan(self, table: str) -> pl.LazyFrame:
-        """``<table>.parquet`` of the dataset folder, its columns checked against :mod:`readgaze.schema` (required
-        columns present, each canonical column of its dtype's kind); raises :class:`SchemaError` naming the file
-        and column, or :class:`ConfigError` when the file is absent."""
-        file = self.path / f"{table}.parquet"
-        if not file.is_file():
-            raise ConfigError(f"dataset folder {self.path} has no {table}.parquet (expected {', '.join(TABLES)})")
-        if table not in self._checked:
-            validate(pl.scan_parquet(file), table, source=file, exact=False)
-            self._checked.add(table)
-        return pl.scan_parquet(file)
+        """A table of the dataset folder (:meth:`readgaze.Dataset.scan`: validated against :mod:`readgaze.schema`
+        on first use; :class:`SchemaError` naming the file and column, :class:`ConfigError` when absent)."""
+        return self.dataset.scan(table)
 
     def _read_trials(self, needed: list[str]) -> pl.DataFrame:
         """``trials.parquet`` without practice and repeated-reading trials (counted in QC).
@@ -353,7 +353,7 @@ class ReadingDataModule(L.LightningDataModule):
         missing = [c for c in needed if c not in trials.columns]
         if missing:
             raise SchemaError(f"trials.parquet lacks column(s) {missing} needed for task {self.task}",
-                              file=self.path / "trials.parquet")
+                              file=self.dataset.file("trials"))
         for flag in ("practice", "repeated_reading"):
             if flag in trials.columns:
                 self.qc.add("task", "trials", f"{flag} trial", trials[flag].fill_null(False).sum())
@@ -367,7 +367,7 @@ class ReadingDataModule(L.LightningDataModule):
         if self.reading_regime not in (None, "all") and self.task == "comprehension":
             if "reading_goal" not in trials.columns:
                 raise SchemaError(f"data.reading_regime {self.reading_regime}: trials.parquet has no reading_goal "
-                                  f"column (use reading_regime all)", file=self.path / "trials.parquet",
+                                  f"column (use reading_regime all)", file=self.dataset.file("trials"),
                                   column="reading_goal")
         labelled = spec.trials(trials, self)
         keep = pl.col("label").is_not_null()
@@ -379,7 +379,7 @@ class ReadingDataModule(L.LightningDataModule):
             self.qc.add("task", "trials", f"reading_regime {regime}: other reading goal", other)
             if other and other == labelled.height:
                 goals = sorted(labelled["reading_goal"].drop_nulls().unique().to_list())
-                raise ConfigError(f"{self.path / 'trials.parquet'}: comprehension keeps the {regime} trials "
+                raise ConfigError(f"{self.dataset.file('trials')}: comprehension keeps the {regime} trials "
                                   f"(data.reading_regime, default ordinary, as EyeBench), but all {other:,} labelled "
                                   f"trials have reading_goal {', '.join(goals) or 'null'}; pass "
                                   f"--data.reading_regime all (or {goals[0] if goals else 'information_seeking'})")
@@ -414,7 +414,7 @@ class ReadingDataModule(L.LightningDataModule):
             stratify = "reading_goal" if "reading_goal" in trials.columns else None
             if self.split_within is not None and self.split_within not in trials.columns:
                 raise ConfigError(f"data.split_within: trials.parquet has no column {self.split_within!r}",
-                                  file=self.path / "trials.parquet", column=self.split_within)
+                                  file=self.dataset.file("trials"), column=self.split_within)
             try:
                 splits = make_splits(trials, n_folds=self.n_folds, seed=self.split_seed, stratify_by=stratify,
                                      within=self.split_within)
@@ -445,7 +445,7 @@ class ReadingDataModule(L.LightningDataModule):
         no_words = trials.height - trial_words["trial_row"].n_unique()
         if no_words:
             raise DataError(f"{no_words} trials have a text_id with no rows in words.parquet",
-                            file=self.path / "words.parquet", column="text_id")
+                            file=self.dataset.file("words"), column="text_id")
         fixations = feat.fixation_table(lazy, self._scan("fixations"), trial_words.lazy()).collect()
         trial_table = feat.trial_feature_table(lazy, fixations.lazy(), trial_words.lazy()).collect()
         n = trials.height

@@ -58,7 +58,7 @@ class PredictionData(ReadingDataModule):
             trials = spec.trials(trials, self)  # label null where the task has none for a trial
         elif self.task == "goal_question":
             raise SchemaError(f"task goal_question reads {list(spec.needs)} from trials.parquet",
-                              file=self.path / "trials.parquet")
+                              file=self.dataset.file("trials"))
         else:
             trials = trials.with_columns(pl.lit(None, pl.Int64).alias("label"))
         seen_p = pl.col("participant_id").cast(pl.String).is_in(self.training_participants)

@@ -44,6 +44,7 @@ import polars as pl
 import torch
 
 from readgaze import __version__
+from readgaze.dataset import Dataset
 from readgaze.errors import ConfigError
 from readgaze.models.data import features as feat
 from readgaze.models.data.datamodule import FEATURE_SOURCES, ReadingDataModule
@@ -61,7 +62,7 @@ DATA_ARGUMENTS = ("task", "text_encoder", "max_text_tokens", "trial_feature_set"
 
 
 # ---- writing ----
-def feature_columns(dataset: str | Path) -> dict[str, list[str]]:
+def feature_columns(dataset: str | Path | Dataset) -> dict[str, list[str]]:
     """Per table, the optional feature columns a dataset folder has with at least one value
     (:data:`FEATURE_SOURCES`, the word measures).
 
@@ -71,13 +72,13 @@ def feature_columns(dataset: str | Path) -> dict[str, list[str]]:
     wanted: dict[str, set[str]] = {"word_measures": set(feat.WORD_MEASURES) - set(feat.SHARES)}
     for column, (table, _) in FEATURE_SOURCES.items():
         wanted.setdefault(table, set()).add(column)
+    dataset = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     out = {}
     for table, columns in sorted(wanted.items()):
-        path = Path(dataset) / f"{table}.parquet"
-        if not path.is_file():
+        if not dataset.has(table):
             out[table] = []
             continue
-        frame = pl.scan_parquet(path)
+        frame = dataset.scan(table, validate=False)
         present = sorted(columns & set(frame.collect_schema().names()))
         filled = frame.select(pl.col(c).is_not_null().any() for c in present).collect().row(0) if present else ()
         out[table] = [c for c, has in zip(present, filled) if has]
@@ -96,13 +97,12 @@ def tokenizer_fingerprint(text_encoder: str) -> dict:
             "vocab_sha256": digest}
 
 
-def dataset_preparation(dataset: str | Path) -> dict:
+def dataset_preparation(dataset: str | Path | Dataset) -> dict:
     """What ``readgaze prep`` recorded in ``manifest.json``: format, readgaze version, line assigner, language,
     surprisal model (empty when the folder has no manifest)."""
-    path = Path(dataset) / "manifest.json"
-    if not path.is_file():
+    manifest = (dataset if isinstance(dataset, Dataset) else Dataset(dataset)).manifest
+    if not manifest:
         return {}
-    manifest = json.loads(path.read_text(encoding="utf-8"))
     config = manifest.get("config") or {}
     return {"format": manifest.get("format"), "readgaze": (manifest.get("package_versions") or {}).get("readgaze"),
             "mode": config.get("mode"), "line_assigner": config.get("line_assigner"),
@@ -153,7 +153,7 @@ def write_bundle(directory: str | Path, *, checkpoint: str | Path, model, datamo
         "scalers": {name: scaler.to_dict() for name, scaler in datamodule.scalers.items()},
         "threshold": threshold, "threshold_chosen_on": chosen_on,
         "training": {
-            "dataset": str(Path(datamodule.path).resolve()), "preparation": dataset_preparation(datamodule.path),
+            "dataset": str(Path(datamodule.path).resolve()), "preparation": dataset_preparation(datamodule.dataset),
             "fold": datamodule.fold, "n_folds": datamodule.n_folds, "split_unit": _split_unit(datamodule),
             "trials": {s: trials.filter(pl.col("split") == s).height for s in ("train", "val", "test")},
             "participants": _ids(train["participant_id"]), "items": _ids(train["item_id"]),
@@ -325,9 +325,7 @@ class ModelBundle:
             ``allow_other_version``), another dataset format, a feature column training had that the data lacks,
             another tokenizer under the encoder's name, or a trial column the task reads that the data lacks.
         """
-        dataset = Path(dataset)
-        if not (dataset / "trials.parquet").is_file():
-            raise ConfigError("not a dataset folder (no trials.parquet); make one with readgaze prep", file=dataset)
+        dataset = Dataset(dataset)
         errors, warnings = [], []
         versions = errors if not allow_other_version else warnings
         if self.spec["readgaze"] != __version__:
@@ -352,7 +350,7 @@ class ModelBundle:
                     how = sources.get(column, (table, "readgaze prep"))[1]
                     errors.append(f"feature {column}: the training data's {table}.parquet had it, this data's has "
                                   f"no values for it (make it with {how})")
-        names = pl.scan_parquet(dataset / "trials.parquet").collect_schema().names()
+        names = dataset.columns("trials")
         needed = [c for c in TASKS[self.task].needs if c not in LABEL_COLUMNS[self.task]]
         needed += [c for c in ("trial_id", "participant_id", "item_id", "text_id") if c not in needed]
         missing = [c for c in needed if c not in names]
@@ -369,7 +367,7 @@ class ModelBundle:
             raise ConfigError(f"the model bundle does not fit this dataset: {'; '.join(errors)}"
                               + ("" if allow_other_version else
                                  " (versions only: pass allow_other_version / --allow-other-version to go on)"),
-                              file=dataset)
+                              file=dataset.path)
         return warnings
 
     def model(self, device: str | torch.device = "cpu"):
