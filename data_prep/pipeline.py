@@ -16,10 +16,10 @@ import numpy as np
 import polars as pl
 
 from readgaze.align import align_words
+from readgaze.features import compute_trial_features
 from readgaze.measures import compute_word_measures, use_compiled
 from readgaze.qc import QCLog
 from readgaze.text import assign_box_lines, merge_hyphen_splits
-from readgaze.trial_features import compute_trial_features
 from readgaze.word_features import add_word_features
 
 

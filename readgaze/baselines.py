@@ -1,7 +1,7 @@
 """Classical baselines over trial-level features: scikit-learn pipelines fit per fold, selected on validation.
 
-Each baseline is a named :class:`Baseline` in :data:`BASELINES`: a feature list (from
-:mod:`readgaze.feature_sets` or :mod:`readgaze.trial_features`), a scikit-learn estimator behind a
+Each baseline is a named :class:`Baseline` in :data:`BASELINES`: a feature list (a set of
+:data:`readgaze.features.FEATURE_SETS`), a scikit-learn estimator behind a
 ``StandardScaler`` and a hyperparameter grid. Per fold, every grid point is fit on the ``train`` trials
 only and scored on the ``val`` trials (AUROC; balanced accuracy when the validation split holds one
 class, or for more than two classes); the best point (first on ties) predicts the requested split.
@@ -11,7 +11,7 @@ is replaced by the training median (counted); a feature missing in every trainin
 
 * ``majority``: the training class frequencies for every trial (AUROC 0.5 by construction).
 * ``reading_speed``: logistic regression on readgaze's ``reading_speed_wpm`` (words per minute over the
-  fixation span; :mod:`readgaze.trial_features`). Output model name ``reading_speed_logistic_regression``.
+  fixation span; :mod:`readgaze.features`). Output model name ``reading_speed_logistic_regression``.
 * ``words_per_paragraph_time``: logistic regression on ``paragraph_words_per_minute`` (words / paragraph
   reading time, EyeBench's "Reading Speed" baseline).
 * ``mean_total_fixation_duration``: logistic regression on the mean total fixation duration per word
@@ -23,8 +23,9 @@ is replaced by the training median (counted); a feature missing in every trainin
   decision boundary; not a calibrated probability). Grid C × kernel × gamma × class weight.
 * ``random_forest``: random forest on Makowski et al.'s summary statistics (119 features); grid over
   depth and max features at 200 trees (the published forest: 1000 trees, depth 6).
-* ``knn``: k nearest neighbours on readgaze's 8 trial features; grid k × weighting.
-* ``gradient_boosting``: ``HistGradientBoostingClassifier`` (100 iterations) on readgaze's 8 trial
+* ``knn``: k nearest neighbours on readgaze's 10 trial features (``FEATURE_SETS["readgaze"]``, the neural
+  models' trial vector); grid k × weighting.
+* ``gradient_boosting``: ``HistGradientBoostingClassifier`` (100 iterations) on the same 10 trial
   features; grid learning rate × depth × minimum leaf size.
 
 The returned frame is what :func:`readgaze.metrics.evaluate` reads. References: Mézière et al. (2023),
@@ -47,7 +48,7 @@ import polars as pl
 
 from readgaze.dataset import Dataset
 from readgaze.errors import ConfigError, DataError, SchemaError
-from readgaze.feature_sets import FEATURE_SETS, compute_feature_sets
+from readgaze.features import FEATURE_SETS, compute_feature_sets
 from readgaze.qc import QCLog
 
 TASKS = ("reading_goal", "comprehension", "goal_question")
@@ -123,7 +124,7 @@ def task_labels(trials: pl.DataFrame, task: str) -> pl.Expr:
 
 
 def with_baseline_features(trials: pl.DataFrame, dataset: str | Path | Dataset) -> pl.DataFrame:
-    """``trials`` plus every :data:`readgaze.feature_sets.FEATURE_SETS` column computed from a dataset folder.
+    """``trials`` plus every :data:`readgaze.features.FEATURE_SETS` column computed from a dataset folder.
 
     Reads the ``fixations``, ``words``, ``word_measures`` and ``trials`` tables of ``dataset`` (a folder written
     by ``readgaze prep``, or a :class:`readgaze.Dataset`), each validated against :mod:`readgaze.schema`;

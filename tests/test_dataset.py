@@ -52,7 +52,7 @@ def test_a_table_that_breaks_the_schema_is_an_error_naming_file_and_column(folde
     ds = Dataset(bad)
     ds.trials.collect()  # the other tables are fine
     with pytest.raises(SchemaError, match="fixations table: missing") as error:
-        ds.fixations
+        _ = ds.fixations
     assert error.value.column == "duration_ms" and Path(error.value.file).name == "fixations.parquet"
 
 

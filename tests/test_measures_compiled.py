@@ -14,9 +14,9 @@ from polars.testing import assert_frame_equal
 from test_prep_post_fast_paths import _corpus
 
 from readgaze import measures
+from readgaze.features import compute_trial_features
 from readgaze.lines._common import pairwise as _pairwise  # the sums the measures pass calls
 from readgaze.measures import compute_word_measures, use_compiled
-from readgaze.trial_features import compute_trial_features
 
 
 def test_pairwise_matches_numpy_reduceat():

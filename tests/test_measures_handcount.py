@@ -8,8 +8,8 @@ import polars as pl
 import pytest
 
 from readgaze.align import align_words
+from readgaze.features import compute_trial_features
 from readgaze.measures import compute_word_measures
-from readgaze.trial_features import compute_trial_features
 
 # five words on one line, 100 px each: w0 [0,100) ... w4 [400,500), y [100, 150)
 WORDS = pl.DataFrame({"text_id": "t", "ia_index": range(5), "word_index": range(5), "line_index": 0,
@@ -123,8 +123,8 @@ def test_two_regression_rates_two_names_one_computation_each():
     and the models' ``fixation_regression_rate`` a share of fixations with a known next word (2 of 7: w0>w1,
     w1>w1, w1>w3, w3>w2, w2>w1, w1>w3, w3>w4; w4>off, off>w4 and the last have no step). Both consumers of the
     second get the same number from the one expression (the datamodule once computed 2/10 under the first name)."""
-    from readgaze.feature_sets import compute_feature_sets
-    from readgaze.models.data import features as feat
+    from readgaze import features as feat
+    from readgaze.features import compute_feature_sets
 
     aligned, _ = align_words(FIX, WORDS, TRIALS)
     measures = compute_word_measures(aligned, WORDS, TRIALS)

@@ -11,7 +11,7 @@ import torch
 from sklearn.metrics import roc_auc_score
 from synthetic import write_synthetic_dataset
 
-from readgaze.feature_sets import FEATURE_SETS, REDUCED_POS, word_classes
+from readgaze.features import FEATURE_SETS, REDUCED_POS, word_classes
 from readgaze.models.beyelstm import BEyeLSTM
 from readgaze.models.data import ReadingDataModule
 from readgaze.models.fse import FSE

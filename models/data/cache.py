@@ -8,10 +8,12 @@ the grid point. It is stored once per machine under ``<cache>/arrays/<key>/`` an
 read only where a batch touches them). What depends on the fold (the split, the scalers fit on the training
 trials) is computed per fold; the scalers are cached too, under the fold's training trials.
 
-The key (:func:`array_key`) is a SHA-256 of the dataset's table files (path, size, modification time), the task
-settings, the readgaze code that builds the arrays (source bytes) and the numpy/polars versions: a re-prepared dataset
-or a new readgaze never reads an old entry. An entry is written to a temporary folder and renamed into place, under a
-lock, so units that start together on one machine build it once and never read half an entry. ``<cache>`` is
+The key (:func:`array_key`) is a SHA-256 of the dataset's fingerprint (:meth:`readgaze.Dataset.fingerprint`: table
+files' size and modification time), the task settings, the feature definitions in use
+(:func:`readgaze.features.definitions_fingerprint`), the code that arranges the arrays and the numpy/polars versions:
+a re-prepared dataset or a new readgaze never reads an old entry. An entry is written to a temporary folder and
+renamed into place, under a lock, so units that start together on one machine build it once and never read half an
+entry. ``<cache>`` is
 ``readgaze.data_prep.cache.cache_dir()`` (``$READGAZE_CACHE_DIR``, else ``~/.cache/readgaze``); entries not used for
 :data:`KEEP_DAYS` days are removed when a new one is written; deleting the folder is always safe.
 ``READGAZE_ARRAY_CACHE=0`` turns the cache off (every setup builds in memory, as before).
@@ -37,7 +39,8 @@ from readgaze.fingerprint import fingerprint
 
 FORMAT = 2
 KEEP_DAYS = 30
-_CODE = ("datamodule.py", "features.py", "tokenise.py", "tasks.py", "cache.py")
+_CODE = ("datamodule.py", "dataset.py", "tokenise.py", "tasks.py", "cache.py")
+"""The files of :mod:`readgaze.models.data` that arrange the arrays (the features: :mod:`readgaze.features`)."""
 
 
 def enabled() -> bool:
@@ -51,15 +54,16 @@ def root() -> Path:
 
 
 def _code_fingerprint() -> str:
-    here = Path(__file__).resolve().parent
-    digest = hashlib.sha256()
-    for name in _CODE:
-        digest.update((here / name).read_bytes())
-    for module in ("readgaze.feature_sets", "readgaze.models.text_encoder"):
-        import importlib
+    """The code that builds an entry: every feature definition as it is now
+    (:func:`readgaze.features.definitions_fingerprint`: a replaced or edited definition gives another key) and the
+    source of the modules here that arrange the arrays (:data:`_CODE`) and of the text encoder's tokenizer loading."""
+    import importlib
 
-        digest.update(Path(importlib.import_module(module).__file__).read_bytes())
-    return digest.hexdigest()
+    from readgaze.features import definitions_fingerprint
+
+    here = Path(__file__).resolve().parent
+    files = [here / name for name in _CODE] + [Path(importlib.import_module("readgaze.models.text_encoder").__file__)]
+    return definitions_fingerprint() + fingerprint(files, content=True, length=24)
 
 
 def array_key(dataset: Dataset, settings: dict, extra_files: tuple = ()) -> str:

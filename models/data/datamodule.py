@@ -8,7 +8,7 @@ docstring is the reference of its ~20 options.
 
 Steps (``setup``): read the trials of the task, give each its split and regime for the fold
 (:func:`readgaze.splits.assign_fold`), build word-, fixation- and trial-level features
-(:mod:`readgaze.models.data.features`),
+(:mod:`readgaze.features`),
 fit the scalers on the training split only, and tokenise each text once with the encoder's tokenizer, keeping the
 token ↔ word alignment from the tokenizer's ``word_ids()``.
 
@@ -38,10 +38,10 @@ import polars as pl
 import torch
 from torch.utils.data import DataLoader
 
+from readgaze import features as feat
 from readgaze.dataset import Dataset
 from readgaze.errors import ConfigError, DataError, SchemaError
-from readgaze.feature_sets import FEATURE_SETS, compute_feature_sets, feature_matrix
-from readgaze.models.data import features as feat
+from readgaze.features import FEATURE_SETS, compute_feature_sets, feature_matrix
 from readgaze.models.data.batch import OFF_TEXT
 from readgaze.models.data.dataset import _offsets, _TrialDataset, collate
 from readgaze.models.data.tasks import TASKS
@@ -117,9 +117,9 @@ class ReadingDataModule(L.LightningDataModule):
         ``article_batch``, as the goal-decoding code's per-batch split) within which participants and items are
         dealt evenly to folds (:func:`readgaze.splits.make_splits` ``within``).
     trial_feature_set : {"readgaze", "beyelstm_global", "fse_global"}
-        What ``trial_features`` holds: readgaze's trial features (:data:`readgaze.models.data.features.TRIAL_FEATURES`,
+        What ``trial_features`` holds: readgaze's trial features (:data:`readgaze.features.TRIAL_FEATURES`,
         default),
-        or a published global set of :data:`readgaze.feature_sets.FEATURE_SETS` (BEyeLSTM's 692 grouped
+        or a published global set of :data:`readgaze.features.FEATURE_SETS` (BEyeLSTM's 692 grouped
         means and entropies; FSE's 4 global features), computed per trial and scaled on the training split.
     strict : bool
         :func:`readgaze.splits.assign_fold`'s strict regimes.
@@ -192,8 +192,6 @@ class ReadingDataModule(L.LightningDataModule):
 
     @property
     def n_trial_features(self) -> int:
-        if self.trial_feature_set == "readgaze":
-            return len(feat.TRIAL_FEATURE_NAMES)
         return len(feat.with_indicators(FEATURE_SETS[self.trial_feature_set]))
 
     @property
@@ -388,7 +386,7 @@ class ReadingDataModule(L.LightningDataModule):
 
     def _warn_missing_features(self) -> None:
         """Warn once per feature column the dataset lacks (it becomes all-missing), naming the prep option."""
-        derived = set(getattr(feat, "SHARES", {}))  # computed by readgaze.models.data.features from other measures
+        derived = set(getattr(feat, "SHARES", {}))  # computed by readgaze.features from other measures
         sources = {c: ("word_measures", "readgaze prep (re-run it: this version computes the word measure)")
                    for c in feat.WORD_MEASURES if c not in derived}
         sources.update(FEATURE_SOURCES)
@@ -481,8 +479,7 @@ class ReadingDataModule(L.LightningDataModule):
         train = np.sort(self.trials.filter(pl.col("split") == "train")["trial_row"].to_numpy().astype(np.int64))
         is_train = np.zeros(n, bool)
         is_train[train] = True
-        trial_names = feat.TRIAL_FEATURES if self.trial_feature_set == "readgaze" else \
-            FEATURE_SETS[self.trial_feature_set]
+        trial_names = FEATURE_SETS[self.trial_feature_set]
         names = {"word": feat.WORD_MEASURES + feat.WORD_LEXICAL, "fixation": feat.FIXATION_OWN, "trial": trial_names}
 
         def fit() -> dict[str, np.ndarray]:
@@ -522,7 +519,7 @@ class ReadingDataModule(L.LightningDataModule):
         }
 
     def _published_trial_features(self, trials: pl.DataFrame, names: tuple[str, ...]) -> np.ndarray:
-        """``(n_trials, len(names))`` float64 of a :mod:`readgaze.feature_sets` set, rows in ``trial_row`` order."""
+        """``(n_trials, len(names))`` float64 of a :mod:`readgaze.features` set, rows in ``trial_row`` order."""
         tables = {t: self._scan(t) for t in ("fixations", "words", "word_measures")}
         table = compute_feature_sets(tables["fixations"], tables["words"], tables["word_measures"],
                                      trials.lazy().select("trial_id", "text_id"), sets=(self.trial_feature_set,))
@@ -587,7 +584,7 @@ class ReadingDataModule(L.LightningDataModule):
 
 class _ScaledRows:
     """Rows of one or more unscaled matrices (memory-mapped from the array cache), each part scaled by its
-    :class:`~readgaze.models.data.features.RobustScaler` when read; the parts' columns side by side.
+    :class:`~readgaze.features.RobustScaler` when read; the parts' columns side by side.
 
     ``rows[a:b]`` gives ``(b - a, n_columns)`` float32, ``rows[i]`` one row: what a scaled matrix would give, without
     holding the whole scaled matrix in every process.

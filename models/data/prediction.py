@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from readgaze import features as feat
 from readgaze.errors import SchemaError
-from readgaze.models.data import features as feat
 from readgaze.models.data.batch import REGIMES
 from readgaze.models.data.datamodule import ReadingDataModule
 from readgaze.models.data.dataset import _TrialDataset

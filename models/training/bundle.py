@@ -5,7 +5,7 @@
 * ``model.ckpt``: the best-on-validation checkpoint (a hard link where the file system allows, else a copy);
 * ``bundle.json``: the model class and arguments; the task and its label coding; the text encoder and its
   tokenizer's fingerprint; the feature names, the feature columns the training data had and the fitted scalers
-  (:class:`readgaze.models.data.features.RobustScaler`); the threshold on P(class 1) chosen on the validation
+  (:class:`readgaze.features.RobustScaler`); the threshold on P(class 1) chosen on the validation
   predictions (:func:`readgaze.metrics.best_threshold`); the readgaze version; the training data (folder, how it
   was prepared, its training participants and items) and its validation and test scores per regime;
 * ``model_card.md``: the same for a reader, with the scores table;
@@ -44,9 +44,9 @@ import polars as pl
 import torch
 
 from readgaze import __version__
+from readgaze import features as feat
 from readgaze.dataset import Dataset
 from readgaze.errors import ConfigError
-from readgaze.models.data import features as feat
 from readgaze.models.data.datamodule import FEATURE_SOURCES, ReadingDataModule
 from readgaze.models.data.prediction import PredictionData
 from readgaze.models.data.tasks import QUESTION_ROLES, TASKS
