@@ -10,14 +10,20 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import polars as pl
 
 from readgaze.errors import ConfigError, DataError, SchemaError
+from readgaze.qc import QCLog
 
-if TYPE_CHECKING:
-    from readgaze.models.data.datamodule import ReadingDataModule
+
+class ReadingDataModule(Protocol):
+    """What a task's labelling reads of the datamodule (:class:`readgaze.models.data.ReadingDataModule`, which
+    imports this module: a protocol, not an import, keeps the two out of an import loop)."""
+
+    questions: str | None
+    qc: QCLog
 
 QUESTION_ROLES = ("lonely", "coupled_1", "coupled_2")
 """goal_question classes: the paragraph's question on its own critical span, then the two sharing one span."""

@@ -433,7 +433,7 @@ class ModelBundle:
         prob = torch.cat(probs).numpy() if probs else np.zeros((0, self.spec["num_classes"]))
         frame = self._frame(data.trials, ids, prob)
         if out is not None:
-            from readgaze.models.training.predict import write_predictions
+            from readgaze.models.training.summary import write_predictions
 
             write_predictions(frame, out, self.threshold)
         return frame

@@ -223,3 +223,23 @@ def score_table(scores: pl.DataFrame, indent: str = "  ") -> str:
     if scores.height and scores["small_sample"].any():
         rows.append(f"{indent}{SMALL_NOTE}")
     return "\n".join(rows)
+
+
+def write_predictions(frame, out, threshold: float | None) -> dict:
+    """Write ``frame`` to ``out`` (Parquet, or CSV by suffix) and, with labels, ``<stem>_scores.csv`` beside it
+    (:func:`regime_scores`). Returns ``{"predictions": path}`` plus ``"scores"``
+    when written."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix.lower() == ".csv":
+        from readgaze.data_prep.dataset import csv_ready
+
+        csv_ready(frame).write_csv(out)
+    else:
+        frame.write_parquet(out)
+    paths = {"predictions": out}
+    if frame["label"].drop_nulls().len():
+        scores = out.with_name(f"{out.stem}_scores.csv")
+        regime_scores(frame, threshold).write_csv(scores)
+        paths["scores"] = scores
+    return paths
