@@ -49,9 +49,13 @@ import polars as pl
 from readgaze.dataset import Dataset
 from readgaze.errors import ConfigError, DataError, SchemaError
 from readgaze.features import FEATURE_SETS, compute_feature_sets
+from readgaze.predictions import make_predictions
 from readgaze.qc import QCLog
+from readgaze.tasks import TASKS as REGISTRY
+from readgaze.tasks import get_task
 
-TASKS = ("reading_goal", "comprehension", "goal_question")
+TASKS = tuple(name for name, task in REGISTRY.items() if task.kind == "classification")
+"""The tasks a baseline fits: every classification task of :data:`readgaze.tasks.TASKS`."""
 
 
 @dataclass(frozen=True)
@@ -110,17 +114,12 @@ CLASSICAL = ("words_per_paragraph_time", "mean_total_fixation_duration", "mezier
 
 
 def task_labels(trials: pl.DataFrame, task: str) -> pl.Expr:
-    """The Int64 label of a task: ``reading_goal`` 1 = information seeking; ``comprehension`` 1 = correct;
-    ``goal_question`` needs a ``label`` column (class index) from the caller. An existing ``label`` wins."""
+    """The Int64 label of a task, from the registry (:meth:`readgaze.tasks.Task.label_expr`: ``reading_goal``
+    1 = information seeking; ``comprehension`` 1 = correct; ...); ``goal_question`` needs a ``label`` column (class
+    index) from the caller. An existing ``label`` wins."""
     if "label" in trials.columns:
         return pl.col("label").cast(pl.Int64)
-    if task == "reading_goal":
-        return (pl.when(pl.col("reading_goal").is_in(["ordinary", "information_seeking"]))
-                .then((pl.col("reading_goal") == "information_seeking").cast(pl.Int64)))
-    if task == "comprehension":
-        return pl.col("is_correct").cast(pl.Int64)
-    raise ConfigError(f"task {task!r} needs a 'label' column of class indices in trials; "
-                      f"readgaze derives labels only for reading_goal and comprehension")
+    return get_task(task).label_expr()
 
 
 def with_baseline_features(trials: pl.DataFrame, dataset: str | Path | Dataset) -> pl.DataFrame:
@@ -188,8 +187,9 @@ def run_baseline(trials: pl.DataFrame | pl.LazyFrame, assignment: pl.DataFrame, 
     DataError
         A fold's training split is empty or single-class, or a feature has no training value.
     """
-    if task not in TASKS or kind not in BASELINES:
-        raise ConfigError(f"got task {task!r}, kind {kind!r}; expected task in {TASKS}, kind in {KINDS}")
+    tasks = tuple(name for name, t in REGISTRY.items() if t.kind == "classification")  # registered so far
+    if task not in tasks or kind not in BASELINES:
+        raise ConfigError(f"got task {task!r}, kind {kind!r}; expected task in {tasks}, kind in {KINDS}")
     spec = BASELINES[kind]
     if features is not None and tuple(features) != spec.features:
         from sklearn.linear_model import LogisticRegression
@@ -238,11 +238,9 @@ def _one_fold(data: pl.DataFrame, spec: Baseline, splits: tuple[str, ...], qc: Q
         model, chosen = _select(spec, x_train, y, x_val, val["label"].to_numpy(), fold, qc)
         prob = np.zeros((target.height, classes.size))
         prob[:, model.classes_] = _scores(model, x_target)
-    column = pl.Series("prediction_prob", prob[:, 1] if classes.size == 2 else prob.tolist())
-    return target.select("trial_id", "participant_id", "item_id", pl.col("fold_index").cast(pl.Int32), "split",
-                         "regime", "label").with_columns(column, pl.lit(spec.model).alias("model"),
-                                                         pl.lit(json.dumps(chosen,
-                                                                           default=str)).alias("hyperparameters"))
+    keys = target.select("trial_id", "participant_id", "item_id", "fold_index", "split", "regime", "label")
+    return make_predictions(keys, prob, model=spec.model).with_columns(
+        pl.lit(json.dumps(chosen, default=str)).alias("hyperparameters"))
 
 
 def _estimator(spec: Baseline, params: dict):

@@ -23,6 +23,7 @@ from readgaze.io.csv import detect_separator, scan_csv
 from readgaze.io.dataviewer import detect_ia_id_base, read_fixation_report, read_ia_report
 from readgaze.io.samples import MISSING_GAZE
 from readgaze.schema import TABLES
+from readgaze.tasks import TASKS
 
 _IA_CANONICAL = ("trial_id", "text_id", "ia_index", "word", "left_px", "right_px", "top_px", "bottom_px")
 
@@ -299,25 +300,26 @@ N_FOLDS = 10
 
 
 def _task_labels(trials: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """Per task, its trials with a ``label`` column (as the models define it), or the reason it has none."""
+    """Per task of the registry (:data:`readgaze.tasks.TASKS`), its trials with a ``label`` column (the class name,
+    or the value of a regression task), or the reason it has none. goal_question's label (the question's role) needs
+    the paragraph's questions: its trials are shown by their question id."""
     out: dict = {}
-    cols = trials.columns
-    if "reading_goal" in cols:
-        out["reading_goal"] = trials.filter(pl.col("reading_goal").is_in(["ordinary", "information_seeking"])) \
-            .with_columns(pl.col("reading_goal").alias("label"))
-    else:
-        out["reading_goal"] = "no reading_goal column"
-    if "is_correct" in cols and "question" in cols:
-        out["comprehension"] = trials.filter(pl.col("is_correct").is_not_null()).with_columns(
-            pl.col("is_correct").cast(pl.String).alias("label"))
-    else:
-        out["comprehension"] = f"no {'is_correct' if 'is_correct' not in cols else 'question'} column"
-    if {"reading_goal", "onestopqa_question_id"} <= set(cols):
-        out["goal_question"] = trials.filter((pl.col("reading_goal") == "information_seeking")
-                                             & pl.col("onestopqa_question_id").is_not_null()).with_columns(
-            pl.col("onestopqa_question_id").cast(pl.String).alias("label"))
-    else:
-        out["goal_question"] = "no onestopqa_question_id column"
+    for name, task in TASKS.items():
+        missing = task.missing(trials.columns)
+        if task.label is None:  # goal_question
+            missing = [c for c in ("reading_goal", "onestopqa_question_id") if c not in trials.columns]
+        if missing and task.level == "reader":  # a reader's trait (CopCo): listed when the data has it
+            continue
+        if missing:
+            out[name] = f"no {missing[0]} column"
+        elif task.label is None:
+            out[name] = trials.filter((pl.col("reading_goal") == "information_seeking")
+                                      & pl.col("onestopqa_question_id").is_not_null()).with_columns(
+                pl.col("onestopqa_question_id").cast(pl.String).alias("label"))
+        else:
+            labelled = task.labelled(trials).filter(pl.col("label").is_not_null())
+            out[name] = labelled if task.kind == "regression" else labelled.with_columns(
+                pl.col("label").replace_strict(dict(enumerate(task.classes)), return_dtype=pl.String))
     return out
 
 
@@ -335,7 +337,12 @@ def describe_tasks(trials: pl.DataFrame) -> list[str]:
             lines.append(f"  task {task}: not available ({why}; attach labels with readgaze prep ... "
                          "--trials LABELS.csv)")
             continue
-        counts = labelled.group_by("label").len().sort("label")
+        if TASKS[task].kind == "regression":  # one line of values instead of label counts
+            values = labelled["label"]
+            counts = pl.DataFrame({"label": [f"{values.min():.4g}-{values.max():.4g} ({values.n_unique():,} "
+                                             f"distinct values)"], "len": [labelled.height]})
+        else:
+            counts = labelled.group_by("label").len().sort("label")
         participants = labelled["participant_id"].n_unique() if "participant_id" in labelled.columns else 0
         items = labelled["item_id"].n_unique() if "item_id" in labelled.columns else 0
         smallest = min(participants, items)
@@ -346,7 +353,7 @@ def describe_tasks(trials: pl.DataFrame) -> list[str]:
         lines += [f"  task {task}: {labelled.height:,} labelled trials; labels "
                   + ", ".join(f"{r['label']} {r['len']:,}" for r in counts.iter_rows(named=True)),
                   f"    participants {participants:,}, items {items:,}; folds: {folds}"]
-        if counts.height < 2:
+        if counts.height < 2 and TASKS[task].kind != "regression":
             lines.append(f"    warning: one class only ({counts['label'][0]}): a model of this task measures "
                          "nothing")
             continue

@@ -220,7 +220,7 @@ LAYERS = (
     ("text", "simulate"),
     ("lines", "scanpath", "events", "_align_search", "_measures_pass"),
     ("align", "measures"),
-    ("features", "metrics", "tasks"),
+    ("features", "metrics", "tasks", "predictions"),
     ("generation_metrics", "baselines", "plots", "inspect"),
     ("cli",),
 )

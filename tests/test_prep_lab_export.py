@@ -255,7 +255,7 @@ def test_inspect_dataset_shows_labels_per_task(export, tmp_path, capsys):
     assert "participants 6, items 3; folds: not with 10: use --data.n_folds 3 (or fewer, at least 3)" in text
     assert "warning: the label is constant within every participant (6)" in text
     correct = labels["is_correct"].sum()
-    assert f"task comprehension: 18 labelled trials; labels false {18 - correct}, true {correct}" in text
+    assert f"task comprehension: 18 labelled trials; labels correct {correct}, incorrect {18 - correct}" in text
     assert "task goal_question: not available (no onestopqa_question_id column" in text
     bare = tmp_path / "bare"
     assert prep("dataviewer", "--fixation-report", export["fixations"], "--ia-report", export["ia"],

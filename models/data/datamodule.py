@@ -49,6 +49,7 @@ from readgaze.models.data.tokenise import _encode
 from readgaze.models.text_encoder import load_tokenizer
 from readgaze.qc import QCLog
 from readgaze.splits import assign_fold, make_splits, read_fold_files
+from readgaze.splits.regimes import fold_roles
 
 log = logging.getLogger(__name__)
 Task = Literal["reading_goal", "comprehension", "goal_question"]
@@ -612,7 +613,8 @@ def _trial_assignment(trials: pl.DataFrame, n_folds: int, fold: int, seed: int) 
     order = np.random.default_rng(seed).permutation(trials.height)
     trial_fold = np.empty(trials.height, np.int64)
     trial_fold[order] = np.arange(trials.height) % n_folds
-    split = np.where(trial_fold == fold, "val", np.where(trial_fold == (fold + 1) % n_folds, "test", "train"))
+    val, test = fold_roles(fold, n_folds)
+    split = np.where(trial_fold == val, "val", np.where(trial_fold == test, "test", "train"))
     return pl.DataFrame({"trial_id": trials["trial_id"], "fold_index": pl.Series([fold] * trials.height,
                                                                                  dtype=pl.Int32),
                          "split": split, "regime": "seen"})

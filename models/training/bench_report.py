@@ -34,6 +34,7 @@ import polars as pl
 from readgaze.errors import DataError
 from readgaze.metrics import choose_thresholds, evaluate_folds, mean_sem
 from readgaze.models.training.ensemble import ENSEMBLES, fit_predict_fold
+from readgaze.predictions import is_multiclass
 
 REGIMES = ("new_participant", "new_item", "new_item_participant", "all")
 TITLES = {"new_participant": "new reader", "new_item": "new text", "new_item_participant": "both", "all": "all"}
@@ -135,7 +136,7 @@ def score(group: dict) -> tuple[pl.DataFrame, pl.DataFrame]:
     chosen on the validation predictions) and their mean ± SEM over folds, as :func:`readgaze.metrics.evaluate`."""
     predictions = pl.concat(group["frames"], how="diagonal_relaxed")
     val = predictions.filter(pl.col("split") == "val")
-    binary = not isinstance(predictions.schema["prediction_prob"], pl.List)
+    binary = not is_multiclass(predictions)
     thresholds = choose_thresholds(val) if binary and val.height else None
     per_fold = evaluate_folds(predictions, thresholds=thresholds)
     summary = per_fold.group_by("model", "regime", maintain_order=True).agg(
@@ -214,7 +215,7 @@ def leaderboard(groups: dict) -> pl.DataFrame:
 
 def _classes(group: dict) -> int:
     frame = group["frames"][0]
-    return frame["prediction_prob"].list.len().max() if isinstance(frame.schema["prediction_prob"], pl.List) else 2
+    return frame["prediction_prob"].list.len().max() if is_multiclass(frame) else 2
 
 
 def _significance(column: list[dict], per_fold: pl.DataFrame, metric: str, n_train: dict) -> None:

@@ -49,15 +49,13 @@ from readgaze.dataset import Dataset
 from readgaze.errors import ConfigError
 from readgaze.models.data.datamodule import FEATURE_SOURCES, ReadingDataModule
 from readgaze.models.data.prediction import PredictionData
-from readgaze.models.data.tasks import QUESTION_ROLES, TASKS
+from readgaze.predictions import is_multiclass, make_predictions
+from readgaze.tasks import TASKS as REGISTRY
 
 FORMAT = "readgaze model bundle, version 1"
 FILE, CHECKPOINT, CARD = "bundle.json", "model.ckpt", "model_card.md"
-CLASSES = {"reading_goal": ["ordinary", "information_seeking"], "comprehension": ["incorrect", "correct"],
-           "goal_question": list(QUESTION_ROLES)}
-"""Class names by index, per task (label 1 of reading_goal = information seeking, of comprehension = correct)."""
-LABEL_COLUMNS = {"reading_goal": ("reading_goal",), "comprehension": ("is_correct",), "goal_question": ()}
-"""The trial columns a task's label comes from: absent in unlabelled data, which is scored all the same."""
+CLASSES = {name: list(task.classes) for name, task in REGISTRY.items() if task.classes}
+"""Class names by index, per task, from the registry (:data:`readgaze.tasks.TASKS`)."""
 DATA_ARGUMENTS = ("task", "text_encoder", "max_text_tokens", "trial_feature_set", "batch_size", "questions")
 
 
@@ -130,7 +128,7 @@ def write_bundle(directory: str | Path, *, checkpoint: str | Path, model, datamo
     frames = {split: pl.read_parquet(path) for split, path in (("val", val_predictions), ("test", test_predictions))
               if path is not None and Path(path).is_file()}
     threshold, chosen_on = 0.5, "default (no validation predictions)"
-    if "val" in frames and not isinstance(frames["val"].schema["prediction_prob"], pl.List):
+    if "val" in frames and not is_multiclass(frames["val"]):
         val = frames["val"].filter(pl.col("label").is_not_null())
         threshold, balanced = best_threshold(val["label"].to_numpy(), val["prediction_prob"].to_numpy())
         chosen_on = f"validation: balanced accuracy {100 * balanced:.1f} on {val.height:,} trials"
@@ -351,7 +349,8 @@ class ModelBundle:
                     errors.append(f"feature {column}: the training data's {table}.parquet had it, this data's has "
                                   f"no values for it (make it with {how})")
         names = dataset.columns("trials")
-        needed = [c for c in TASKS[self.task].needs if c not in LABEL_COLUMNS[self.task]]
+        task = REGISTRY[self.task]  # the label's own columns may be absent: unlabelled data is scored all the same
+        needed = list(task.inputs if task.label is not None else (*task.needs, *task.inputs))
         needed += [c for c in ("trial_id", "participant_id", "item_id", "text_id") if c not in needed]
         missing = [c for c in needed if c not in names]
         if missing:
@@ -440,13 +439,9 @@ class ModelBundle:
 
     def _frame(self, trials: pl.DataFrame, ids: list[str], prob: np.ndarray) -> pl.DataFrame:
         binary = prob.shape[1] == 2
-        if binary:
-            column = pl.Series("prediction_prob", prob[:, 1], dtype=pl.Float64)
-            predicted = (prob[:, 1] > self.threshold).astype(np.int64)
-        else:
-            column = pl.Series("prediction_prob", prob.tolist(), dtype=pl.List(pl.Float64))
-            predicted = prob.argmax(axis=1).astype(np.int64)
-        scored = pl.DataFrame({"trial_id": ids}).with_columns(column, pl.Series("predicted_class", predicted))
+        predicted = (prob[:, 1] > self.threshold if binary else prob.argmax(axis=1)).astype(np.int64)
+        scored = make_predictions(pl.DataFrame({"trial_id": ids}), prob, model=self.spec["model"]["name"],
+                                  split="predict").with_columns(pl.Series("predicted_class", predicted))
         names = self.spec["classes"]
         keep = [c for c in ("trial_id", "participant_id", "item_id", "text_id", "label", "participant_seen",
                             "item_seen", "regime") if c in trials.columns]
@@ -455,8 +450,7 @@ class ModelBundle:
                                                                        return_dtype=pl.String)
                               .alias("predicted_label"),
                               pl.lit(self.threshold, pl.Float64).alias("threshold"),
-                              pl.lit(None, pl.Int32).alias("fold_index"), pl.lit("predict").alias("split"),
-                              pl.lit(self.spec["model"]["name"]).alias("model"))
+                              pl.lit(None, pl.Int32).alias("fold_index"))
                 .select("trial_id", "participant_id", "item_id", "text_id", "prediction_prob", "predicted_class",
                         "predicted_label", "threshold", "participant_seen", "item_seen", "regime", "label",
-                        "fold_index", "split", "model"))
+                        "fold_index", "split", "model", "model_display"))

@@ -67,6 +67,7 @@ from readgaze.metrics import (
 from readgaze.models.training.runner import QUIET_TRAINER, auroc_of, fold_log, run_folds
 from readgaze.models.training.summary import constant_warnings
 from readgaze.plots import plot_roc
+from readgaze.predictions import is_multiclass
 from readgaze.splits import describe
 
 log = logging.getLogger(__name__)
@@ -245,7 +246,7 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
 def _per_fold(predictions: pl.DataFrame) -> pl.DataFrame:
     """Every (model, regime, fold) cell with its validation-chosen threshold (binary tasks)."""
     val = predictions.filter(pl.col("split") == "val")
-    binary = not isinstance(predictions.schema["prediction_prob"], pl.List)
+    binary = not is_multiclass(predictions)
     thresholds = choose_thresholds(val) if binary and val.height else None
     return evaluate_folds(predictions, thresholds=thresholds)
 

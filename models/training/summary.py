@@ -12,6 +12,7 @@ from pathlib import Path
 import polars as pl
 
 from readgaze.metrics import SMALL_MARK, SMALL_SAMPLE_TRIALS
+from readgaze.predictions import is_multiclass
 from readgaze.splits.regimes import ALL
 from readgaze.splits.regimes import REGIMES as TEST_REGIMES
 
@@ -188,7 +189,7 @@ def regime_scores(predictions: pl.DataFrame, threshold: float | None = None) -> 
         if part.height == 0:
             continue
         labels = part["label"].to_numpy().astype(np.int64)
-        multiclass = isinstance(part.schema["prediction_prob"], pl.List)
+        multiclass = is_multiclass(part)
         scores = np.stack(part["prediction_prob"].to_list()) if multiclass else part["prediction_prob"].to_numpy()
         classes = int(np.unique(labels).size)
         if multiclass:
