@@ -107,7 +107,7 @@ def run_command(argv: list[str]) -> int:
              "baselines": (args.baselines[0] if len(args.baselines) == 1 and args.baselines[0] in (
                  "default", "all", "none") else args.baselines) if args.baselines else None}
     config = bc.load(args.config, flags)
-    config.overrides += extra
+    bc.apply_overrides(config, extra)
     engine = Engine(workers=args.workers, address=args.address, cpus_per_unit=args.cpus_per_unit,
                     gpus_per_unit=args.gpus_per_unit)
     return run_bench(config, Path(args.out), engine, retry_failed=args.retry_failed)
@@ -122,14 +122,17 @@ def prepare(config: bc.BenchConfig, out: Path) -> tuple[list[bc.Unit], list[str]
         if not (Path(folder) / "trials.parquet").is_file():
             raise ConfigError(f"dataset {name!r}: not a dataset folder (no trials.parquet); make one with "
                               f"readgaze prep", file=folder)
-        _check_design(folder, config.n_folds)
+        _check_design(folder, config.n_folds, command="bench")
     bad = [f for f in config.fold_list() if not 0 <= f < config.n_folds]
     if bad:
         raise ConfigError(f"folds {bad} do not exist: data.n_folds is {config.n_folds} (folds 0 .. "
-                          f"{config.n_folds - 1})")
+                          f"{config.n_folds - 1}); use --folds with folds below {config.n_folds} or a larger "
+                          f"--data.n_folds")
+    instead = {"path": "--dataset", "task": "--tasks", "fold": "--folds"}
     for key in config.data:
-        if key in ("path", "task", "fold"):
-            raise ConfigError(f"data.{key} is set by readgaze bench per unit; remove it from data:")
+        if key in instead:
+            raise ConfigError(f"data.{key} is set by readgaze bench per unit: remove it (data: in the YAML or "
+                              f"--data.{key} on the command line) and use {instead[key]}")
     first = next(iter(config.datasets.values()))
     for (task, model), path in configs.items():
         _check_checkpoint(path)
@@ -344,6 +347,7 @@ def _write_report(out: Path, config: bc.BenchConfig | None, units, notes) -> dic
     import polars as pl
 
     from readgaze.models.training import bench_report as report
+    from readgaze.models.training.bench_figure import plot_leaderboard
     from readgaze.plots import plot_roc
     from readgaze.splits import describe
 
@@ -376,7 +380,7 @@ def _write_report(out: Path, config: bc.BenchConfig | None, units, notes) -> dic
             lines += [f"{dataset}/{task}: {n}" for n in description.notes]
         plot_roc(frames.filter(pl.col("split") == "test"), figures / f"roc_{dataset}_{task}.png", task=task,
                  headline=headline)
-    report.plot_leaderboard(board, figures / "leaderboard.png")
+    plot_leaderboard(board, figures / "leaderboard.png")
     folds = sorted({u["fold"] for u in plan})
     header = ["# readgaze bench leaderboard", ""]
     if partial:
@@ -389,11 +393,8 @@ def _write_report(out: Path, config: bc.BenchConfig | None, units, notes) -> dic
                   f"(mean ± SEM over folds); the best per column in **bold**.")
     notes = [*notes, "Grid points: chosen per model and fold by the lowest validation loss (mean over seeds); "
              "grid.csv. Every unit's scores: units.csv.",
-             "Significance: each model and ensemble against the column's strongest baseline, paired by fold, "
-             "corrected resampled t-test (Nadeau & Bengio 2003: the folds' training sets overlap, so the plain "
-             "paired t-test is too optimistic), two-sided, Holm-adjusted over the rows of a column; * p < 0.05, "
-             "** p < 0.01, *** p < 0.001. p-values in leaderboard.csv. With 3 folds only large, consistent "
-             "differences can reach significance.",
+             report.significance_note(board.filter(pl.col("kind").is_in(["model", "ensemble"]))["n_folds"]
+                                      .drop_nulls().to_list()),
              "Ensembles: fit per fold on the models' validation predictions, applied to their test predictions.",
              "Figures: figures/roc_<dataset>_<task>.png (one ROC panel per regime, every row), "
              "figures/leaderboard.png.", *lines]
