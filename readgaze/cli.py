@@ -30,7 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "configs": ("readgaze.models.training.configs", "list the packaged task x model configs (use as -c TASK/MODEL)"),
     "ensemble": ("readgaze.models.training.ensemble", "out-of-sample ensembles (majority vote, logistic) of cv runs"),
     "demo": ("readgaze.models.demo", "simulate, prepare, train and evaluate offline in one command"),
-    "models": ("readgaze.models.training.registry", "list every model and baseline: tasks, paper, config"),
+    "models": ("readgaze.models.training.registry", "list every model, baseline and ensemble: tasks, paper, config"),
 }
 
 

@@ -157,6 +157,15 @@ def run_bench(config: bc.BenchConfig, out: Path, engine: Engine, *, retry_failed
     stopped)."""
     log = log or sys.stderr
     units, notes = prepare(config, out)
+    runner = UnitRunner(engine, out=log).connect()  # a cluster that is not there: one line, nothing written
+    try:
+        return _run_units(config, out, engine, runner, units, notes, retry_failed, log)
+    finally:
+        runner.close()
+
+
+def _run_units(config: bc.BenchConfig, out: Path, engine: Engine, runner: UnitRunner, units: list[bc.Unit],
+               notes: list[str], retry_failed: bool, log) -> int:
     todo = _resume_state(out, units, retry_failed)
     warm_cache(config, units, log)
     same_plan = (out / "plan.json").is_file() and json.loads((out / "plan.json").read_text(encoding="utf-8")) == \
@@ -180,7 +189,7 @@ def run_bench(config: bc.BenchConfig, out: Path, engine: Engine, *, retry_failed
     started, finished, failed = time.perf_counter(), 0, 0
     stopped = None
     try:
-        with UnitRunner(engine, out=log) as runner:
+        with runner:
             parallel = runner.parallel
             _atomic_json(out / "driver.json", {**json.loads((out / "driver.json").read_text(encoding="utf-8")),
                                                 "workers": parallel})
