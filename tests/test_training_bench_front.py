@@ -129,3 +129,67 @@ def test_readgaze_models_lists_both_ensembles_with_paper_tasks_and_how_to_run(ca
         assert "arXiv:2410.20779" in row["paper"]
         assert "readgaze ensemble" in row["configs"] and "readgaze bench" in row["configs"]
     assert registry.main(["models", "--check"]) == 0
+
+
+@pytest.fixture
+def figures(monkeypatch):
+    """The figures the plotting functions would close, kept for inspection."""
+    import matplotlib.pyplot as plt
+
+    import readgaze.plots as plots
+
+    kept = []
+    monkeypatch.setattr(plots.plt, "close", lambda figure=None: kept.append(figure))
+    monkeypatch.setattr(plt, "close", lambda figure=None: kept.append(figure))
+    yield kept
+    for figure in kept:
+        plt.figure(figure.number)
+        plt.clf()
+
+
+def _roc_frame(models: dict[str, np.ndarray], labels: np.ndarray) -> pl.DataFrame:
+    n = len(labels)
+    regimes = np.array(["new_item", "new_participant", "new_item_participant"])[np.arange(n) % 3]
+    return pl.concat([pl.DataFrame({"label": labels, "prediction_prob": scores, "regime": regimes,
+                                    "fold_index": np.arange(n) % 2, "trial_id": [f"t{k}" for k in range(n)],
+                                    "model": name}) for name, scores in models.items()])
+
+
+def test_roc_keeps_one_dash_pattern_per_model_and_names_an_ensemble_that_ranks_as_a_member(tmp_path, figures):
+    """The bench ROC figure drew BEyeLSTM with the second model's dashes (another figure, another position) and its
+    logistic ensemble, which ranked every fold's trials as BEyeLSTM did, exactly over it without a word."""
+    import readgaze.plots as plots
+
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, 120)
+    beyelstm = 1 / (1 + np.exp(-(rng.normal(size=120) + 2 * labels - 1)))
+    fold = np.arange(120) % 2
+    ensemble = np.clip(0.3 * beyelstm + 0.1 * fold, 0, 1)  # per fold a monotone map of BEyeLSTM's: same ranks
+    plots.plot_roc(_roc_frame({"BEyeLSTM": beyelstm, "LogisticEnsemble": ensemble}, labels), tmp_path / "a.png")
+    plots.plot_roc(_roc_frame({"RoBERTEyeF": rng.random(120), "majority": np.full(120, 0.5),
+                               "BEyeLSTM": beyelstm}, labels), tmp_path / "b.png")
+    styles = []
+    for figure in figures[-2:]:
+        line = next(line for line in figure.axes[0].get_lines() if line.get_label().startswith("BEyeLSTM"))
+        styles.append((line._unscaled_dash_pattern, line.get_color()))
+    assert styles[0] == styles[1]  # the same dashes and colour in both figures (first drawn there, third here)
+    texts = [t.get_text() for ax in figures[-2].axes for t in ax.get_legend().get_texts()]
+    named = [t for t in texts if t.startswith("logistic ensemble: ")]
+    assert len(named) == 4 and all("ranks every fold's trials as BEyeLSTM does" in t for t in named), named
+
+
+def test_leaderboard_figure_names_titles_marks_and_a_fixed_colour_range(tmp_path, figures):
+    from readgaze.models.training.bench_figure import CMAP, RANGE, plot_leaderboard
+
+    group = _group([(20, 15), (15, 10), (22, 5)])
+    board = leaderboard({("syn", "reading_goal"): group})
+    plot_leaderboard(board, tmp_path / "leaderboard.png")
+    ax = figures[-1].axes[0]
+    image = ax.get_images()[0]
+    assert image.get_clim() == RANGE and image.get_cmap().name == CMAP  # not rescaled per run, not red-green
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["reading speed (LR)", "BEyeLSTM"]  # display names
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["reading_goal\nNew item", "reading_goal\nAll (pooled per "
+                                                                                      "fold)"]
+    cells = [t.get_text() for t in ax.texts]
+    assert all(text.endswith("†") for text in cells if "±" in text)  # 10 trials per fold
+    assert "†" in ax.get_title()
