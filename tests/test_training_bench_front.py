@@ -193,3 +193,23 @@ def test_leaderboard_figure_names_titles_marks_and_a_fixed_colour_range(tmp_path
     cells = [t.get_text() for t in ax.texts]
     assert all(text.endswith("†") for text in cells if "±" in text)  # 10 trials per fold
     assert "†" in ax.get_title()
+
+
+def test_data_and_trainer_flags_go_into_the_configuration_as_cv_and_fit_read_them(tmp_path):
+    from readgaze.errors import ConfigError
+    from readgaze.models.training import bench_config as bc
+
+    path = tmp_path / "bench.yaml"
+    path.write_text("datasets: {syn: /data}\ndata: {n_folds: 10, text_encoder: roberta-base}\n"
+                    "overrides: [--data.max_text_tokens, '64']\n", encoding="utf-8")
+    config = bc.load(str(path), {})
+    bc.apply_overrides(config, ["--data.n_folds", "4", "--data.text_encoder=tiny", "--trainer.max_epochs", "1",
+                                "--trainer.fast_dev_run=true", "--model.init_args.learning_rate", "3e-3",
+                                "--seed_everything", "7"])
+    assert config.data == {"n_folds": 4, "text_encoder": "tiny", "max_text_tokens": 64}  # the flag wins; typed
+    assert config.n_folds == 4 and config.trainer == {"max_epochs": 1, "fast_dev_run": True}
+    assert config.overrides == ["--model.init_args.learning_rate", "3e-3", "--seed_everything", "7"]
+    args = bc.common_args(config, "reading_goal")
+    assert "--data.text_encoder=tiny" in args and "--trainer.max_epochs=1" in args
+    with pytest.raises(ConfigError, match=r"--data.n_folds: expected a value"):
+        bc.apply_overrides(config, ["--data.n_folds", "--folds"])

@@ -112,16 +112,17 @@ def load(path: str | None, flags: dict) -> BenchConfig:
     grid = raw.get("grid") or {}
     if not isinstance(grid, dict) or not all(isinstance(v, dict) for v in grid.values()):
         raise ConfigError("grid: expected model -> {key: [values]} (model '*' for every model)")
-    return BenchConfig(datasets={str(k): str(v) for k, v in datasets.items()},
-                       tasks=[str(t) for t in _list(raw.get("tasks", ["reading_goal"]))],
-                       models=[str(m) for m in _list(raw.get("models", []))],
-                       baselines=baseline_list(raw.get("baselines", "default")),
-                       ensembles=bool(raw.get("ensembles", True)), folds=folds, seeds=seeds,
-                       data=dict(raw.get("data") or {}), trainer=dict(raw.get("trainer") or {}),
-                       grid={str(m): {str(k): list(v) if isinstance(v, list) else [v] for k, v in g.items()}
-                             for m, g in grid.items()},
-                       overrides=[str(o) for o in _list(raw.get("overrides", []))],
-                       ablate=ablation_list(raw.get("ablate")))
+    config = BenchConfig(datasets={str(k): str(v) for k, v in datasets.items()},
+                         tasks=[str(t) for t in _list(raw.get("tasks", ["reading_goal"]))],
+                         models=[str(m) for m in _list(raw.get("models", []))],
+                         baselines=baseline_list(raw.get("baselines", "default")),
+                         ensembles=bool(raw.get("ensembles", True)), folds=folds, seeds=seeds,
+                         data=dict(raw.get("data") or {}), trainer=dict(raw.get("trainer") or {}),
+                         grid={str(m): {str(k): list(v) if isinstance(v, list) else [v] for k, v in g.items()}
+                               for m, g in grid.items()},
+                         ablate=ablation_list(raw.get("ablate")))
+    apply_overrides(config, [str(o) for o in _list(raw.get("overrides", []))])  # --data.X there: into data
+    return config
 
 
 OVERRIDE = re.compile(r"--(data|trainer)\.([A-Za-z_]\w*)(?:=(.*))?", re.DOTALL)
