@@ -5,11 +5,14 @@ Commands::
 
     readgaze bench -c bench.yaml --out DIR [--workers 2] [--address auto] [--gpus-per-unit 0.5] [--retry-failed]
     readgaze bench --dataset FOLDER --tasks reading_goal comprehension --models beyelstm roberteye_f --out DIR ...
+    readgaze bench ... --data.n_folds 4 --data.text_encoder tiny --trainer.max_epochs 3  # as cv and fit take them
     readgaze bench ... --ablate text gaze   # each model's ablated twins too (rows "<Model> (<model>_ablate_<kind>)")
     readgaze bench status DIR      # done, running, failed (error, log), left, and the time left
     readgaze bench report DIR      # the leaderboard again from the finished units
 
-The configuration (:mod:`readgaze.models.training.bench_config`) is checked in full first: a task, model, baseline,
+The configuration (:mod:`readgaze.models.training.bench_config`; ``--data.X`` and ``--trainer.X`` flags go into its
+``data:`` and ``trainer:``) is checked in full first, and a cluster at ``--address`` joined, before anything is
+written (no cluster there: one line saying to ``ray start --head``): a task, model, baseline,
 grid or LightningCLI key that does not exist stops the run before any unit starts, naming the closest valid one;
 the dataset's arrays for each task are built once into the array cache (:mod:`readgaze.models.data.cache`), which
 every unit then memory-maps. Units (:mod:`readgaze.models.training.bench_unit`) run on
@@ -66,9 +69,11 @@ def main(argv: list[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="readgaze bench", description=__doc__.split("\n\nThe configuration")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="Any other --KEY VALUE (--data.X, --trainer.X, --model.init_args.X) goes "
-                                            "to every model unit.\nSee docs/benchmark.md; 'readgaze bench status DIR' "
-                                            "shows a run's progress.")
+                                     epilog="--data.X V and --trainer.X V (as cv and fit take them) set the "
+                                            "configuration's data: and trainer: (the folds, the arrays, every unit);"
+                                            "\nany other --KEY VALUE (--model.init_args.X) goes to every model unit."
+                                            "\nSee docs/benchmark.md; 'readgaze bench status DIR' shows a run's "
+                                            "progress.")
     parser.add_argument("-c", "--config", help="bench YAML (datasets, tasks, models, baselines, folds, seeds, grid)")
     parser.add_argument("--out", required=True, help="benchmark folder (resumed when it exists)")
     parser.add_argument("--dataset", action="append", metavar="[NAME=]FOLDER", help="dataset folder (repeatable)")
