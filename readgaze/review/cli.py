@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", args.port))  # loopback only: the page reads and writes the dataset
+    sock.listen(128)  # connections made as soon as the URL is printed wait for the server, never refused
     port = sock.getsockname()[1]
     print(f"readgaze review: {store.table.height} trials of {store.folder}; corrections go to "
           f"{store.folder / 'corrections.parquet'}", flush=True)
