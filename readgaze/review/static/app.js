@@ -316,6 +316,8 @@ async function nextTrial(step) {
   await openTrial(list.rows[k].trial_id);
 }
 
+window.readgazeState = { list, trial };  // for tests and scripts: what the page shows
+
 // ---------------------------------------------------------------------------------------------- keyboard
 async function onTrialKey(e) {
   const n = trial.data.fixations.x_px.length;
