@@ -28,6 +28,13 @@ VIEW_METHODS = ("vote", "slice", "warp", "chain", "cluster", "attach", "split", 
                 "stretch", "compare")
 
 
+def view_methods() -> tuple[str, ...]:
+    """:data:`VIEW_METHODS` and the ``readgaze.line_assigners`` plugins (``dist`` when readgaze.models is there)."""
+    from readgaze.lines import plugins
+
+    return VIEW_METHODS + tuple(sorted(name for name in plugins() if name not in VIEW_METHODS))
+
+
 class RequestError(Exception):
     """A request the store refuses: ``status`` (400, 404, 409) and a message naming the field or id."""
 
@@ -177,7 +184,7 @@ class Store:
                           "y_px": fx["y_px"].to_list(), "duration_ms": fx["duration_ms"].to_list(),
                           "shipped": fx["line_index"].to_list(),
                           "current": corrections.effective_lines(fx, valid).to_list()},
-            "methods": ["raw", "shipped", "current", *VIEW_METHODS],
+            "methods": ["raw", "shipped", "current", *view_methods()],
         }
 
     def method_lines(self, trial_id: str, method: str) -> list[int]:
@@ -185,8 +192,8 @@ class Store:
         from readgaze.errors import ReadgazeError
         from readgaze.lines import assign_trial
 
-        if method not in VIEW_METHODS:
-            raise RequestError(400, f"field 'method': got {method!r}, expected one of {list(VIEW_METHODS)}")
+        if method not in view_methods():
+            raise RequestError(400, f"field 'method': got {method!r}, expected one of {list(view_methods())}")
         self.refresh()
         fx = self._trial_fixations(trial_id)
         text_id = self.table.filter(pl.col("trial_id") == trial_id)["text_id"][0]
@@ -197,7 +204,7 @@ class Store:
             lines = assign_trial(fx.select("x_px", "y_px").to_numpy(), text["line_y_px"], method,
                                  word_xy=word_xy, word_line=w["line_index"].to_numpy())
         except ReadgazeError as e:
-            raise RequestError(400, f"method {method!r} cannot assign this trial: {e}") from e
+            raise RequestError(400, f"field 'method': {method!r} cannot assign this trial: {e}") from e
         return lines.tolist()
 
     # -- corrections -------------------------------------------------------------------------------------------
@@ -241,8 +248,8 @@ class Store:
                     pl.col("trial_id") == trial_id)["text_id"][0])["line_y_px"]))
             elif kind == "method":
                 method = body.get("method")
-                if method not in VIEW_METHODS:
-                    raise RequestError(400, f"field 'method': got {method!r}, expected one of {list(VIEW_METHODS)}")
+                if method not in view_methods():
+                    raise RequestError(400, f"field 'method': got {method!r}, expected one of {list(view_methods())}")
                 new = self.method_lines(trial_id, method)
                 pick = [k for k in range(len(index)) if lines[k] != new[k]]
                 row |= {"method": method, "fixation_index": [index[k] for k in pick],

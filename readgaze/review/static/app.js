@@ -160,7 +160,7 @@ function renderTrial() {
   const pitch = ly.length > 1 ? (ly[ly.length - 1] - ly[0]) / (ly.length - 1) : 40;
   const xs = w.left_px.concat(w.right_px), ys = w.top_px.concat(w.bottom_px);
   for (let i = 0; i < n; i++) { xs.push(f.x_px[i]); ys.push(f.y_px[i]); }
-  const x0 = Math.min(...xs) - 3 * pitch, x1 = Math.max(...xs) + pitch;
+  const x0 = Math.min(...xs) - 1.6 * pitch, x1 = Math.max(...xs) + pitch;  // line numbers left of everything
   const y0 = Math.min(...ys) - pitch, y1 = Math.max(...ys) + pitch;
   const svg = $("scene");
   svg.setAttribute("viewBox", `${x0} ${y0} ${x1 - x0} ${y1 - y0}`);
@@ -169,10 +169,13 @@ function renderTrial() {
   const left = Math.min(...w.left_px);
   ly.forEach((y, k) => {
     out.push(`<line class="midline" x1="${left}" x2="${Math.max(...w.right_px)}" y1="${y}" y2="${y}"/>`);
-    out.push(`<text class="lineno" x="${left - 1.2 * pitch}" y="${y + pitch * 0.15}" font-size="${pitch * 0.4}" ` +
+    out.push(`<text class="lineno" x="${x0 + 0.3 * pitch}" y="${y + pitch * 0.15}" font-size="${pitch * 0.4}" ` +
              `fill="${PALETTE[k % PALETTE.length]}">${k}</text>`);
   });
-  const fs = pitch * 0.28;
+  // monospace glyphs are about 0.6 em wide: the font fits the boxes' median width per character
+  const perChar = w.left_px.map((l, i) => (w.right_px[i] - l) / Math.max(1, String(w.word[i] ?? "").length + 1))
+    .sort((a, b) => a - b);
+  const fs = Math.min(pitch * 0.3, (perChar[perChar.length >> 1] || pitch * 0.2) / 0.6);
   for (let i = 0; i < w.left_px.length; i++) {
     out.push(`<rect class="box" x="${w.left_px[i]}" y="${w.top_px[i]}" width="${w.right_px[i] - w.left_px[i]}" ` +
              `height="${w.bottom_px[i] - w.top_px[i]}"/>`);
