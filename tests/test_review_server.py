@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import signal
+import sys
 import threading
 import time
 
@@ -146,3 +147,12 @@ def test_sigkill_during_a_burst_loses_no_acknowledged_correction(server):
     assert set(acked) <= set(log["correction_id"].to_list())
     assert log["correction_id"].to_list() == list(range(1, log.height + 1))  # no gap, no duplicate
     assert log.filter(pl.col("kind") != "move").height == 0
+
+
+def test_without_the_review_extra_one_line_says_what_to_install(dataset, monkeypatch, capsys):
+    from readgaze.cli import main
+
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # as if not installed: importing it raises ImportError
+    assert main(["review", str(dataset)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["readgaze review needs the web stack: pip install 'readgaze[review]' (starlette, uvicorn)"]
