@@ -59,6 +59,8 @@ def test_list_is_paged_sorted_and_filtered_on_the_server(server):
     assert [r["trial_id"] for r in page["rows"]] == ["s01_2", "s01_1"]  # worst agreement first
     assert page["rows"][0]["line_agreement_vote"] == pytest.approx(33 / 43)
     assert [r["n_fixations"] for r in page["rows"]] == [43, 138]
+    assert [r["off_text"] for r in page["rows"]] == [1, 4] and [r["off_screen"] for r in page["rows"]] == [0, 0]
+    assert page["qc"] == []  # the simulated export: prep dropped and changed nothing
     status, page = server.request("/api/trials?status=flagged")
     assert page["total"] == 2
     status, page = server.request("/api/trials?q=S03&sort=n_fixations&desc=1")

@@ -18,7 +18,7 @@ from readgaze import corrections
 from readgaze.errors import ParseError
 
 SORTABLE = ("trial_id", "participant_id", "item_id", "label", "n_fixations", "agreement", "line_agreement_vote",
-            "line_agreement_slice", "off_text", "status")
+            "line_agreement_slice", "off_text", "off_screen", "status")
 """Columns the trial list sorts by; ``agreement`` is the lower of the two line-agreement shares."""
 STATUSES = ("all", "flagged", "corrected", "excluded", "unreviewed")
 FLAG_BELOW = 0.95
@@ -85,8 +85,17 @@ class Store:
             fx = fx.with_columns(pl.col("x_px", "y_px", "duration_ms").cast(pl.Float64),
                                  pl.col("line_index", "word_index", "fixation_index").cast(pl.Int32)
                                  ).sort("trial_id", "fixation_index")
+            manifest = self._manifest()
+            screen = (manifest.get("config") or {}).get("screen_px")
+            off = (pl.col("x_px") < 0) | (pl.col("y_px") < 0)
+            if screen:
+                off = off | (pl.col("x_px") >= screen[0]) | (pl.col("y_px") >= screen[1])
             runs = fx.group_by("trial_id", maintain_order=True).agg(
-                pl.len().alias("n_fixations"), pl.col("word_index").is_null().sum().alias("off_text"))
+                pl.len().alias("n_fixations"), pl.col("word_index").is_null().sum().alias("off_text"),
+                (pl.col("word_index").is_null() & off.fill_null(False)).sum().alias("off_screen"))
+            self.qc_notes = [f"{r['action']} {r['count']} {r['table']}: {r['reason']} ({r['step']})"
+                             for r in manifest.get("qc", []) if r.get("count") and r.get("step") != "review"
+                             and r.get("action") in ("dropped", "changed")]
             starts = np.r_[0, np.cumsum(runs["n_fixations"].to_numpy())[:-1]]
             trials = pl.read_parquet(self.folder / "trials.parquet")
             label = next((c for c in ("reading_goal", "is_correct", "label") if c in trials.columns), None)
@@ -97,13 +106,22 @@ class Store:
             table = trials.select(*keep, (pl.col(label).cast(pl.String) if label else pl.lit(None, pl.String))
                                   .alias("label"), *agree)
             table = (table.join(runs, on="trial_id", how="left")
-                     .with_columns(pl.col("n_fixations", "off_text").fill_null(0),
+                     .with_columns(pl.col("n_fixations", "off_text", "off_screen").fill_null(0),
                                    pl.min_horizontal("line_agreement_vote", "line_agreement_slice").alias("agreement")))
             self.fixations, self.table, self._stamp = fx, table, stamp
             self.start = dict(zip(runs["trial_id"].to_list(), starts.tolist()))
             self.count = dict(zip(runs["trial_id"].to_list(), runs["n_fixations"].to_list()))
             self.words = pl.read_parquet(self.folder / "words.parquet")
             self._text_cache: dict = {}
+
+    def _manifest(self) -> dict:
+        import json
+
+        path = self.folder / "manifest.json"
+        try:
+            return json.loads(path.read_text()) if path.is_file() else {}
+        except ValueError:  # a damaged manifest does not stop a review
+            return {}
 
     def log(self) -> pl.DataFrame:
         return corrections.read_log(self.folder)
@@ -120,7 +138,8 @@ class Store:
 
         ``sort``: one of :data:`SORTABLE` (nulls last); ``query``: a case-insensitive substring of the trial,
         participant, item or label; ``status``: one of :data:`STATUSES` (``flagged``: agreement below
-        :data:`FLAG_BELOW`). Returns ``{"total", "offset", "rows"}``.
+        :data:`FLAG_BELOW`). Returns ``{"total", "offset", "rows", "qc"}`` (``qc``: the manifest's rows dropped or
+        changed by prep, one line each: what no per-trial column shows).
         """
         if sort not in SORTABLE:
             raise RequestError(400, f"field 'sort': got {sort!r}, expected one of {list(SORTABLE)}")
@@ -149,7 +168,7 @@ class Store:
         total = frame.select(pl.len()).collect().item()
         rows = (frame.sort(sort, "trial_id", descending=[descending, False], nulls_last=True)
                 .slice(offset, limit).collect())
-        return {"total": total, "offset": offset, "rows": rows.to_dicts()}
+        return {"total": total, "offset": offset, "rows": rows.to_dicts(), "qc": self.qc_notes}
 
     # -- one trial ---------------------------------------------------------------------------------------------
     def _text(self, text_id) -> dict:

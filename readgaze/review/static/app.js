@@ -51,6 +51,7 @@ async function loadList() {
   const page = await api("api/trials?" + p);
   list.rows = page.rows;
   list.total = page.total;
+  $("qc").textContent = page.qc.length ? "prep's QC: " + page.qc.join(" · ") : "";
   list.sel = Math.min(list.sel, Math.max(0, list.rows.length - 1));
   saveList();
   renderList();
@@ -65,6 +66,7 @@ function renderList() {
       `<td>${esc(r.participant_id)}</td><td>${esc(r.item_id)}</td><td>${esc(r.label)}</td>` +
       `<td class="num">${r.n_fixations}</td><td${low(r.line_agreement_vote)}>${pct(r.line_agreement_vote)}</td>` +
       `<td${low(r.line_agreement_slice)}>${pct(r.line_agreement_slice)}</td><td class="num">${r.off_text}</td>` +
+      `<td class="num">${r.off_screen}</td>` +
       `<td class="status-${r.status}" title="${esc(r.excluded)}">${esc(r.status)}${r.excluded ? ": " + esc(r.excluded) : ""}</td></tr>`;
   }).join("");
   document.querySelector("#trials tbody").innerHTML = body;
