@@ -1,6 +1,6 @@
 """``readgaze review`` driven in headless Chromium (Debian's ``chromium`` through Playwright): a reviewer opens the
-worst trial, moves a run of fixations down a line by keyboard, reloads, excludes another trial, and prep re-applies
-both (exactly those trials change, the QC says so)."""
+worst trial, moves a run of fixations down a line by keyboard, reloads, accepts the vote on another trial and undoes
+it, excludes that trial (undo, redo), and prep re-applies the log (exactly those trials change, the QC says so)."""
 
 from __future__ import annotations
 
@@ -92,19 +92,32 @@ def test_correct_by_keyboard_reload_exclude_and_reprep(browser, reviewed):
         "line_before": lines[:5], "line_after": moved, "method": None, "reason": None, "time_utc": None,
         "reviewer": "tester", "fingerprint": _state(page, "s.trial.data.fingerprint")}
 
-    # the next trial (s01_1): exclude it with a reason; undo brings it back, redo excludes it again
+    # the next trial (s01_1): view the vote (key 3), accept it for the whole trial, undo that
     page.keyboard.press("n")
     page.wait_for_function("() => window.readgazeState.trial.data.trial_id === 's01_1'")
+    shipped = _state(page, "s.trial.data.fixations.current")
+    page.keyboard.press("3")
+    page.wait_for_function("() => window.readgazeState.trial.view === 'vote'")
+    vote = _state(page, "s.trial.lines.vote")
+    assert vote != shipped
+    page.keyboard.press("a")
+    _saved(page, 2)
+    assert _state(page, "s.trial.data.fixations.current") == vote
+    page.keyboard.press("z")
+    _saved(page, 3)
+    assert _state(page, "s.trial.data.fixations.current") == [v if s is None else s for s, v in zip(shipped, vote)]
+
+    # then exclude it with a reason; undo brings it back, redo excludes it again
     page.keyboard.press("x")
     page.locator("#exclude-reason").fill("eye tracker lost the calibration")
     page.keyboard.press("Enter")
-    _saved(page, 2)
+    _saved(page, 4)
     assert _state(page, "s.trial.data.excluded") == "eye tracker lost the calibration"
     page.keyboard.press("z")
-    _saved(page, 3)
+    _saved(page, 5)
     assert _state(page, "s.trial.data.excluded") is None
     page.keyboard.press("y")
-    _saved(page, 4)
+    _saved(page, 6)
     assert _state(page, "s.trial.data.excluded") == "eye tracker lost the calibration"
 
     # a request without the token is refused, from the page's own origin too

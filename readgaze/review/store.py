@@ -269,10 +269,9 @@ class Store:
                 method = body.get("method")
                 if method not in view_methods():
                     raise RequestError(400, f"field 'method': got {method!r}, expected one of {list(view_methods())}")
-                new = self.method_lines(trial_id, method)
-                pick = [k for k in range(len(index)) if lines[k] != new[k]]
-                row |= {"method": method, "fixation_index": [index[k] for k in pick],
-                        "line_before": [lines[k] for k in pick], "line_after": [new[k] for k in pick]}
+                new = self.method_lines(trial_id, method)  # every fixation: the trial is the method's, whatever
+                row |= {"method": method, "fixation_index": index,  # assigner a later prep runs
+                        "line_before": lines.tolist(), "line_after": new}
             elif kind == "exclude" and not (row["reason"] or "").strip():
                 raise RequestError(400, "field 'reason': an exclusion needs a reason")
             written = corrections.append(self.folder, [row])

@@ -244,17 +244,23 @@ async function post(body, note) {
   return row;
 }
 
+// a move between two line lists, for the fixations whose line changes and is known on both sides
+function moveBetween(row, from, to, reason) {
+  const k = row.fixation_index.map((_, i) => i).filter((i) => from[i] !== null && to[i] !== null && from[i] !== to[i]);
+  return { kind: "move", fixation_index: k.map((i) => row.fixation_index[i]), line_before: k.map((i) => from[i]),
+           line_after: k.map((i) => to[i]), reason };
+}
+
 function inverse(row) {
   if (row.kind === "exclude") return { kind: "include", reason: "undo" };
   if (row.kind === "include") return { kind: "exclude", reason: row.reason || "redo" };
-  return { kind: "move", fixation_index: row.fixation_index, line_before: row.line_after,
-           line_after: row.line_before, reason: "undo" };
+  return moveBetween(row, row.line_after, row.line_before, "undo");
 }
 
 function forward(row) {
   if (row.kind === "exclude" || row.kind === "include") return { kind: row.kind, reason: row.reason };
-  return { kind: "move", fixation_index: row.fixation_index, line_before: row.line_before,
-           line_after: row.line_after, reason: "redo" };
+  return row.kind === "method" ? { kind: "method", method: row.method, reason: "redo" }
+    : moveBetween(row, row.line_before, row.line_after, "redo");
 }
 
 async function change(body, note) {
@@ -291,8 +297,13 @@ async function acceptView() {
 async function undo(stack, other, make, word) {
   const row = stack.pop();
   if (!row) return say(`nothing to ${word}`);
+  const body = make(row);
+  if (body.kind === "move" && !body.fixation_index.length) {  // nothing left to change: a no-op, not an error
+    other.push(row);
+    return say(`${word}: no line to change`);
+  }
   try {
-    await post(make(row), word);
+    await post(body, word);
   } catch (e) {
     stack.push(row);
     throw e;
