@@ -158,3 +158,18 @@ def test_without_the_review_extra_one_line_says_what_to_install(dataset, monkeyp
     assert main(["review", str(dataset)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["readgaze review needs the web stack: pip install 'readgaze[review]' (starlette, uvicorn)"]
+
+
+def test_a_busy_port_is_one_line_naming_it(dataset):
+    import socket
+    import subprocess
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        run = subprocess.run([sys.executable, "-m", "readgaze.cli", "review", str(dataset), "--port", str(port)],
+                             capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2
+    assert run.stderr.strip() == (f"readgaze review: error: cannot listen on 127.0.0.1:{port} (Address already in "
+                                  "use); pass --port 0 for a free port")

@@ -38,8 +38,15 @@ def run(args: argparse.Namespace) -> int:
     store = Store(args.folder, reviewer=args.reviewer or _login())
     token = secrets.token_urlsafe(24)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", args.port))  # loopback only: the page reads and writes the dataset
+    if sys.platform != "win32":  # a restart may reuse the port at once (never one still listening, on POSIX)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", args.port))  # loopback only: the page reads and writes the dataset
+    except OSError as e:
+        sock.close()
+        print(f"readgaze review: error: cannot listen on 127.0.0.1:{args.port} ({e.strerror}); pass --port 0 for "
+              "a free port", file=sys.stderr)
+        return 2
     sock.listen(128)  # connections made as soon as the URL is printed wait for the server, never refused
     port = sock.getsockname()[1]
     print(f"readgaze review: {store.table.height} trials of {store.folder}; corrections go to "
