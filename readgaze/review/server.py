@@ -29,7 +29,8 @@ from starlette.routing import Route
 from readgaze.review.store import RequestError, Store
 
 HEADER = "x-readgaze-token"
-STATIC = {"app.js": "text/javascript", "style.css": "text/css"}
+STATIC = {"list.js": "text/javascript", "trial.js": "text/javascript", "app.js": "text/javascript",
+          "style.css": "text/css"}
 
 
 def _static(name: str) -> str:
