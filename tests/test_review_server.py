@@ -60,6 +60,7 @@ def test_list_is_paged_sorted_and_filtered_on_the_server(server):
     assert page["rows"][0]["line_agreement_vote"] == pytest.approx(33 / 43)
     assert [r["n_fixations"] for r in page["rows"]] == [43, 138]
     assert [r["off_text"] for r in page["rows"]] == [1, 4] and [r["off_screen"] for r in page["rows"]] == [0, 0]
+    assert [r["index_gaps"] for r in page["rows"]] == [0, 0]
     assert page["qc"] == []  # the simulated export: prep dropped and changed nothing
     status, page = server.request("/api/trials?status=flagged")
     assert page["total"] == 2
@@ -67,6 +68,23 @@ def test_list_is_paged_sorted_and_filtered_on_the_server(server):
     assert [r["trial_id"] for r in page["rows"]] == ["s03_1", "s03_2"]
     status, body = server.request("/api/trials?sort=colour")
     assert status == 400 and "field 'sort'" in body["error"]
+
+
+def test_qc_notes_name_what_prep_did_to_the_whole_dataset():
+    from readgaze.review.store import qc_notes
+
+    manifest = {"qc": [{"step": "clean", "table": "fixations", "reason": "invalid_duration", "action": "dropped",
+                        "count": 3},
+                       {"step": "clean", "table": "trials", "reason": "no_text", "action": "dropped", "count": 0},
+                       {"step": "load", "table": "words", "reason": "boxes_estimated_from_fixations",
+                        "action": "flagged", "count": 40},
+                       {"step": "align", "table": "fixations", "reason": "off_text", "action": "flagged", "count": 9},
+                       {"step": "review", "table": "trials", "reason": "excluded by reviewer: x", "action": "dropped",
+                        "count": 1}],
+                "notes": ["repaired: 2 rows had a BOM", "warning: something"]}
+    assert qc_notes(manifest) == ["dropped 3 fixations: invalid_duration (clean)",
+                                  "flagged 40 words: boxes_estimated_from_fixations (load)",
+                                  "1 repair(s) of damaged input (manifest notes)"]
 
 
 def test_bad_requests_name_the_trial_or_field(server):

@@ -18,7 +18,7 @@ from readgaze import corrections
 from readgaze.errors import ParseError
 
 SORTABLE = ("trial_id", "participant_id", "item_id", "label", "n_fixations", "agreement", "line_agreement_vote",
-            "line_agreement_slice", "off_text", "off_screen", "status")
+            "line_agreement_slice", "off_text", "off_screen", "index_gaps", "status")
 """Columns the trial list sorts by; ``agreement`` is the lower of the two line-agreement shares."""
 STATUSES = ("all", "flagged", "corrected", "excluded", "unreviewed")
 FLAG_BELOW = 0.95
@@ -33,6 +33,16 @@ def view_methods() -> tuple[str, ...]:
     from readgaze.lines import plugins
 
     return VIEW_METHODS + tuple(sorted(name for name in plugins() if name not in VIEW_METHODS))
+
+
+def qc_notes(manifest: dict) -> list[str]:
+    """What prep did to the whole dataset that no per-trial column shows, one line each: rows dropped or changed,
+    word boxes estimated from the fixations, repairs of damaged input (the manifest's ``qc`` and ``notes``)."""
+    out = [f"{r['action']} {r['count']} {r['table']}: {r['reason']} ({r['step']})" for r in manifest.get("qc", [])
+           if r.get("count") and r.get("step") != "review" and (r.get("action") in ("dropped", "changed")
+                                                               or "estimated" in str(r.get("reason")))]
+    repairs = [n for n in manifest.get("notes", []) if str(n).startswith("repaired:")]
+    return out + ([f"{len(repairs)} repair(s) of damaged input (manifest notes)"] if repairs else [])
 
 
 class RequestError(Exception):
@@ -92,10 +102,9 @@ class Store:
                 off = off | (pl.col("x_px") >= screen[0]) | (pl.col("y_px") >= screen[1])
             runs = fx.group_by("trial_id", maintain_order=True).agg(
                 pl.len().alias("n_fixations"), pl.col("word_index").is_null().sum().alias("off_text"),
-                (pl.col("word_index").is_null() & off.fill_null(False)).sum().alias("off_screen"))
-            self.qc_notes = [f"{r['action']} {r['count']} {r['table']}: {r['reason']} ({r['step']})"
-                             for r in manifest.get("qc", []) if r.get("count") and r.get("step") != "review"
-                             and r.get("action") in ("dropped", "changed")]
+                (pl.col("word_index").is_null() & off.fill_null(False)).sum().alias("off_screen"),
+                (pl.col("fixation_index").max() - pl.col("fixation_index").min() + 1 - pl.len()).alias("index_gaps"))
+            self.qc_notes = qc_notes(manifest)
             starts = np.r_[0, np.cumsum(runs["n_fixations"].to_numpy())[:-1]]
             trials = pl.read_parquet(self.folder / "trials.parquet")
             label = next((c for c in ("reading_goal", "is_correct", "label") if c in trials.columns), None)
@@ -106,7 +115,7 @@ class Store:
             table = trials.select(*keep, (pl.col(label).cast(pl.String) if label else pl.lit(None, pl.String))
                                   .alias("label"), *agree)
             table = (table.join(runs, on="trial_id", how="left")
-                     .with_columns(pl.col("n_fixations", "off_text", "off_screen").fill_null(0),
+                     .with_columns(pl.col("n_fixations", "off_text", "off_screen", "index_gaps").fill_null(0),
                                    pl.min_horizontal("line_agreement_vote", "line_agreement_slice").alias("agreement")))
             self.fixations, self.table, self._stamp = fx, table, stamp
             self.start = dict(zip(runs["trial_id"].to_list(), starts.tolist()))

@@ -65,7 +65,7 @@ function renderList() {
       `<td>${esc(r.participant_id)}</td><td>${esc(r.item_id)}</td><td>${esc(r.label)}</td>` +
       `<td class="num">${r.n_fixations}</td><td${low(r.line_agreement_vote)}>${pct(r.line_agreement_vote)}</td>` +
       `<td${low(r.line_agreement_slice)}>${pct(r.line_agreement_slice)}</td><td class="num">${r.off_text}</td>` +
-      `<td class="num">${r.off_screen}</td>` +
+      `<td class="num">${r.off_screen}</td><td class="num">${r.index_gaps}</td>` +
       `<td class="status-${r.status}" title="${esc(r.excluded)}">${esc(r.status)}${r.excluded ? ": " + esc(r.excluded) : ""}</td></tr>`;
   }).join("");
   document.querySelector("#trials tbody").innerHTML = body;
