@@ -191,3 +191,22 @@ def test_a_busy_port_is_one_line_naming_it(dataset):
     assert run.returncode == 2
     assert run.stderr.strip() == (f"readgaze review: error: cannot listen on 127.0.0.1:{port} (Address already in "
                                   "use); pass --port 0 for a free port")
+
+
+def test_a_correction_against_a_dataset_changed_underneath_is_refused(server):
+    _, trial = server.request("/api/trials/s02_1")
+    fixations = pl.read_parquet(server.folder / "fixations.parquet")
+    shifted = fixations.with_columns(pl.when(pl.col("trial_id") == "s02_1").then(pl.col("x_px") + 1.0)
+                                     .otherwise(pl.col("x_px")).alias("x_px"))
+    shifted.write_parquet(server.folder / "fixations.new.parquet")
+    (server.folder / "fixations.new.parquet").replace(server.folder / "fixations.parquet")  # re-prepared underneath
+    status, got = server.request("/api/trials/s02_1/corrections", {
+        "kind": "exclude", "reason": "x", "fingerprint": trial["fingerprint"]})
+    assert status == 409 and "changed underneath" in got["error"] and "reload the page" in got["error"]
+    assert not (server.folder / "corrections.parquet").exists()
+    _, fresh = server.request("/api/trials/s02_1")  # the page, reloaded, gets the new fingerprint; it is accepted
+    assert fresh["fingerprint"] != trial["fingerprint"]
+    assert fresh["fixations"]["x_px"][0] == trial["fixations"]["x_px"][0] + 1.0
+    status, _ = server.request("/api/trials/s02_1/corrections", {
+        "kind": "exclude", "reason": "x", "fingerprint": fresh["fingerprint"]})
+    assert status == 200
