@@ -283,6 +283,8 @@ def _prepare(mode, *, out, fixation_report, ia_report, files, layout, text_id, a
     from readgaze.corrections import log_path, read_log
 
     corrections = read_log(out) if log_path(out).is_file() else None  # a reviewer's log (readgaze review): kept
+    if corrections is not None:  # an input like the raw files: the manifest records its checksum
+        loaded.sources["corrections"] = [str(log_path(out))]
     with DatasetWriter(out, force=force, fmt=fmt) as writer:  # tables written as they are ready
         prepared = run_pipeline(trial_table, words, loaded.fixations, loaded.qc, line_assigner=assigner,
                                 screen_px=screen, surprisal_model=surprisal_model, language=language,

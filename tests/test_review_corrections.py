@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 
 import polars as pl
@@ -67,7 +69,9 @@ def test_prep_reapplies_the_log_on_the_corrected_trials_only(dataset, tmp_path):
          "fingerprint": corrections.trial_fingerprint(_fixations(out, dropped)), "reviewer": "test"}])
     assert prep(files, out, "--force") == 0
     after = tables(out)
-    assert (out / "corrections.parquet").is_file()  # the log outlives the re-run
+    assert (out / "corrections.parquet").is_file()  # the log outlives the re-run, an input the manifest records
+    recorded = json.loads((out / "manifest.json").read_text())["sources"]["corrections"]
+    assert recorded[0]["sha256"] == hashlib.sha256((out / "corrections.parquet").read_bytes()).hexdigest()
     # the moved fixations are on the lines the reviewer gave, and on a word of that line
     got = _fixations(out, moved).filter(pl.col("fixation_index").is_between(5, 9))
     assert got["line_index"].to_list() == (run["line_index"] + 1).to_list()
