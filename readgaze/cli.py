@@ -20,6 +20,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "prep": ("readgaze.data_prep.cli", "build a model-ready dataset folder from lab data"),
     "assign-lines": ("readgaze.lines.cli", "assign fixations to text lines in a dataset folder"),
     "eval-lines": ("readgaze.lines.evaluate", "score line-assignment methods against gold labels"),
+    "review": ("readgaze.review.cli", "a local web page to inspect trials, correct line assignment by hand and "
+               "exclude trials (corrections.parquet, re-applied by prep)"),
     "fit": ("readgaze.models.training.cli", "train a model (LightningCLI)"),
     "validate": ("readgaze.models.training.cli", "validate a model (LightningCLI)"),
     "test": ("readgaze.models.training.cli", "test a model (LightningCLI)"),
