@@ -220,13 +220,14 @@ LAYERS = (
     ("text", "simulate"),
     ("lines", "scanpath", "events", "_align_search", "_measures_pass"),
     ("align", "measures"),
-    ("features", "metrics", "tasks", "predictions"),
+    ("features", "metrics", "tasks", "predictions", "corrections"),
     ("generation_metrics", "baselines", "plots", "inspect"),
-    ("cli",),
+    ("cli", "review"),
 )
 """The library's modules (and subpackages) from the bottom up: a module imports its own layer or lower ones only.
 ``io`` reads files into frames and knows nothing of text layout; ``dataset`` (a folder's tables) sits beside it;
-text, lines, alignment and measures build on them; features, tasks and metrics on those; the commands on top."""
+text, lines, alignment and measures build on them; features, tasks and metrics on those; the commands on top (a
+subpackage's ``cli`` module, e.g. ``readgaze.lines.cli``, is a command: the top layer)."""
 KNOWN_LOOPS = {frozenset({"readgaze.lines", "readgaze.lines.frame", "readgaze.lines.vote"})}
 """Loops left for now: ``readgaze.lines.frame`` and ``.vote`` import, inside a function, the method table that
 ``readgaze/lines/__init__.py`` defines (moving it to a module of its own ends the loop)."""
@@ -328,6 +329,8 @@ def _layer_of(module: str) -> int | None:
     parts = module.split(".")
     if len(parts) > 1 and parts[1] in ("models", "data_prep", "kernels"):
         return None
+    if parts[-1] == "cli":
+        return len(LAYERS) - 1
     name = parts[1] if len(parts) > 1 else "readgaze"
     return next((i for i, layer in enumerate(LAYERS) if name in layer), -1)
 

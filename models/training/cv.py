@@ -291,18 +291,18 @@ def _write_seed_spread(seed_files: list[list[Path]], run_dir: Path, markdown: Pa
     markdown.write_text(markdown.read_text(encoding="utf-8") + "\n".join(lines) + "\n", encoding="utf-8")
 
 
-def _check_design(data_path: str, n_folds: int) -> None:
-    """Refuse, before any fold starts, a dataset with fewer participants or items than folds."""
+def _check_design(data_path: str, n_folds: int, command: str = "cv") -> None:
+    """Refuse, before any fold starts, a dataset with fewer participants or items than folds (``command`` names
+    the command in the message)."""
     dataset = Dataset(data_path)
     counts = dataset.scan("trials", validate=False).select(pl.col("participant_id").n_unique(),
                                                            pl.col("item_id").n_unique()).collect()
     participants, items = counts.row(0)
     if min(participants, items) < n_folds:
         fix = (f"use --data.n_folds {min(participants, items)} or fewer (at least 3)" if min(participants, items) >= 3
-               else "cv needs at least 3 participants and 3 items (readgaze fit can smoke-run smaller data)")
-        raise ConfigError(f"readgaze cv holds out participants and items in {n_folds} folds, but this dataset has "
-                          f"{participants} participants and {items} items; {fix}",
-                          file=dataset.file("trials"))
+               else f"{command} needs at least 3 participants and 3 items (readgaze fit can smoke-run smaller data)")
+        raise ConfigError(f"readgaze {command} holds out participants and items in {n_folds} folds, but this dataset "
+                          f"has {participants} participants and {items} items; {fix}", file=dataset.file("trials"))
 
 
 def _settings(config: str, overrides: list[str]) -> dict:
