@@ -88,8 +88,7 @@ class MAGEye(ReadingModel):
                  class_weighted_loss: bool = True, predictions_dir: str | None = None) -> None:
         super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
         self.save_hyperparameters()
-        self.encoder = load_encoder(text_encoder)
-        self.encoder.requires_grad_(not freeze_text_encoder)
+        self.encoder = load_encoder(text_encoder, freeze=freeze_text_encoder)
         layers = self.encoder.encoder.layer
         if not 0 <= mag_injection_index < len(layers):
             raise ValueError(f"mag_injection_index {mag_injection_index}: the encoder has layers 0..{len(layers) - 1}")

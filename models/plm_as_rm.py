@@ -77,9 +77,8 @@ class PLMASRM(ReadingModel):
                  predictions_dir: str | None = None) -> None:
         super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
         self.save_hyperparameters()
-        self.encoder = load_encoder(text_encoder)
+        self.encoder = load_encoder(text_encoder, freeze=freeze_text_encoder)
         self.freeze_text_encoder = freeze_text_encoder
-        self.encoder.requires_grad_(not freeze_text_encoder)
         self.register_buffer("gaze_columns", torch.tensor([FIXATION_FEATURES.index(c) for c in GAZE_COLUMNS]),
                              persistent=False)
         d = self.encoder.config.hidden_size

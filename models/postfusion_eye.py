@@ -82,8 +82,7 @@ class PostFusionEye(ReadingModel):
         super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
         self.save_hyperparameters()
         self.window, self.cross_attention_dropout = window, cross_attention_dropout
-        self.encoder = load_encoder(text_encoder)
-        self.encoder.requires_grad_(not freeze_text_encoder)
+        self.encoder = load_encoder(text_encoder, freeze=freeze_text_encoder)
         d = self.encoder.config.hidden_size
         self.fixation_cnn = FixationCNN(n_fixation_features, d, eye_projection_dropout)
         self.fixation_to_text = BandedAttention(query_dim=d // 2, key_dim=d, out_dim=d // 2)
