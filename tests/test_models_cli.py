@@ -92,7 +92,7 @@ def test_fit_reports_a_missing_dataset_file(tmp_path, capsys):
     code = cli_main(["fit", "-c", str(config), "--data.path", str(tmp_path), "--trainer.max_epochs", "1",
                      "--trainer.default_root_dir", str(tmp_path), *TINY])
     assert code == 2
-    assert "has no trials.parquet" in capsys.readouterr().err
+    assert "not a dataset folder (no trials.parquet); make one with readgaze prep" in capsys.readouterr().err
 
 
 @pytest.mark.slow

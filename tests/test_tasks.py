@@ -88,3 +88,23 @@ def test_a_task_is_one_registry_entry(monkeypatch):
     out = run_baseline(trials, assignment, "bilingual", "majority")
     assert out.height == 6 and out["label"].to_list() == [0, 0, 1, 1, 1, 1]
     assert isinstance(get_task("bilingual"), Task)
+
+
+def test_the_models_take_a_reader_level_task_from_its_registry_entry(tmp_path):
+    """dyslexia, registered once, is a task of the datamodule: labels from the trials' yes/no column."""
+    pytest.importorskip("torch")
+    from synthetic import write_synthetic_dataset
+
+    from readgaze.models.data import ReadingDataModule
+
+    folder = write_synthetic_dataset(tmp_path / "ds", n_participants=6, n_items=6, n_words=12)
+    trials = pl.read_parquet(folder / "trials.parquet")
+    readers = sorted(trials["participant_id"].unique())
+    coded = trials.with_columns(dyslexia=pl.col("participant_id").is_in(readers[:3]).replace_strict(
+        {True: "yes", False: "no"}, return_dtype=pl.String))
+    coded.write_parquet(folder / "trials.parquet")
+    dm = ReadingDataModule(str(folder), task="dyslexia", n_folds=3, split_unit="participant_item")
+    dm.setup("fit")
+    assert dm.num_classes == 2 and dm.effective_reading_regime == "all"
+    got = dm.trials.join(coded.select("trial_id", "dyslexia"), on="trial_id")
+    assert (got["label"] == (got["dyslexia"] == "yes").cast(pl.Int64)).all() and got["label"].n_unique() == 2

@@ -52,7 +52,7 @@ from readgaze.splits import assign_fold, make_splits, read_fold_files
 from readgaze.splits.regimes import fold_roles
 
 log = logging.getLogger(__name__)
-Task = Literal["reading_goal", "comprehension", "goal_question"]
+Task = Literal[tuple(TASKS)]  # every classification task of readgaze.tasks: one registry entry adds one here
 ReadingRegime = Literal["ordinary", "information_seeking", "all"]
 FEATURE_SOURCES = {
     "surprisal_bits": ("words", "readgaze prep ... --surprisal-model PATH (a local causal LM)"),
@@ -214,6 +214,8 @@ class ReadingDataModule(L.LightningDataModule):
             return "all"
         if self.task == "goal_question":
             return "information_seeking"
+        if self.task != "comprehension":  # another task of the registry (dyslexia, ...): every trial
+            return "all"
         if self.reading_regime is not None:
             return self.reading_regime
         return "ordinary" if "reading_goal" in self._scan("trials").collect_schema().names() else "all"
