@@ -32,7 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", choices=("dataviewer", "onestop", "sbsat"), default=None,
                         help="report source (default: detected from the columns)")
     parser.add_argument("--encoding", default="utf-8",
-                        help=".asc text encoding (default utf-8; e.g. cp1252); undecodable bytes are counted")
+                        help="text encoding of .asc files and reports (default utf-8; e.g. cp1252)")
+    parser.add_argument("--separator", default=None,
+                        help="field separator of the reports (default: detected; 'tab', ';', ',')")
+    parser.add_argument("--decimal-comma", action="store_true", help="report numbers written 390,6")
     parser.add_argument("--screen-px", default=None, metavar="WIDTHxHEIGHT",
                         help=".asc screen size for off-screen flags, e.g. 1280x1024 (default: DISPLAY_COORDS, "
                         "else GAZE_COORDS)")
@@ -43,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     text, ok = inspect_paths(args.paths, source=args.source, encoding=args.encoding,
                              screen_px=_screen_px(args.screen_px),
-                             trial_message=args.trial_message)
+                             trial_message=args.trial_message, separator=args.separator,
+                             decimal_comma=args.decimal_comma)
     print(text)
     return 0 if ok else 2
 
@@ -60,14 +64,20 @@ def _screen_px(text: str | None) -> tuple[float, float] | None:
 
 def inspect_paths(paths: list[str | Path], *, source: str | None = None, encoding: str = "utf-8",
                   screen_px: tuple[float, float] | None = None,
-                  trial_message: str | None = None) -> tuple[str, bool]:
+                  trial_message: str | None = None, separator: str | None = None,
+                  decimal_comma: bool = False) -> tuple[str, bool]:
     """Return the printed summary of every path and whether all could be read.
 
     ``encoding``, ``screen_px`` and ``trial_message`` apply to ``.asc`` files
-    (:func:`readgaze.io.asc.read_asc`). An unreadable path gives one line, ``PATH: error: <file, row:
+    (:func:`readgaze.io.asc.read_asc`); ``encoding``, ``separator`` and ``decimal_comma`` to reports. A fixation
+    report with character interest areas and no coordinates (CopCo's) is read by
+    :func:`readgaze.io.charreport.read_char_report`. An unreadable path gives one line, ``PATH: error: <file, row:
     message>``.
     """
+    from readgaze.data_prep.api import _separator
+
     asc_options = {"encoding": encoding, "screen_px": screen_px, "trial_message": trial_message}
+    dialect = {"separator": _separator(separator), "decimal_comma": decimal_comma, "encoding": encoding}
     kinds = {}
     for p in map(Path, paths):
         try:
@@ -80,7 +90,8 @@ def inspect_paths(paths: list[str | Path], *, source: str | None = None, encodin
         try:
             if kind == "error":
                 raise ReadgazeError(detail)
-            extra = asc_options if kind == "asc" else {}
+            extra = (asc_options if kind == "asc" else dialect if kind in ("fixations", "ia")
+                     else {"encoding": encoding} if kind == "char_fixations" else {})
             blocks.append(_FORMATTERS[kind](p, source or detail, ia_partner, **extra))
         except ReadgazeError as e:
             blocks.append(f"{p}: error: {e}")
@@ -95,9 +106,16 @@ def _kind(path: Path) -> tuple[str, str | None]:
         raise ReadgazeError(f"{path}: a folder without manifest.json is not a readgaze dataset")
     if path.suffix.lower() == ".asc":
         return "asc", None
-    cols = set(scan_csv(path).collect_schema().names())
+    try:
+        cols = set(scan_csv(path).collect_schema().names())
+    except ReadgazeError:  # a damaged body (e.g. a three-quote label): the header still tells the kind
+        cols = _header_names(path)
+        if "CURRENT_FIX_X" in cols or "CURRENT_FIX_INTEREST_AREA_ID" not in cols:
+            raise
     source = ("onestop" if {"article_batch", "question_preview"} <= cols
               else "sbsat" if "page_name" in cols else "dataviewer")
+    if "CURRENT_FIX_X" not in cols and {"CURRENT_FIX_DURATION", "CURRENT_FIX_INTEREST_AREA_ID"} <= cols:
+        return "char_fixations", source
     if {"CURRENT_FIX_X", "CURRENT_FIX_DURATION"} & cols:
         return "fixations", source
     if {"IA_ID", "IA_LABEL"} <= cols:
@@ -105,6 +123,14 @@ def _kind(path: Path) -> tuple[str, str | None]:
     if {"INDEX", "FIXATION_COUNT"} <= cols:
         return "trial_report", source
     return "table", source
+
+
+def _header_names(path: Path) -> set[str]:
+    """The column names of a report's first line (TAB, ';' or ','-separated; BOM and quotes removed)."""
+    with open(path, "rb") as f:
+        line = f.readline().decode("utf-8-sig", errors="replace").rstrip("\r\n")
+    sep = next((c for c in "\t;," if c in line), "\t")
+    return {name.strip().strip('"') for name in line.split(sep)}
 
 
 def _fmt(n) -> str:
@@ -123,8 +149,31 @@ def _duplicates(lf: pl.LazyFrame, key: list[str]) -> int:
     return lf.group_by(key).agg(pl.len()).select((pl.col("len") - 1).sum()).collect().item() or 0
 
 
-def _fixations(path: Path, source: str, ia_partner: Path | None) -> str:
-    fix0 = read_fixation_report(path, source=source, ia_id_base=0, check_keys=False)
+def _char_fixations(path: Path, _source, _partner, encoding: str = "utf-8") -> str:
+    """A fixation report without coordinates whose interest areas are characters."""
+    from readgaze.io.charreport import read_char_report
+    from readgaze.qc import QCLog
+
+    qc = QCLog()
+    fix = read_char_report(path, encoding=encoding, qc=qc)
+    c = fix.select(pl.col("participant_id").n_unique().alias("p"), pl.col("trial").n_unique().alias("t"),
+                   pl.len().alias("n"), pl.col("char_ia_id").is_null().sum().alias("off"),
+                   (pl.col("char_ia_id").is_null() & pl.col("nearest_ia_id").is_not_null()).sum().alias("near"),
+                   pl.col("start_ms").is_not_null().sum().alias("start")).row(0, named=True)
+    repairs = [f"  {r['action']}: {r['count']:,} ({r['reason']}{'; ' + r['detail'] if r['detail'] else ''})"
+               for r in qc.records if r["count"]]
+    return "\n".join([
+        f"{path}: Data Viewer fixation report with character interest areas and no fixation coordinates",
+        f"  participants: {_fmt(c['p'])}", f"  trials: {_fmt(c['t'])}", f"  fixations: {_fmt(c['n'])}",
+        f"  off every interest area: {_fmt(c['off'])} (a nearest interest area named: {_fmt(c['near'])})",
+        f"  start times (from CURRENT_FIX_LABEL 'Fixation: N ms'): {_fmt(c['start'])}",
+        *repairs,
+        "  prepare it with the character layout (.ias files): readgaze prep copco --data DIR (CopCo's layout), or "
+        "readgaze.io.charreport in Python"])
+
+
+def _fixations(path: Path, source: str, ia_partner: Path | None, **dialect) -> str:
+    fix0 = read_fixation_report(path, source=source, ia_id_base=0, check_keys=False, **dialect)
     low = fix0.select(pl.col("ia_index").min()).collect().item()
     if source != "dataviewer":
         base, how = 1, f"the {source} convention; give the IA report too to check it"
@@ -180,8 +229,8 @@ def _pairing(fix: pl.LazyFrame, ia: pl.LazyFrame, ia_name: str) -> list[str]:
     return lines
 
 
-def _ia(path: Path, source: str, _partner) -> str:
-    ia0 = read_ia_report(path, source=source, ia_id_base=0, check_keys=False)
+def _ia(path: Path, source: str, _partner, **dialect) -> str:
+    ia0 = read_ia_report(path, source=source, ia_id_base=0, check_keys=False, **dialect)
     base = 0 if ia0.select(pl.col("ia_index").min()).collect().item() == 0 else 1
     c = ia0.select(pl.col("participant_id").n_unique().alias("p") if "participant_id" in
                    ia0.collect_schema().names() else pl.lit(None).alias("p"),
@@ -359,5 +408,5 @@ def describe_tasks(trials: pl.DataFrame) -> list[str]:
     return lines
 
 
-_FORMATTERS = {"fixations": _fixations, "ia": _ia, "trial_report": _trial_report, "table": _table,
+_FORMATTERS = {"fixations": _fixations, "char_fixations": _char_fixations, "ia": _ia, "trial_report": _trial_report, "table": _table,
                "asc": _asc, "dataset": _dataset}
