@@ -408,5 +408,5 @@ def describe_tasks(trials: pl.DataFrame) -> list[str]:
     return lines
 
 
-_FORMATTERS = {"fixations": _fixations, "char_fixations": _char_fixations, "ia": _ia, "trial_report": _trial_report, "table": _table,
-               "asc": _asc, "dataset": _dataset}
+_FORMATTERS = {"fixations": _fixations, "char_fixations": _char_fixations, "ia": _ia, "trial_report": _trial_report,
+               "table": _table, "asc": _asc, "dataset": _dataset}
