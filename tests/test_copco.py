@@ -164,7 +164,8 @@ def test_coordinate_columns_all_missing_is_an_error(copco, tmp_path):
 
 def test_a_required_column_all_missing_in_a_char_report_is_an_error(copco, tmp_path):
     def blank_duration(text):  # CURRENT_FIX_DURATION (the 3rd field) '.' on every row
-        return [text[0]] + ["\t".join("." if i == 2 else f for i, f in enumerate(line.split("\t"))) for line in text[1:]]
+        rows = [line.split("\t") for line in text[1:]]
+        return [text[0]] + ["\t".join("." if i == 2 else f for i, f in enumerate(row)) for row in rows]
 
     report = _excerpt(copco, tmp_path, 50, blank_duration)
     with pytest.raises(SchemaError, match="every value is missing") as error:
