@@ -24,7 +24,7 @@ What the recipe does (each count goes to the QC log and ``manifest.json``):
 
 Ids: ``trial_id`` is EyeBench's ``unique_trial_id`` (``P01_7905_0``: reader, speech, paragraph), ``text_id`` the
 paragraph (``7905_0``), ``item_id`` the speech (EyeBench's item folds hold out speeches), ``word_index`` the corpus's
-``wordId`` (the word IA's id - 1).
+``wordId`` (the word's rank in the paragraph; a word broken across lines has a second box, from its characters).
 """
 
 from __future__ import annotations
@@ -83,9 +83,10 @@ def layouts(data: Path, texts: pl.DataFrame, qc: QCLog) -> tuple[pl.DataFrame, p
     Returns
     -------
     (words, chars, files)
-        ``words``: ``text_id``, ``ia_index``, ``word_index`` (both the word IA's id - 1: the corpus's ``wordId``),
-        ``word``, the box (px), ``part``, ``speech_id``, ``paragraph_id``. ``chars``: ``text_id``, ``ia_id``, box,
-        ``label``, ``word_id`` (the word IA's id). ``files``: the ``.ias`` files read.
+        ``words``: ``text_id``, ``ia_index`` (one per box, in reading order: a word broken across lines has two),
+        ``word_index`` (the word's rank: the corpus's ``wordId``), ``word`` (the whole word on each of its boxes),
+        the box (px), ``part``, ``speech_id``, ``paragraph_id``. ``chars``: ``text_id``, ``ia_id``, box, ``label``,
+        ``word_id`` (here the ``ia_index`` of the box the character is in). ``files``: the ``.ias`` files read.
     """
     index = _ias_index(data)
     need = texts.join(index, on=["speech_id", "paragraph_id"], how="left")
@@ -108,14 +109,83 @@ def layouts(data: Path, texts: pl.DataFrame, qc: QCLog) -> tuple[pl.DataFrame, p
     ias = ias.filter(~pl.col("question_screen"))
     words = ias.filter(pl.col("level") == "words")
     chars = words_from_chars(ias.filter(pl.col("level") == "chars"), words=words, by="text_id", source=data / "aois")
+    # a character in no word box: a word broken across lines ('STX-' | 'fag') whose continuation has no word box, or
+    # a word box misplaced in the words file (26682_5: 'Don't). It goes to the word the authors' char->word map
+    # gives it (wordId = the word's rank), else to the word before it
+    chars = chars.sort("text_id", "ia_id").with_columns(pl.col("word_id").is_null().alias("_cont"))
+    rank = (chars.filter(~pl.col("_cont")).select("text_id", "word_id").unique()
+            .with_columns((pl.col("word_id").rank("dense").over("text_id") - 1).cast(pl.Int32).alias("_rank")))
+    mapped = _authors_map(data)
+    if mapped is not None:
+        chars = (chars.join(mapped, on=["text_id", "ia_id"], how="left")
+                 .join(rank.rename({"word_id": "_mapped_word", "_rank": "_map_rank"}), left_on=["text_id", "_map_rank"],
+                       right_on=["text_id", "_map_rank"], how="left")
+                 .with_columns(pl.when(pl.col("_cont")).then(pl.col("_mapped_word")).otherwise("word_id")
+                               .alias("word_id")))
+        by_map = int((chars["_cont"] & chars["word_id"].is_not_null()).sum())
+        chars = chars.drop("_map_rank", "_mapped_word")
+    else:
+        by_map = 0
+    qc.add("layout", "chars", "character in no word box: its word from the authors' char->word map", by_map,
+           action="changed")
+    qc.add("layout", "chars", "character in no word box, not in the authors' map: joined to the word before it",
+           int(chars["word_id"].is_null().sum()), action="changed")
+    chars = chars.with_columns(pl.col("word_id").forward_fill().over("text_id"))
     lost = chars.filter(pl.col("word_id").is_null()).height
-    qc.add("layout", "chars", "character interest area in no word box (fixations on it are off text)", lost,
+    qc.add("layout", "chars", "character in no word box before the first word: fixations on it are off text", lost,
            action="flagged")
-    words = words.select("text_id", (pl.col("ia_id") - 1).alias("ia_index"), (pl.col("ia_id") - 1).alias("word_index"),
-                         pl.col("label").alias("word"), "left_px", "right_px", "top_px", "bottom_px",
-                         "part", "speech_id", "paragraph_id").sort("text_id", "ia_index")
-    chars = chars.select("text_id", "ia_id", "left_px", "top_px", "right_px", "bottom_px", "label", "word_id")
+    chars = chars.filter(pl.col("word_id").is_not_null())
+    # one box per word, plus one per continuation: ia_index in reading order, word_index = the word's rank (wordId)
+    pieces = (chars.group_by("text_id", "word_id", "_cont")
+              .agg(pl.col("ia_id").min().alias("_first"), pl.col("left_px").min(), pl.col("top_px").min(),
+                   pl.col("right_px").max(), pl.col("bottom_px").max(), pl.col("label").str.join("").alias("_letters"))
+              .join(words.select("text_id", pl.col("ia_id").alias("word_id"), pl.col("label").alias("word"),
+                                 pl.col("left_px").alias("_l"), pl.col("top_px").alias("_t"),
+                                 pl.col("right_px").alias("_r"), pl.col("bottom_px").alias("_b"), "part", "speech_id",
+                                 "paragraph_id"), on=["text_id", "word_id"], how="left")
+              .sort("text_id", "_first")
+              .with_columns(
+                  (pl.col("_first").rank("ordinal").over("text_id") - 1).cast(pl.Int32).alias("ia_index"),
+                  (pl.col("word_id").rank("dense").over("text_id") - 1).cast(pl.Int32).alias("word_index"),
+                  *(pl.when(pl.col("_cont")).then(pl.col(c)).otherwise(pl.col(o)).alias(c)
+                    for c, o in (("left_px", "_l"), ("top_px", "_t"), ("right_px", "_r"), ("bottom_px", "_b")))))
+    empty = words.join(pieces, left_on=["text_id", "ia_id"], right_on=["text_id", "word_id"], how="anti").height
+    qc.add("layout", "words", "word box holding no character interest area", empty)
+    chars = chars.join(pieces.select("text_id", "word_id", "_cont", "ia_index", "word_index"),
+                       on=["text_id", "word_id", "_cont"], how="left")
+    words = pieces.select("text_id", "ia_index", "word_index", "word", "left_px", "right_px", "top_px", "bottom_px",
+                          "part", "speech_id", "paragraph_id").sort("text_id", "ia_index")
+    chars = chars.select("text_id", "ia_id", "left_px", "top_px", "right_px", "bottom_px", "label",
+                         pl.col("ia_index").alias("word_id"))  # the box of the word (char_words -> report_ia_index)
     return words, chars, need["path"].to_list()
+
+
+def _merge_files(per_file: QCLog, qc: QCLog) -> None:
+    """One QC record per reason over all reports (count summed; detail: the files and lines that have some)."""
+    merged: dict[tuple, dict] = {}
+    for r in per_file.records:
+        key = (r["step"], r["table"], r["reason"], r["action"])
+        m = merged.setdefault(key, {"count": 0, "details": []})
+        m["count"] += r["count"]
+        if r["count"] and r["detail"]:
+            m["details"].append(r["detail"] if " " in r["detail"] else f"{r['detail']} {r['count']:,}")
+    for (step, table, reason, action), m in merged.items():
+        detail = "; ".join(m["details"][:12]) + ("; ..." if len(m["details"]) > 12 else "")
+        qc.add(step, table, reason, m["count"], action=action, detail=detail or None)
+
+
+def _authors_map(data: Path) -> pl.DataFrame | None:
+    """``labels/word2char_IA_mapping.csv`` as (``text_id``, ``ia_id``, ``_map_rank``: the wordId), or None when absent.
+    (It lacks the double-encoded letters: used only for characters that no word box holds.)"""
+    path = data / "labels" / "word2char_IA_mapping.csv"
+    if not path.exists():
+        return None
+    table = pl.read_csv(path, columns=["speechId", "paragraphId", "wordId", "char_IA_ids"])
+    return (table.select(pl.concat_str(pl.col("speechId").cast(pl.String), pl.col("paragraphId").cast(pl.String),
+                                       separator="_").alias("text_id"),
+                         pl.col("wordId").cast(pl.Int32).alias("_map_rank"),
+                         pl.col("char_IA_ids").str.extract_all(r"\d+").alias("ia_id"))
+            .explode("ia_id").with_columns(pl.col("ia_id").cast(pl.Int32)).unique(["text_id", "ia_id"], keep="first"))
 
 
 def load_copco(data: str | Path, readers: Sequence[str] | None = None, *, encoding: str = "utf-8",
@@ -130,7 +200,9 @@ def load_copco(data: str | Path, readers: Sequence[str] | None = None, *, encodi
     data = Path(data)
     qc = qc if qc is not None else QCLog()
     paths = _reports(data, readers)
-    frames = [read_char_report(p, encoding=encoding, keep=_KEYS, qc=qc) for p in paths]
+    per_file = QCLog()
+    frames = [read_char_report(p, encoding=encoding, keep=_KEYS, qc=per_file) for p in paths]
+    _merge_files(per_file, qc)
     fix = pl.concat(frames, how="vertical_relaxed")
     del frames
     fix = fix.with_columns(pl.col("speechid").cast(pl.Int64, strict=False).alias("speech_id"),
@@ -156,7 +228,7 @@ def load_copco(data: str | Path, readers: Sequence[str] | None = None, *, encodi
     words, chars, ias_files = layouts(data, texts, qc)
     fix = char_positions(fix, chars, by=["text_id"], qc=qc)
     fix = char_words(fix, chars, by=["text_id"], qc=qc)
-    fix = fix.with_columns((pl.col("report_word_id") - 1).cast(pl.Int32).alias("report_ia_index"))
+    fix = fix.with_columns(pl.col("report_word_id").cast(pl.Int32).alias("report_ia_index"))
     trials = (fix.group_by("trial_id", maintain_order=True)
               .agg(pl.col("participant_id", "speech_id", "paragraph_id", "text_id", "trial").first())
               .join(words.select("text_id", "part").unique("text_id"), on="text_id", how="left")

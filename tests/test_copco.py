@@ -37,7 +37,7 @@ def joined(dataset, copco):
     theirs = theirs.with_columns(
         pl.concat_str("p", pl.col("speechId").cast(pl.String), pl.col("paragraphId").cast(pl.String),
                       separator="_").alias("trial_id"), pl.col("wordId").cast(pl.Int32).alias("word_index"))
-    words = dataset["words"].select("text_id", "word_index", "word")
+    words = dataset["words"].unique(["text_id", "word_index"]).select("text_id", "word_index", "word")
     return (theirs.join(dataset["word_measures"], on=["trial_id", "word_index"], how="left")
             .join(dataset["trials"].select("trial_id", "text_id"), on="trial_id", how="left")
             .join(words, on=["text_id", "word_index"], how="left", suffix="_ours"))
