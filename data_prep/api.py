@@ -223,7 +223,7 @@ def _prepare(mode, *, out, fixation_report, ia_report, files, layout, text_id, a
                                  background=True)  # stored while the pipeline runs; waited for below
         elif mode == "dataviewer":
             loaded = sources.load_dataviewer(fixation_report, ia_report, spec, source, aoi=aoi,
-                                             ia_id_base=ia_id_base, **dialect)
+                                             ia_id_base=ia_id_base, encoding=encoding, **dialect)
         elif mode == "samples":
             loaded = sources.load_samples(files, layout, text_id, screen=_screen_geometry(screen_px, screen_cm,
                                                                                          distance_cm, origin),

@@ -90,6 +90,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             p.add_argument("--ia-id-base", type=int, choices=(0, 1), default=None,
                            help="base of the fixation report's interest-area ids (default: detected from the IA "
                                 "report's labels; Data Viewer itself writes 1)")
+            p.add_argument("--encoding", default="utf-8",
+                           help="text encoding of the reports (default utf-8; e.g. cp1252 for a Windows export)")
         p.add_argument("--columns", nargs="+", metavar="MAP",
                        help="column map: YAML file(s) {fixations: {role: column}, ia: ..., aoi: ..., trials: ..., "
                             "samples: ...} and/or role=COLUMN pairs (x_px=PosX, ia.word=Label), the pairs overriding "

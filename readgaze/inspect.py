@@ -81,7 +81,7 @@ def inspect_paths(paths: list[str | Path], *, source: str | None = None, encodin
     kinds = {}
     for p in map(Path, paths):
         try:
-            kinds[p] = _kind(p)
+            kinds[p] = _kind(p, **dialect)
         except ReadgazeError as e:
             kinds[p] = ("error", str(e))
     ia_partner = next((p for p, k in kinds.items() if k[0] == "ia"), None)
@@ -99,7 +99,8 @@ def inspect_paths(paths: list[str | Path], *, source: str | None = None, encodin
     return "\n\n".join(blocks), ok
 
 
-def _kind(path: Path) -> tuple[str, str | None]:
+def _kind(path: Path, separator: str | None = None, encoding: str = "utf-8", decimal_comma: bool = False
+          ) -> tuple[str, str | None]:
     if path.is_dir():
         if (path / "manifest.json").is_file():
             return "dataset", None
@@ -107,7 +108,8 @@ def _kind(path: Path) -> tuple[str, str | None]:
     if path.suffix.lower() == ".asc":
         return "asc", None
     try:
-        cols = set(scan_csv(path).collect_schema().names())
+        cols = set(scan_csv(path, separator=separator, encoding=encoding, decimal_comma=decimal_comma)
+                   .collect_schema().names())
     except ReadgazeError:  # a damaged body (e.g. a three-quote label): the header still tells the kind
         cols = _header_names(path)
         if "CURRENT_FIX_X" in cols or "CURRENT_FIX_INTEREST_AREA_ID" not in cols:

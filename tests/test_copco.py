@@ -178,3 +178,43 @@ def test_inspect_reads_a_report_and_the_dataset(copco, capsys):
     out = capsys.readouterr().out
     assert "character interest areas and no fixation coordinates" in out and "fixations: 9,767" in out
     assert "lines 9307, 9308" in out
+
+
+def _cp1252_copy(copco, tmp_path):
+    """600 lines of P01's report with its labels repaired, coordinate columns added, written in Windows-1252."""
+    from readgaze.io.textfix import _undo
+
+    def repaired(field: str) -> str:
+        core = field[1:-1] if len(field) >= 2 and field[0] == field[-1] == '"' else field
+        fixed = _undo(core)
+        return field.replace(core, fixed) if fixed else field
+
+    text = (copco / "fixation_reports" / "FIX_report_P01.txt").read_text(encoding="utf-8-sig").splitlines()[:600]
+    rows = [text[0] + '\t"CURRENT_FIX_X"\t"CURRENT_FIX_Y"']
+    rows += ["\t".join(repaired(f) for f in line.split("\t")) + "\t100,5\t200" for line in text[1:]]
+    out = tmp_path / "windows.txt"
+    out.write_text("\n".join(rows) + "\n", encoding="cp1252", errors="replace")
+    return out
+
+
+def test_prep_and_inspect_take_the_encoding_and_dialect(copco, tmp_path, capsys):
+    report = _cp1252_copy(copco, tmp_path)
+    options = ["--separator", "tab", "--decimal-comma", "--ia-id-base", "1", "--quiet"]
+    assert main(["prep", "dataviewer", "--fixation-report", str(report), *options, "--out", str(tmp_path / "a")]) == 2
+    assert "is not UTF-8" in capsys.readouterr().err
+    assert main(["prep", "dataviewer", "--fixation-report", str(report), *options, "--encoding", "cp1252",
+                 "--out", str(tmp_path / "b")]) == 0
+    words = pl.read_parquet(tmp_path / "b" / "words.parquet")["word"]
+    assert {"æ", "ø"} <= set(words.to_list()) and not words.str.contains("Ã").any()
+    assert main(["inspect", str(report), "--separator", "tab", "--decimal-comma", "--encoding", "cp1252"]) == 0
+    assert "fixations: 599" in capsys.readouterr().out
+
+
+def test_double_encoded_labels_repaired_in_the_dataviewer_route(copco, tmp_path, capsys):
+    report = _excerpt(copco, tmp_path, 600, lambda t: [t[0] + '\t"CURRENT_FIX_X"\t"CURRENT_FIX_Y"']
+                      + [line + "\t100,5\t200" for line in t[1:]])
+    assert main(["prep", "dataviewer", "--fixation-report", str(report), "--separator", "tab", "--decimal-comma",
+                 "--ia-id-base", "1", "--out", str(tmp_path / "ds")]) == 0
+    assert "changed 15 words (load: word: double-encoded UTF-8" in capsys.readouterr().err
+    words = pl.read_parquet(tmp_path / "ds" / "words.parquet")["word"]
+    assert not words.str.contains("Ã").any() and "ø" in words.to_list()

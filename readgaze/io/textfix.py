@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import polars as pl
 
-__all__ = ["UNDEFINED_CP1252", "repair_double_encoding", "unquote"]
+__all__ = ["UNDEFINED_CP1252", "repair_double_encoding", "repair_labels", "unquote"]
 
 UNDEFINED_CP1252 = b"\x81\x8d\x8f\x90\x9d"
 """The bytes Windows-1252 does not define."""
@@ -80,6 +80,25 @@ def repair_double_encoding(values: pl.Series) -> tuple[pl.Series, dict[str, int]
     if mapping:
         values = values.replace(mapping)
     return values, counts
+
+
+def repair_labels(words: pl.DataFrame, fixations: pl.DataFrame, qc) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`repair_double_encoding` on the ``word`` column of ``words`` and the ``ia_label`` column of
+    ``fixations`` (where present), each table's repairs counted in ``qc`` (:class:`readgaze.qc.QCLog`; ``changed``,
+    and the labels a lost byte leaves unrepairable ``flagged``)."""
+    out = {"words": words, "fixations": fixations}
+    for table, column in (("words", "word"), ("fixations", "ia_label")):
+        frame = out[table]
+        if column not in frame.columns or frame.schema[column] != pl.String:
+            continue
+        fixed, counts = repair_double_encoding(frame[column])
+        qc.add("load", table, f"{column}: double-encoded UTF-8 (Ã¸ for ø) repaired", counts["repaired"],
+               action="changed")
+        qc.add("load", table, f"{column}: double-encoded with a byte lost in the export: kept as it is",
+               counts["unrepairable"], action="flagged")
+        if counts["repaired"]:
+            out[table] = frame.with_columns(fixed.alias(column))
+    return out["words"], out["fixations"]
 
 
 def unquote(column: str | pl.Expr) -> pl.Expr:
