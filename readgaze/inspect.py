@@ -74,10 +74,12 @@ def inspect_paths(paths: list[str | Path], *, source: str | None = None, encodin
     :func:`readgaze.io.charreport.read_char_report`. An unreadable path gives one line, ``PATH: error: <file, row:
     message>``.
     """
-    from readgaze.data_prep.api import _separator
-
     asc_options = {"encoding": encoding, "screen_px": screen_px, "trial_message": trial_message}
-    dialect = {"separator": _separator(separator), "decimal_comma": decimal_comma, "encoding": encoding}
+    named = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "space": " "}  # as readgaze prep takes it
+    separator = named.get(separator.lower(), separator) if separator else None
+    if separator is not None and len(separator) != 1:
+        raise ReadgazeError(f"--separator {separator!r}: expected one character, or tab / comma / semicolon")
+    dialect = {"separator": separator, "decimal_comma": decimal_comma, "encoding": encoding}
     kinds = {}
     for p in map(Path, paths):
         try:
