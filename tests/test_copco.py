@@ -218,3 +218,33 @@ def test_double_encoded_labels_repaired_in_the_dataviewer_route(copco, tmp_path,
     assert "changed 15 words (load: word: double-encoded UTF-8" in capsys.readouterr().err
     words = pl.read_parquet(tmp_path / "ds" / "words.parquet")["word"]
     assert not words.str.contains("Ã").any() and "ø" in words.to_list()
+
+
+def test_early_later_line_fixations_flagged_and_left_out_on_request(copco):
+    from readgaze.data_prep.copco import load_copco
+    from readgaze.data_prep.screens import flag_early_later_line
+
+    trials, words, fixations, qc, _ = load_copco(copco, ["P01"])
+    flagged, kept = flag_early_later_line(trials, fixations, words, QCLog())
+    assert kept.height == fixations.height
+    first = flagged.filter(pl.col("trial_id") == "P01_7905_0").row(0, named=True)
+    assert first["early_later_line_fixations"] == 1  # its first fixation lands on 'havde', on a later line
+    log = QCLog()
+    _, left = flag_early_later_line(trials, fixations, words, log, leave_out=True)
+    n = int(flagged["early_later_line_fixations"].sum())
+    assert fixations.height - left.height == n == next(r["count"] for r in log.records if r["table"] == "fixations")
+    tops = words.select("text_id", "ia_index", pl.col("top_px").rank("dense").over("text_id").alias("line"))
+    starts = (left.sort("trial_id", "fixation_index").filter(pl.col("report_ia_index").is_not_null())
+              .group_by("trial_id").first().join(trials.select("trial_id", "text_id"), on="trial_id")
+              .join(tops, left_on=["text_id", "report_ia_index"], right_on=["text_id", "ia_index"]))
+    assert (starts["line"] == 1).all()  # every trial's first word fixation is now on the first line
+
+
+def test_reading_time_from_the_labels_matches_the_fixation_span(dataset):
+    trials, fixations = dataset["trials"], dataset["fixations"]
+    span = fixations.group_by("trial_id").agg(((pl.col("start_ms") + pl.col("duration_ms")).max()
+                                               - pl.col("start_ms").min()).alias("span_ms"))
+    both = trials.join(span, on="trial_id").filter(pl.col("reading_time_ms").is_not_null())
+    assert both.height > 50
+    assert both.select(pl.corr("reading_time_ms", "span_ms")).item() > 0.95
+    assert 0.95 < both.select((pl.col("reading_time_ms") / pl.col("span_ms")).median()).item() < 1.05
