@@ -89,6 +89,9 @@ def layouts(data: Path, texts: pl.DataFrame, qc: QCLog) -> tuple[pl.DataFrame, p
         ``word_id`` (here the ``ia_index`` of the box the character is in). ``files``: the ``.ias`` files read.
     """
     index = _ias_index(data)
+    if not index.height:
+        raise ConfigError("no interest-area files (aois/partN_IA_<speech>_<paragraph>_{chars,words}.ias): is --data "
+                          "CopCo's folder?", file=data / "aois")
     need = texts.join(index, on=["speech_id", "paragraph_id"], how="left")
     twice = need.filter(pl.len().over("speech_id", "paragraph_id", "level") > 1).head(1)
     if twice.height:  # (the practice speech's are: it is dropped before)
