@@ -29,15 +29,15 @@ paragraph (``7905_0``), ``item_id`` the speech (EyeBench's item folds hold out s
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
 
 from readgaze.errors import ConfigError, DataError
+from readgaze.io.charlayout import char_layout, ias_index
 from readgaze.io.charreport import char_positions, char_words, read_char_report
-from readgaze.io.ias import read_ias_files, words_from_chars
+from readgaze.io.ias import read_ias_files
 from readgaze.qc import QCLog
 
 __all__ = ["PRACTICE_SPEECH", "TITLE_PARAGRAPH", "MIN_FIXATION_MS", "load_copco", "prepare_copco"]
@@ -48,7 +48,8 @@ TITLE_PARAGRAPH = -1
 """The paragraph id of a speech's title screen (dropped)."""
 MIN_FIXATION_MS = 100
 """Fixations shorter than this are dropped (the authors' ``extract_features.py``)."""
-_IAS = re.compile(r"^part(\d+)_IA_(-?\d+)_(-?\d+)_(chars|words)\.ias$")
+IAS_PATTERN = r"part(?P<part>\d+)_IA_(?P<speech_id>-?\d+)_(?P<paragraph_id>-?\d+)_(?P<level>chars|words)\.ias"
+"""CopCo's ``.ias`` file names (:func:`readgaze.io.charlayout.ias_index`)."""
 _KEYS = ("speechid", "paragraphid")
 
 
@@ -68,17 +69,9 @@ def _reports(data: Path, readers: Sequence[str] | None) -> list[Path]:
     return found
 
 
-def _ias_index(data: Path) -> pl.DataFrame:
-    """One row per ``.ias`` file: part, speech, paragraph, level, path (the practice speech's are in both parts)."""
-    rows = [(int(m[1]), int(m[2]), int(m[3]), m[4], str(p)) for p in (data / "aois").glob("*.ias")
-            if (m := _IAS.match(p.name))]
-    index = pl.DataFrame(rows, schema={"part": pl.Int32, "speech_id": pl.Int64, "paragraph_id": pl.Int64,
-                                       "level": pl.String, "path": pl.String}, orient="row")
-    return index
-
-
 def layouts(data: Path, texts: pl.DataFrame, qc: QCLog) -> tuple[pl.DataFrame, pl.DataFrame, list[str]]:
-    """The words and the character layout of the paragraphs in ``texts`` (``speech_id``, ``paragraph_id``).
+    """The words and the character layout of the paragraphs in ``texts`` (``speech_id``, ``paragraph_id``), by
+    :func:`readgaze.io.charlayout.char_layout` (the authors' char->word map for the 45 characters no word box holds).
 
     Returns
     -------
@@ -86,9 +79,10 @@ def layouts(data: Path, texts: pl.DataFrame, qc: QCLog) -> tuple[pl.DataFrame, p
         ``words``: ``text_id``, ``ia_index`` (one per box, in reading order: a word broken across lines has two),
         ``word_index`` (the word's rank: the corpus's ``wordId``), ``word`` (the whole word on each of its boxes),
         the box (px), ``part``, ``speech_id``, ``paragraph_id``. ``chars``: ``text_id``, ``ia_id``, box, ``label``,
-        ``word_id`` (here the ``ia_index`` of the box the character is in). ``files``: the ``.ias`` files read.
+        ``word_id`` (the ``ia_index`` of the box the character is in). ``files``: the ``.ias`` files read.
     """
-    index = _ias_index(data)
+    index = ias_index(data / "aois", IAS_PATTERN).with_columns(
+        pl.col("part").cast(pl.Int32), pl.col("speech_id", "paragraph_id").cast(pl.Int64))
     if not index.height:
         raise ConfigError("no interest-area files (aois/partN_IA_<speech>_<paragraph>_{chars,words}.ias): is --data "
                           "CopCo's folder?", file=data / "aois")
@@ -100,66 +94,14 @@ def layouts(data: Path, texts: pl.DataFrame, qc: QCLog) -> tuple[pl.DataFrame, p
     missing = need.filter(pl.col("path").is_null())
     qc.add("layout", "trials", "no .ias file for the paragraph", missing.height, action="flagged",
            detail=", ".join(f"{s}_{p}" for s, p in missing.select("speech_id", "paragraph_id").head(5).rows()) or None)
-    need = need.filter(pl.col("path").is_not_null())
-    ias = read_ias_files(need["path"].to_list())
-    ias = ias.join(need.select("path", "level", "part", "speech_id", "paragraph_id").rename({"path": "file"}),
-                   on="file", how="left").with_columns(
+    need = need.filter(pl.col("path").is_not_null()).with_columns(
         pl.concat_str(pl.col("speech_id").cast(pl.String), pl.col("paragraph_id").cast(pl.String),
                       separator="_").alias("text_id"))
-    question = ias.filter(pl.col("question_screen"))
-    qc.add("layout", "words", "interest areas of the question screen left out (lines starting with '-')",
-           question.filter(pl.col("level") == "words").height, action="dropped")
-    ias = ias.filter(~pl.col("question_screen"))
-    words = ias.filter(pl.col("level") == "words")
-    chars = words_from_chars(ias.filter(pl.col("level") == "chars"), words=words, by="text_id", source=data / "aois")
-    # a character in no word box: a word broken across lines ('STX-' | 'fag') whose continuation has no word box, or
-    # a word box misplaced in the words file (26682_5: 'Don't). It goes to the word the authors' char->word map
-    # gives it (wordId = the word's rank), else to the word before it
-    chars = chars.sort("text_id", "ia_id").with_columns(pl.col("word_id").is_null().alias("_cont"))
-    rank = (chars.filter(~pl.col("_cont")).select("text_id", "word_id").unique()
-            .with_columns((pl.col("word_id").rank("dense").over("text_id") - 1).cast(pl.Int32).alias("_rank")))
-    mapped = _authors_map(data)
-    if mapped is not None:
-        chars = (chars.join(mapped, on=["text_id", "ia_id"], how="left")
-                 .join(rank.rename({"word_id": "_mapped_word", "_rank": "_map_rank"}), left_on=["text_id", "_map_rank"],
-                       right_on=["text_id", "_map_rank"], how="left")
-                 .with_columns(pl.when(pl.col("_cont")).then(pl.col("_mapped_word")).otherwise("word_id")
-                               .alias("word_id")))
-        by_map = int((chars["_cont"] & chars["word_id"].is_not_null()).sum())
-        chars = chars.drop("_map_rank", "_mapped_word")
-    else:
-        by_map = 0
-    qc.add("layout", "chars", "character in no word box: its word from the authors' char->word map", by_map,
-           action="changed")
-    qc.add("layout", "chars", "character in no word box, not in the authors' map: joined to the word before it",
-           int(chars["word_id"].is_null().sum()), action="changed")
-    chars = chars.with_columns(pl.col("word_id").forward_fill().over("text_id"))
-    lost = chars.filter(pl.col("word_id").is_null()).height
-    qc.add("layout", "chars", "character in no word box before the first word: fixations on it are off text", lost,
-           action="flagged")
-    chars = chars.filter(pl.col("word_id").is_not_null())
-    # one box per word, plus one per continuation: ia_index in reading order, word_index = the word's rank (wordId)
-    pieces = (chars.group_by("text_id", "word_id", "_cont")
-              .agg(pl.col("ia_id").min().alias("_first"), pl.col("left_px").min(), pl.col("top_px").min(),
-                   pl.col("right_px").max(), pl.col("bottom_px").max(), pl.col("label").str.join("").alias("_letters"))
-              .join(words.select("text_id", pl.col("ia_id").alias("word_id"), pl.col("label").alias("word"),
-                                 pl.col("left_px").alias("_l"), pl.col("top_px").alias("_t"),
-                                 pl.col("right_px").alias("_r"), pl.col("bottom_px").alias("_b"), "part", "speech_id",
-                                 "paragraph_id"), on=["text_id", "word_id"], how="left")
-              .sort("text_id", "_first")
-              .with_columns(
-                  (pl.col("_first").rank("ordinal").over("text_id") - 1).cast(pl.Int32).alias("ia_index"),
-                  (pl.col("word_id").rank("dense").over("text_id") - 1).cast(pl.Int32).alias("word_index"),
-                  *(pl.when(pl.col("_cont")).then(pl.col(c)).otherwise(pl.col(o)).alias(c)
-                    for c, o in (("left_px", "_l"), ("top_px", "_t"), ("right_px", "_r"), ("bottom_px", "_b")))))
-    empty = words.join(pieces, left_on=["text_id", "ia_id"], right_on=["text_id", "word_id"], how="anti").height
-    qc.add("layout", "words", "word box holding no character interest area", empty)
-    chars = chars.join(pieces.select("text_id", "word_id", "_cont", "ia_index", "word_index"),
-                       on=["text_id", "word_id", "_cont"], how="left")
-    words = pieces.select("text_id", "ia_index", "word_index", "word", "left_px", "right_px", "top_px", "bottom_px",
-                          "part", "speech_id", "paragraph_id").sort("text_id", "ia_index")
-    chars = chars.select("text_id", "ia_id", "left_px", "top_px", "right_px", "bottom_px", "label",
-                         pl.col("ia_index").alias("word_id"))  # the box of the word (char_words -> report_ia_index)
+    ias = read_ias_files(need["path"].to_list()).join(
+        need.select(pl.col("path").alias("file"), "level", "text_id"), on="file", how="left")
+    words, chars = char_layout(ias, by="text_id", mapping=_authors_map(data), qc=qc, source=data / "aois")
+    keys = need.select("text_id", "part", "speech_id", "paragraph_id").unique("text_id")
+    words = words.join(keys, on="text_id", how="left", maintain_order="left")
     return words, chars, need["path"].to_list()
 
 
@@ -178,7 +120,7 @@ def _merge_files(per_file: QCLog, qc: QCLog) -> None:
 
 
 def _authors_map(data: Path) -> pl.DataFrame | None:
-    """``labels/word2char_IA_mapping.csv`` as (``text_id``, ``ia_id``, ``_map_rank``: the wordId), or None when absent.
+    """``labels/word2char_IA_mapping.csv`` as (``text_id``, ``ia_id``, ``word_rank``: the wordId), or None when absent.
     (It lacks the double-encoded letters: used only for characters that no word box holds.)"""
     path = data / "labels" / "word2char_IA_mapping.csv"
     if not path.exists():
@@ -186,7 +128,7 @@ def _authors_map(data: Path) -> pl.DataFrame | None:
     table = pl.read_csv(path, columns=["speechId", "paragraphId", "wordId", "char_IA_ids"])
     return (table.select(pl.concat_str(pl.col("speechId").cast(pl.String), pl.col("paragraphId").cast(pl.String),
                                        separator="_").alias("text_id"),
-                         pl.col("wordId").cast(pl.Int32).alias("_map_rank"),
+                         pl.col("wordId").cast(pl.Int32).alias("word_rank"),
                          pl.col("char_IA_ids").str.extract_all(r"\d+").alias("ia_id"))
             .explode("ia_id").with_columns(pl.col("ia_id").cast(pl.Int32)).unique(["text_id", "ia_id"], keep="first"))
 

@@ -10,6 +10,7 @@ from readgaze.errors import ParseError
 from readgaze.io.ias import read_ias, read_ias_files, words_from_chars
 from readgaze.io.textfix import repair_double_encoding, unquote
 from readgaze.measures import compute_word_measures
+from readgaze.qc import QCLog
 
 GOOD = "0 RECTANGLE\t1\t190\t113\t215\t206\tK\n0 RECTANGLE\t2\t215\t113\t230\t206\tæ\n"
 
@@ -117,3 +118,34 @@ def test_an_off_text_fixation_ends_a_run_as_in_data_viewer():
     for compiled in (True, False):
         again = compute_word_measures(fx, words, trials, off_text="dataviewer", compiled=compiled).collect()
         assert again.row(0, named=True)["gaze_duration_ms"] == 200.0
+
+
+@pytest.mark.shared_data
+def test_char_layout_with_and_without_a_words_file(shared_data, tmp_path):
+    """Two screens: one with its words file (word boxes), one with only its characters, spaces added as IAs (labels
+    and whitespace): both give the same words, ranks and character -> box map as the words file does."""
+    from readgaze.io.charlayout import char_layout, ias_index
+
+    aois = shared_data / "copco" / "aois"
+    index = ias_index(aois, r"part(?P<part>\d+)_IA_(?P<speech>7905)_(?P<paragraph>0|1)_(?P<level>chars|words)\.ias")
+    assert sorted(index.select("paragraph", "level").rows()) == [("0", "chars"), ("0", "words"), ("1", "chars"),
+                                                                 ("1", "words")]
+    ias = read_ias_files(index["path"].to_list()).join(
+        index.select(pl.col("path").alias("file"), "level", pl.col("paragraph").alias("text_id")), on="file")
+    words, chars = char_layout(ias, by="text_id")
+    # screen "1" again, as an export without a words file and with a space IA after each word
+    one = chars.filter(pl.col("text_id") == "1")
+    last = one.filter(pl.col("word_id") != pl.col("word_id").shift(-1).fill_null(-1)).head(-1)
+    spaces = last.with_columns(pl.col("right_px").alias("left_px"), pl.lit(" ").alias("label"),
+                               pl.col("ia_id") * 10 + 5)
+    export = pl.concat([one.with_columns(pl.col("ia_id") * 10), spaces]).sort("ia_id").with_columns(
+        pl.lit("1b").alias("text_id"), pl.lit("chars").alias("level"), pl.lit(False).alias("question_screen"),
+        pl.lit(0, pl.Int64).alias("time_ms"), pl.lit("x").alias("file")).drop("word_id")
+    qc = QCLog()
+    words_b, chars_b = char_layout(export.select(ias.columns), by="text_id", qc=qc)
+    assert words_b["word"].to_list() == words.filter(pl.col("text_id") == "1")["word"].to_list()
+    assert chars_b.filter(pl.col("label") != " ")["word_id"].to_list() == one["word_id"].to_list()
+    assert {r["reason"]: r["count"] for r in qc.records}["screen without a words file: words from the labels and "
+                                                         "whitespace"] == 1
+    assert (words["word_index"] == words["ia_index"]).all()  # no word of these two screens is broken across lines
+    assert words.filter(pl.col("text_id") == "0")["word"].head(3).to_list() == ["I", "slutningen", "af"]
