@@ -15,8 +15,9 @@ What the recipe does (each count goes to the QC log and ``manifest.json``):
    labels repaired and counted);
 2. applies the authors' selection: practice (``speechid`` 1327) and title screens (``paragraphid`` -1) dropped,
    fixations under 100 ms dropped, rows without a speech id dropped;
-3. builds each paragraph's layout from its ``.ias`` files (:mod:`readgaze.io.ias`): the word boxes of the words
-   file; each character IA goes to the word box holding its centre (IAs of the question screen left out);
+3. builds each paragraph's layout from its ``.ias`` files (:func:`readgaze.io.charlayout.char_layout`): the word
+   boxes of the words file; each character IA goes to the word box holding its centre (IAs of the question screen
+   left out); the 45 characters no word box holds take their word from the authors' char->word map;
 4. gives each fixation its word (the fixated character's) and a position (the centre of that character's box, or
    of the nearest character's off text: ``position_source``);
 5. runs the pipeline with the report's interest areas (line assigner ``report``), runs as Data Viewer's

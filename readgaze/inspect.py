@@ -155,25 +155,9 @@ def _duplicates(lf: pl.LazyFrame, key: list[str]) -> int:
 
 def _char_fixations(path: Path, _source, _partner, encoding: str = "utf-8") -> str:
     """A fixation report without coordinates whose interest areas are characters."""
-    from readgaze.io.charreport import read_char_report
-    from readgaze.qc import QCLog
+    from readgaze.io.charreport import describe_char_report
 
-    qc = QCLog()
-    fix = read_char_report(path, encoding=encoding, qc=qc)
-    c = fix.select(pl.col("participant_id").n_unique().alias("p"), pl.col("trial").n_unique().alias("t"),
-                   pl.len().alias("n"), pl.col("char_ia_id").is_null().sum().alias("off"),
-                   (pl.col("char_ia_id").is_null() & pl.col("nearest_ia_id").is_not_null()).sum().alias("near"),
-                   pl.col("start_ms").is_not_null().sum().alias("start")).row(0, named=True)
-    repairs = [f"  {r['action']}: {r['count']:,} ({r['reason']}{'; ' + r['detail'] if r['detail'] else ''})"
-               for r in qc.records if r["count"]]
-    return "\n".join([
-        f"{path}: Data Viewer fixation report with character interest areas and no fixation coordinates",
-        f"  participants: {_fmt(c['p'])}", f"  trials: {_fmt(c['t'])}", f"  fixations: {_fmt(c['n'])}",
-        f"  off every interest area: {_fmt(c['off'])} (a nearest interest area named: {_fmt(c['near'])})",
-        f"  start times (from CURRENT_FIX_LABEL 'Fixation: N ms'): {_fmt(c['start'])}",
-        *repairs,
-        "  prepare it with the character layout (.ias files): readgaze prep copco --data DIR (CopCo's layout), or "
-        "readgaze.io.charreport in Python"])
+    return "\n".join(describe_char_report(path, encoding=encoding))
 
 
 def _fixations(path: Path, source: str, ia_partner: Path | None, **dialect) -> str:

@@ -27,7 +27,8 @@ from readgaze.errors import ParseError, SchemaError
 from readgaze.io.textfix import repair_double_encoding, unquote
 from readgaze.qc import QCLog
 
-__all__ = ["CHAR_COLUMNS", "POSITION_SOURCES", "char_positions", "char_words", "read_char_report"]
+__all__ = ["CHAR_COLUMNS", "POSITION_SOURCES", "char_positions", "char_words", "describe_char_report",
+           "read_char_report"]
 
 CHAR_COLUMNS = {"participant_id": "RECORDING_SESSION_LABEL", "trial": "TRIAL_INDEX",
                 "fixation_index": "CURRENT_FIX_INDEX", "duration_ms": "CURRENT_FIX_DURATION",
@@ -238,3 +239,23 @@ def char_words(fixations: pl.DataFrame, chars: pl.DataFrame, *, by: list[str], q
         qc.add("align", "fixations", "report's interest-area label differs from the layout's character", differ,
                action="flagged")
     return out
+
+
+def describe_char_report(path: str | Path, *, encoding: str = "utf-8") -> list[str]:
+    """What ``readgaze inspect`` prints for such a report: readers, trials, fixations, off-IA counts, start times and
+    every repair (:func:`read_char_report`)."""
+    qc = QCLog()
+    fix = read_char_report(path, encoding=encoding, qc=qc)
+    near = (pl.col("char_ia_id").is_null() & pl.col("nearest_ia_id").is_not_null()).sum() \
+        if "nearest_ia_id" in fix.columns else pl.lit(0)
+    c = fix.select(pl.col("participant_id").n_unique().alias("p"), pl.col("trial").n_unique().alias("t"),
+                   pl.len().alias("n"), pl.col("char_ia_id").is_null().sum().alias("off"), near.alias("near"),
+                   pl.col("start_ms").is_not_null().sum().alias("start")).row(0, named=True)
+    repairs = [f"  {r['action']}: {r['count']:,} ({r['reason']}{'; ' + r['detail'] if r['detail'] else ''})"
+               for r in qc.records if r["count"]]
+    return [f"{path}: Data Viewer fixation report with character interest areas and no fixation coordinates",
+            f"  participants: {c['p']:,}", f"  trials: {c['t']:,}", f"  fixations: {c['n']:,}",
+            f"  off every interest area: {c['off']:,} (a nearest interest area named: {c['near']:,})",
+            f"  start times (from CURRENT_FIX_LABEL 'Fixation: N ms'): {c['start']:,}", *repairs,
+            "  prepare it with the character layout (.ias files): readgaze prep copco --data DIR (CopCo's layout), or "
+            "readgaze.io.charlayout + readgaze.io.charreport in Python (docs: Labs' own formats)"]
