@@ -92,6 +92,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                 "report's labels; Data Viewer itself writes 1)")
             p.add_argument("--encoding", default="utf-8",
                            help="text encoding of the reports (default utf-8; e.g. cp1252 for a Windows export)")
+            p.add_argument("--ias", metavar="DIR", help="character-level interest areas: the folder of the "
+                           "experiment's .ias files (with --ias-pattern; the report needs no CURRENT_FIX_X/Y)")
+            p.add_argument("--ias-pattern", metavar="REGEX",
+                           help="the .ias file names, with named groups: the report's trial columns and level, e.g. "
+                                "'part\\d+_IA_(?P<speechid>-?\\d+)_(?P<paragraphid>-?\\d+)_(?P<level>chars|words)"
+                                "\\.ias'")
         p.add_argument("--columns", nargs="+", metavar="MAP",
                        help="column map: YAML file(s) {fixations: {role: column}, ia: ..., aoi: ..., trials: ..., "
                             "samples: ...} and/or role=COLUMN pairs (x_px=PosX, ia.word=Label), the pairs overriding "
@@ -210,5 +216,5 @@ def _run(args: argparse.Namespace) -> int:
 KEYWORDS = ("out", "fixation_report", "ia_report", "files", "layout", "text_id", "aoi", "source", "ia_id_base",
             "columns", "trials", "trials_on", "key_map", "binarise", "separator", "decimal_comma", "format", "force",
             "line_assigner", "screen_px", "screen_cm", "distance_cm", "origin", "detector", "missing_value",
-            "time_unit", "sampling_rate_hz", "eye", "encoding", "surprisal_model", "language")
+            "time_unit", "sampling_rate_hz", "eye", "encoding", "surprisal_model", "language", "ias", "ias_pattern")
 """The options passed to :func:`readgaze.data_prep.api.prepare` under their own names (those a mode has)."""

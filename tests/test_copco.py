@@ -248,3 +248,28 @@ def test_reading_time_from_the_labels_matches_the_fixation_span(dataset):
     assert both.height > 50
     assert both.select(pl.corr("reading_time_ms", "span_ms")).item() > 0.95
     assert 0.95 < both.select((pl.col("reading_time_ms") / pl.col("span_ms")).median()).item() < 1.05
+
+
+PATTERN = r"part\d+_IA_(?P<speechid>-?\d+)_(?P<paragraphid>-?\d+)_(?P<level>chars|words)\.ias"
+
+
+def test_any_labs_char_level_route_gives_the_recipes_measures(copco, dataset, tmp_path):
+    """readgaze prep dataviewer --ias DIR --ias-pattern REGEX (no CopCo knowledge: trials by TRIAL_INDEX, screens by
+    the pattern's groups) on P01: the same word measures as the copco recipe on every paragraph both keep."""
+    out = tmp_path / "generic"
+    assert main(["prep", "dataviewer", "--fixation-report", str(copco / "fixation_reports" / "FIX_report_P01.txt"),
+                 "--ias", str(copco / "aois"), "--ias-pattern", PATTERN, "--out", str(out), "--quiet"]) == 0
+    trials = pl.read_parquet(out / "trials.parquet")
+    assert trials.height == 94 and set(trials["trial_id"].head(3)) <= {f"P01_{i}" for i in range(1, 200)}
+    generic = pl.read_parquet(out / "word_measures.parquet").join(
+        trials.select("trial_id", pl.concat_str(pl.lit("P01"), "speechid", "paragraphid", separator="_")
+                      .alias("recipe_id")), on="trial_id")
+    recipe = dataset["word_measures"].filter(pl.col("trial_id").str.starts_with("P01_"))
+    both = recipe.join(generic, left_on=["trial_id", "word_index"], right_on=["recipe_id", "word_index"],
+                       suffix="_generic")
+    assert both.height == recipe.height == 5_324  # every word of the recipe's 81 trials
+    for column in ("first_fixation_duration_ms", "gaze_duration_ms", "total_fixation_duration_ms",
+                   "regression_path_duration_ms", "fixation_count", "skipped"):
+        assert both.select(pl.col(column).eq_missing(pl.col(f"{column}_generic")).all()).item(), column
+    manifest = (out / "manifest.json").read_text()
+    assert "several .ias files for one screen" in manifest  # the practice speech's files are in both parts

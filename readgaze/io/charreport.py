@@ -34,7 +34,8 @@ CHAR_COLUMNS = {"participant_id": "RECORDING_SESSION_LABEL", "trial": "TRIAL_IND
                 "fixation_index": "CURRENT_FIX_INDEX", "duration_ms": "CURRENT_FIX_DURATION",
                 "char_ia_id": "CURRENT_FIX_INTEREST_AREA_ID", "char_label": "CURRENT_FIX_INTEREST_AREA_LABEL",
                 "char_box": "CURRENT_FIX_INTEREST_AREA_DATA", "nearest_ia_id": "CURRENT_FIX_NEAREST_INTEREST_AREA",
-                "report_run_id": "CURRENT_FIX_INTEREST_AREA_RUN_ID", "fix_label": "CURRENT_FIX_LABEL"}
+                "report_run_id": "CURRENT_FIX_INTEREST_AREA_RUN_ID", "fix_label": "CURRENT_FIX_LABEL",
+                "x_px": "CURRENT_FIX_X", "y_px": "CURRENT_FIX_Y"}
 """Role -> Data Viewer column read by :func:`read_char_report` (the first four are required)."""
 _REQUIRED = ("participant_id", "trial", "fixation_index", "duration_ms", "char_ia_id")
 POSITION_SOURCES = ("ia_box_centre", "nearest_ia_box_centre")
@@ -75,7 +76,8 @@ def read_char_report(path: str | Path, *, encoding: str = "utf-8", keep: tuple[s
         ``Fixation: N ms``; else null), ``char_ia_id`` (Int32, as in the report: 1-based; null off every IA),
         ``char_label`` (String, repaired; a quoted ``"."`` is a full stop), ``char_left_px``, ``char_top_px``,
         ``char_right_px``, ``char_bottom_px`` (Float64, the fixated IA's box), ``nearest_ia_id`` (Int32),
-        ``report_run_id`` (Int32, Data Viewer's run of the IA), ``report_row`` (Int64, the file line), and ``keep``.
+        ``report_run_id`` (Int32, Data Viewer's run of the IA), ``report_row`` (Int64, the file line), ``x_px`` and
+        ``y_px`` (Float64) when the report has ``CURRENT_FIX_X``/``Y``, and ``keep``.
 
     Raises
     ------
@@ -119,6 +121,7 @@ def read_char_report(path: str | Path, *, encoding: str = "utf-8", keep: tuple[s
         _number(names["trial"], pl.Int64).alias("trial"),
         (_number(names["fixation_index"], pl.Int32) - 1).alias("fixation_index"),
         _number(names["duration_ms"], pl.Float64).alias("duration_ms"),
+        *(_number(c, pl.Float64).alias(r) for r, c in present.items() if r in ("x_px", "y_px")),
         *(_number(c, pl.Int32).alias(r) for r, c in present.items()
           if r in ("char_ia_id", "nearest_ia_id", "report_run_id")),
         *(unquote(c).alias(c) for c in keep))
