@@ -276,10 +276,15 @@ def prepare_copco(data: str | Path, *, out: str | Path, readers: Sequence[str] |
               "readers": list(readers) if readers else None, "min_fixation_ms": MIN_FIXATION_MS,
               "practice_speech": PRACTICE_SPEECH, "title_paragraph": TITLE_PARAGRAPH, "format": format,
               "first_pass_from_first_line": first_pass_from_first_line, "surprisal_model": surprisal_model}
+    from readgaze.corrections import log_path, read_log
+
+    corrections = read_log(out) if log_path(out).is_file() else None  # a reviewer's log (readgaze review): kept
+    if corrections is not None:
+        sources["corrections"] = [str(log_path(out))]
     with DatasetWriter(out, force=force, fmt=format) as writer:
         prepared = run_pipeline(trials, words, fixations, qc, line_assigner="report", language="da",
                                 surprisal_model=surprisal_model, progress=progress, sink=writer.put,
-                                off_text="dataviewer")
+                                off_text="dataviewer", corrections=corrections)
         with step("write"):
             written = writer.finish(prepared, sources=sources, config=config, notes=notes)
     return PrepResult(out=written, format=format, prepared=prepared, notes=notes, config=config)
