@@ -311,7 +311,11 @@ def _manifest_lines(manifest: dict) -> list[str]:
             text = {k: json.dumps(v) if isinstance(v, dict) else v for k, v in config.items()}
             lines.append("  settings: " + ", ".join(f"{k} {text[k]}" for k in shown if config.get(k)))
     for role, files in sorted(manifest.get("sources", {}).items()):
-        for f in files if isinstance(files, list) else [files]:
+        files = files if isinstance(files, list) else [files]
+        if len(files) > 6:  # e.g. one .ias file per screen: the first three and how many
+            lines.append(f"  source {role}: {len(files):,} files, e.g.:")
+            files = files[:3]
+        for f in files:
             if isinstance(f, dict):
                 lines.append(f"  source {role}: {f.get('path', f.get('name'))} ({_fmt(f.get('bytes', '?'))} bytes, "
                              f"sha256 {str(f.get('sha256', '?'))[:12]}...)")
