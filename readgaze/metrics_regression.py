@@ -224,3 +224,97 @@ def write_regression_results(evaluation: pl.DataFrame, directory: str | Path, *,
     evaluation.write_csv(paths["csv"])
     paths["markdown"].write_text(regression_results_table(evaluation, unit=unit, notes=notes), encoding="utf-8")
     return paths
+
+
+# ---- paired comparison of two regression models on the same test trials ----
+
+def paired_regression_comparison(predictions: pl.DataFrame | pl.LazyFrame, reference: str, other: str, *,
+                                 metric: str = "rmse", group: str | None = None, n_permutations: int = 1000,
+                                 seed: int = 0) -> pl.DataFrame:
+    """Is ``reference`` better than ``other`` on the same test trials? Per regime, the paired difference and tests.
+
+    The regression counterpart of :func:`readgaze.metrics.paired_comparison` (same columns, same two tests):
+    ``difference = reference - other`` of ``metric`` (``"rmse"`` or ``"mae"``: lower is better, so a negative
+    difference favours ``reference``) per fold, then a paired t-test of the per-fold values
+    (:func:`scipy.stats.ttest_rel`; null with one fold) and a paired permutation test: under the null the two
+    predictions of a trial are exchangeable; each permutation swaps them for a random half of the trials (or, with
+    ``group``, of the groups: e.g. ``"participant_id"`` for a reader-level target, whose trials are not independent),
+    within each fold, and recomputes the mean over folds of the difference; p = (1 + #{|permuted| >= |observed|}) /
+    (1 + n_permutations), two-sided.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per regime (three regimes, then ``all``): ``regime``, ``metric``, ``n_folds``, ``n_trials``,
+        ``reference_mean``, ``other_mean``, ``difference_mean``, ``difference_sem`` (null with one fold),
+        ``t_test_p``, ``permutation_p``.
+
+    Raises
+    ------
+    ConfigError
+        ``metric`` is not rmse or mae, or ``group`` is not a column of ``predictions``.
+    SchemaError, DataError
+        As :func:`check_regression_predictions`; DataError when the two models share no test trial.
+    """
+    from scipy.stats import ttest_rel
+
+    from readgaze.errors import ConfigError
+
+    if metric not in ("rmse", "mae"):
+        raise ConfigError(f"paired regression comparison: metric {metric!r}; expected 'rmse' or 'mae'")
+    frame = predictions.collect() if isinstance(predictions, pl.LazyFrame) else predictions
+    if group is not None and group not in frame.columns:
+        raise ConfigError(f"paired regression comparison: group column {group!r} is not in the predictions")
+    checked = check_regression_predictions(frame, "test")
+    if group is not None:
+        groups = frame.filter(pl.col("split") == "test") if "split" in frame.columns else frame
+        groups = groups.select("trial_id", pl.col("fold_index").cast(pl.Int32), group).unique(["trial_id",
+                                                                                              "fold_index"])
+        checked = checked.join(groups, on=["trial_id", "fold_index"], how="left")
+    keys = ["trial_id", "fold_index"]
+    a = checked.filter(pl.col("model") == reference).select(
+        *keys, "regime", "label", *([group] if group else []), pl.col(PREDICTION_VALUE).alias("a"))
+    b = checked.filter(pl.col("model") == other).select(*keys, pl.col(PREDICTION_VALUE).alias("b"))
+    both = a.join(b, on=keys, how="inner")
+    if both.height == 0:
+        raise DataError(f"paired regression comparison: models {reference!r} and {other!r} share no test trial")
+    rng = np.random.default_rng(seed)
+    rows = []
+    for regime in REGIME_ORDER:
+        cell = both if regime == ALL else both.filter(pl.col("regime") == regime)
+        folds = cell.partition_by("fold_index", maintain_order=True)
+        if not folds:
+            continue
+        observed = np.array([[_error(p["label"].to_numpy(), p[c].to_numpy()[None], metric)[0] for c in ("a", "b")]
+                             for p in folds])
+        difference = observed[:, 0] - observed[:, 1]
+        permuted = np.zeros(n_permutations)
+        for part in folds:
+            y, pa, pb = part["label"].to_numpy(), part["a"].to_numpy(), part["b"].to_numpy()
+            units = (part[group].cast(pl.String).fill_null("").rank("dense").to_numpy() - 1 if group
+                     else np.arange(part.height))
+            swap = (rng.random((n_permutations, int(units.max()) + 1)) < 0.5)[:, units]
+            permuted += (_error(y, np.where(swap, pb, pa), metric) - _error(y, np.where(swap, pa, pb), metric))
+        permuted /= len(folds)
+        statistic = difference.mean()
+        p_t = None
+        if len(folds) > 1:
+            p_t = (float(ttest_rel(observed[:, 0], observed[:, 1]).pvalue) if np.any(difference != difference[0])
+                   else 1.0 if difference[0] == 0 else 0.0)
+        rows.append({"regime": regime, "metric": metric, "n_folds": len(folds), "n_trials": cell.height,
+                     "reference_mean": float(observed[:, 0].mean()), "other_mean": float(observed[:, 1].mean()),
+                     "difference_mean": float(statistic),
+                     "difference_sem": float(difference.std(ddof=1) / np.sqrt(len(folds))) if len(folds) > 1
+                     else None, "t_test_p": p_t,
+                     "permutation_p": float((1 + np.sum(np.abs(permuted) >= abs(statistic) - 1e-12))
+                                            / (1 + n_permutations))})
+    schema = {"regime": pl.String, "metric": pl.String, "n_folds": pl.Int64, "n_trials": pl.Int64,
+              "reference_mean": pl.Float64, "other_mean": pl.Float64, "difference_mean": pl.Float64,
+              "difference_sem": pl.Float64, "t_test_p": pl.Float64, "permutation_p": pl.Float64}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def _error(labels: np.ndarray, predicted: np.ndarray, metric: str) -> np.ndarray:
+    """RMSE or MAE of each row of ``predicted`` ``(P, N)`` against ``labels`` ``(N,)``."""
+    residual = predicted - labels[None, :]
+    return np.sqrt(np.mean(residual ** 2, axis=1)) if metric == "rmse" else np.mean(np.abs(residual), axis=1)

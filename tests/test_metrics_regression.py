@@ -88,3 +88,51 @@ def test_bad_predictions_named():
         evaluate_regression(frame.with_columns(pl.lit("val").alias("split")))
     with pytest.raises(SchemaError, match=r"column label: got dtype String"):
         evaluate_regression(frame.with_columns(pl.col("label").cast(pl.String)))
+
+
+def _two_models(seed: int = 0) -> pl.DataFrame:
+    """3 folds x 3 regimes x 30 trials of 6 readers; 'close' errs by N(0, 0.3), 'far' by N(0, 1.5)."""
+    rng = np.random.default_rng(seed)
+    n = 3 * 3 * 30
+    base = pl.DataFrame({"trial_id": [f"t{i}" for i in range(n)], "fold_index": np.repeat([0, 1, 2], 90),
+                         "regime": np.tile(np.repeat(["new_item", "new_participant", "new_item_participant"], 30), 3),
+                         "participant_id": [f"p{i % 6}" for i in range(n)], "label": rng.normal(5, 2, n)})
+    return pl.concat([base.with_columns(pl.lit(name).alias("model"),
+                                        (pl.col("label") + rng.normal(0, sd, n)).alias("prediction_value"))
+                      for name, sd in (("close", 0.3), ("far", 1.5))])
+
+
+def test_paired_regression_comparison():
+    from readgaze.metrics_regression import paired_regression_comparison
+
+    frame = _two_models()
+    result = paired_regression_comparison(frame, "close", "far", n_permutations=500)
+    assert result["regime"].to_list() == ["new_item", "new_participant", "new_item_participant", "all"]
+    row = result.filter(pl.col("regime") == "all").row(0, named=True)
+    folds = evaluate_regression_folds(frame).filter(pl.col("regime") == "all")
+    close = folds.filter(pl.col("model") == "close")["rmse"].to_numpy()
+    far = folds.filter(pl.col("model") == "far")["rmse"].to_numpy()
+    assert row["difference_mean"] == pytest.approx((close - far).mean()) and row["difference_mean"] < -0.8
+    assert row["n_folds"] == 3 and row["n_trials"] == 270
+    assert row["permutation_p"] == pytest.approx(1 / 501) and row["t_test_p"] < 0.01
+    same = paired_regression_comparison(frame, "close", "close", n_permutations=100)
+    assert same["difference_mean"].to_list() == [0.0] * 4 and same["t_test_p"].to_list() == [1.0] * 4
+    # swapping whole readers: one fold and one reader-group per model leaves few swap patterns, so p stays large
+    one = frame.filter(pl.col("fold_index") == 0).with_columns(pl.lit("r").alias("participant_id"))
+    grouped = paired_regression_comparison(one, "close", "far", group="participant_id", n_permutations=200)
+    assert grouped.filter(pl.col("regime") == "all")["permutation_p"][0] > 0.3
+    assert paired_regression_comparison(one, "close", "far", n_permutations=200).filter(
+        pl.col("regime") == "all")["permutation_p"][0] < 0.01
+
+
+def test_paired_regression_errors():
+    from readgaze.errors import ConfigError
+    from readgaze.metrics_regression import paired_regression_comparison
+
+    frame = _two_models()
+    with pytest.raises(ConfigError, match="metric 'r2'"):
+        paired_regression_comparison(frame, "close", "far", metric="r2")
+    with pytest.raises(ConfigError, match="group column 'reader'"):
+        paired_regression_comparison(frame, "close", "far", group="reader")
+    with pytest.raises(DataError, match="share no test trial"):
+        paired_regression_comparison(frame, "close", "nobody")
