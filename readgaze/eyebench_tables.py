@@ -131,8 +131,9 @@ def compare_with_eyebench(ours: pl.DataFrame, published: pl.DataFrame, *, names:
         (null for a readgaze-only model), ``model`` (readgaze's, null when EyeBench's has no counterpart),
         ``regime``, ``metric``, ``published_mean``, ``published_sem``, ``ours_mean``, ``ours_sem`` (in the
         table's units: % for BA and AUROC), ``difference`` (ours − published; null where either is missing) and
-        ``within_band`` (``|difference| <= published SEM + ours SEM``, the published SEM taken as at least 0.05,
-        half its printed precision).
+        ``within_band``: ``|difference| <= published SEM + rounding + ours SEM``, where the published SEM is taken
+        as at least 0.05 (half its printed precision: ``± 0.0`` is an SEM under 0.05) and ``rounding`` is half the
+        printed precision of the published mean (0.05 for % metrics, 0.005 for regression ones).
     """
     metrics = published["metric"].unique(maintain_order=True).to_list()
     regression = "rmse" in metrics
@@ -154,7 +155,9 @@ def compare_with_eyebench(ours: pl.DataFrame, published: pl.DataFrame, *, names:
         pl.lit(None, pl.Float64).alias("published_mean"), pl.lit(None, pl.Float64).alias("published_sem"),
         "ours_mean", "ours_sem")
     difference = pl.col("ours_mean") - pl.col("published_mean")
-    band = pl.max_horizontal(pl.col("published_sem"), pl.lit(0.05)) + pl.col("ours_sem").fill_null(0.0)
+    rounding = pl.when(pl.col("metric").is_in(list(PERCENT_METRICS))).then(0.05).otherwise(0.005)
+    band = (pl.max_horizontal(pl.col("published_sem"), pl.lit(0.05)) + rounding + pl.col("ours_sem").fill_null(0.0)
+            + 1e-9)
     return pl.concat([paired, extra]).with_columns(difference.alias("difference")).with_columns(
         (pl.col("difference").abs() <= band).alias("within_band"))
 
@@ -191,8 +194,8 @@ def eyebench_table(comparison: pl.DataFrame, *, title: str = "", notes: tuple[st
             lines.append(f"| {name} | Δ | " + " | ".join(_difference(c) for c in row) + " |")
     notes = ["Cells are mean ± SEM over folds (BA and AUROC in %). 'Average' pools each fold's test trials over the "
              "three regimes, then averages over folds (readgaze's 'all'). Δ = readgaze − EyeBench; ≈ marks a "
-             "difference within the two ± bands (EyeBench's SEM taken as at least 0.05, half its printed "
-             "precision).", *notes]
+             "difference within the two ± bands plus EyeBench's rounding (its SEM taken as at least 0.05, half its "
+             "printed precision).", *notes]
     return "\n".join(lines) + "\n\n" + "\n".join(f"- {note}" for note in notes) + "\n"
 
 
