@@ -3,10 +3,13 @@
 The regression counterpart of :mod:`readgaze.baselines`, with the same interface and protocol: each regressor is a
 named :class:`readgaze.baselines.Baseline` in :data:`REGRESSORS` (features, a scikit-learn regressor behind a
 ``StandardScaler``, a validation grid). Per fold, every grid point is fit on the ``train`` trials only and scored on
-the ``val`` trials by RMSE; the lowest (first on ties) predicts the requested split. With no validation trials the
-first grid point is used, counted in ``qc``. A feature missing in a trial is replaced by the training median
-(counted); a feature missing in every training trial is left out (counted). Trials without a target value are
-dropped and counted (EyeBench drops CopCo's readers without a comprehension score from CopCo_RCS).
+the ``val`` trials by RMSE; the lowest (first on ties) predicts the requested split. A prediction outside the
+range of the training targets is clipped to it (counted), in selection too: a linear model on one unbounded feature
+(a CopCo trial read at thousands of words per minute) otherwise predicts scores no reader has. With no validation
+trials the first grid point is used, counted in ``qc``. A feature missing in a trial is replaced by the training
+median (counted); a feature missing in every training trial is left out (counted). Trials without a target value
+are dropped and counted (CopCo's readers without a comprehension score; :mod:`readgaze.eyebench_copco` on what
+EyeBench's published table did instead).
 
 * ``chance``: the training mean for every trial (EyeBench's "Majority Class / Chance" row of a regression task).
 * ``reading_speed``: linear regression on readgaze's ``reading_speed_wpm``.
@@ -161,7 +164,10 @@ def _one_fold(data: pl.DataFrame, spec: Baseline, splits: tuple[str, ...], qc: Q
         else:
             (x_train, (x_target,)), x_val = _impute(train, (target,), spec, fold, qc), np.empty((0, 0))
         model, chosen = _select(spec, x_train, y, x_val, val["label"].to_numpy(), fold, qc)
-        predicted = model.predict(x_target) if target.height else np.empty(0)
+        raw = model.predict(x_target) if target.height else np.empty(0)
+        predicted = np.clip(raw, y.min(), y.max())
+        qc.add("baseline", "trials", f"{spec.model} fold {fold}: prediction outside the training targets' range, "
+               f"clipped to it", int(np.sum(predicted != raw)), "changed")
     return target.select("trial_id", "participant_id", "item_id", pl.col("fold_index").cast(pl.Int32), "split",
                          "regime", "label").with_columns(
         pl.Series(PREDICTION_VALUE, np.asarray(predicted, dtype=np.float64)), pl.lit(spec.model).alias("model"),
@@ -192,7 +198,8 @@ def _select(spec: Baseline, x_train, y_train, x_val, y_val, fold: int, qc: QCLog
     best = None
     for params in points:
         model = _estimator(spec, params).fit(x_train, y_train)
-        score = root_mean_squared_error(y_val, model.predict(x_val)) if len(points) > 1 else 0.0
+        predicted = np.clip(model.predict(x_val), y_train.min(), y_train.max()) if len(points) > 1 else None
+        score = root_mean_squared_error(y_val, predicted) if len(points) > 1 else 0.0
         if best is None or score < best[0]:
             best = (score, model, params)
     return best[1], best[2]

@@ -133,3 +133,21 @@ def test_every_kind_runs_on_its_features_and_errors_are_named(planted):
         run_regressor(trials, fold, "skill", "words_per_paragraph_time")
     with pytest.raises(SchemaError, match="column participant_id: got dtype String, expected a number"):
         run_regressor(trials, fold, "participant_id", "chance")
+
+
+def test_predictions_clipped_to_the_training_range(planted):
+    """A test trial read at an absurd speed gets the most extreme training score, not an extrapolation (counted)."""
+    trials, assignment = planted
+    fold = assignment.filter(pl.col("fold_index") == 0)
+    scored = trials.filter(pl.col("skill").is_not_null())
+    outlier = fold.filter(pl.col("split") == "test").join(scored, on="trial_id")["trial_id"][0]
+    wild = trials.with_columns(pl.when(pl.col("trial_id") == outlier).then(1e6).otherwise(pl.col("reading_speed_wpm"))
+                               .alias("reading_speed_wpm"))
+    qc = QCLog()
+    out = run_regressor(wild, fold, "skill", "reading_speed", qc=qc)
+    train = fold.filter(pl.col("split") == "train").join(scored, on="trial_id")["skill"]
+    value = out.filter(pl.col("trial_id") == outlier)["prediction_value"][0]
+    assert value in (train.min(), train.max())
+    assert out["prediction_value"].is_between(train.min(), train.max()).all()
+    assert qc.total(reason="reading_speed_linear_regression fold 0: prediction outside the training targets' range, "
+                           "clipped to it", action="changed") >= 1
