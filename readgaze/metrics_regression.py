@@ -26,7 +26,7 @@ import polars as pl
 from sklearn.metrics import mean_absolute_error, r2_score, root_mean_squared_error
 
 from readgaze.errors import DataError, SchemaError
-from readgaze.metrics import SMALL_MARK, SMALL_SAMPLE_TRIALS, mean_sem
+from readgaze.metrics import SMALL_MARK, SMALL_SAMPLE_TRIALS, T_TEST_MIN_FOLDS, mean_sem
 from readgaze.splits.regimes import ALL, REGIME_ORDER, REGIMES, TITLES
 
 REGRESSION_METRICS = ("rmse", "mae", "r2")
@@ -236,7 +236,8 @@ def paired_regression_comparison(predictions: pl.DataFrame | pl.LazyFrame, refer
     The regression counterpart of :func:`readgaze.metrics.paired_comparison` (same columns, same two tests):
     ``difference = reference - other`` of ``metric`` (``"rmse"`` or ``"mae"``: lower is better, so a negative
     difference favours ``reference``) per fold, then a paired t-test of the per-fold values
-    (:func:`scipy.stats.ttest_rel`; null with one fold) and a paired permutation test: under the null the two
+    (:func:`scipy.stats.ttest_rel`; null with fewer than :data:`readgaze.metrics.T_TEST_MIN_FOLDS` folds or equal
+    non-zero differences in every fold, 1 when no fold differs) and a paired permutation test: under the null the two
     predictions of a trial are exchangeable; each permutation swaps them for a random half of the trials (or, with
     ``group``, of the groups: e.g. ``"participant_id"`` for a reader-level target, whose trials are not independent),
     within each fold, and recomputes the mean over folds of the difference; p = (1 + #{|permuted| >= |observed|}) /
@@ -297,10 +298,12 @@ def paired_regression_comparison(predictions: pl.DataFrame | pl.LazyFrame, refer
             permuted += (_error(y, np.where(swap, pb, pa), metric) - _error(y, np.where(swap, pa, pb), metric))
         permuted /= len(folds)
         statistic = difference.mean()
-        p_t = None
-        if len(folds) > 1:
-            p_t = (float(ttest_rel(observed[:, 0], observed[:, 1]).pvalue) if np.any(difference != difference[0])
-                   else 1.0 if difference[0] == 0 else 0.0)
+        p_t = None  # the rule of readgaze.metrics.paired_comparison
+        spread = np.ptp(difference) > 1e-9 * np.abs(difference).max()
+        if len(folds) >= T_TEST_MIN_FOLDS and spread:
+            p_t = float(ttest_rel(observed[:, 0], observed[:, 1]).pvalue)
+        elif len(folds) >= T_TEST_MIN_FOLDS and not np.any(difference):
+            p_t = 1.0  # equal non-zero differences: an infinite t, no evidence, no p
         rows.append({"regime": regime, "metric": metric, "n_folds": len(folds), "n_trials": cell.height,
                      "reference_mean": float(observed[:, 0].mean()), "other_mean": float(observed[:, 1].mean()),
                      "difference_mean": float(statistic),

@@ -121,6 +121,7 @@ def test_paired_regression_comparison():
     one = frame.filter(pl.col("fold_index") == 0).with_columns(pl.lit("r").alias("participant_id"))
     grouped = paired_regression_comparison(one, "close", "far", group="participant_id", n_permutations=200)
     assert grouped.filter(pl.col("regime") == "all")["permutation_p"][0] > 0.3
+    assert grouped["t_test_p"].is_null().all()  # one fold: no t-test (readgaze.metrics.T_TEST_MIN_FOLDS)
     assert paired_regression_comparison(one, "close", "far", n_permutations=200).filter(
         pl.col("regime") == "all")["permutation_p"][0] < 0.01
 
