@@ -181,6 +181,9 @@ def load_copco(data: str | Path, readers: Sequence[str] | None = None, *, encodi
               .with_columns(pl.col("speech_id").cast(pl.String).alias("item_id")))
     trials = _reader_labels(data, trials, qc)
     trials = _trial_labels(data, trials, qc)
+    # the speech id as a String, as EyeBench's fold tables read by readgaze.splits.published have it
+    trials = trials.with_columns(pl.col("speech_id").cast(pl.String))
+    words = words.with_columns(pl.col("speech_id").cast(pl.String))
     fix = fix.drop("text_id", "trial", "report_word_id", "participant_id", "speech_id", "paragraph_id")
     sources = {"fixations": [str(p) for p in paths], "aois": ias_files}
     for name in ("participant_stats.csv", "stimuli_and_comp_results.csv"):

@@ -82,6 +82,7 @@ def test_trials_carry_eyebench_ids_items_and_reader_labels(dataset, copco):
     by_id = trials.join(theirs.select(pl.col("unique_trial_id").alias("trial_id"), "speech_id", "dyslexia",
                                       "RCS_score"), on="trial_id", suffix="_eb")
     assert (by_id["item_id"] == by_id["speech_id_eb"].cast(pl.String)).all()  # EyeBench holds out speeches
+    assert (by_id["speech_id"] == by_id["speech_id_eb"].cast(pl.String)).all()
     assert (by_id["dyslexia"] == (by_id["dyslexia_eb"] == 1)).all()
     assert (by_id["reading_comprehension_skill"] == by_id["RCS_score"]).all()
     p23 = trials.filter(pl.col("participant_id") == "P23").row(0, named=True)
@@ -89,7 +90,7 @@ def test_trials_carry_eyebench_ids_items_and_reader_labels(dataset, copco):
     for column in ("participant_id", "speech_id", "paragraph_id", "part", "text_id", "reading_time_ms"):
         assert column in trials.columns
     first = trials.filter(pl.col("trial_id") == "P01_7905_0").row(0, named=True)
-    assert (first["speech_id"], first["paragraph_id"], first["part"]) == (7905, 0, 1)
+    assert (first["speech_id"], first["paragraph_id"], first["part"]) == ("7905", 0, 1)
     assert first["reading_time_ms"] > 0 and first["reading_speed_wpm"] > 0  # start times from the fixation labels
 
 
