@@ -11,6 +11,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("READGAZE_SHARED_DATA", REPO.parent / "shared" / "data"))
+SMALL_DATA = REPO / "tests" / "files"
 
 
 @pytest.fixture(scope="session")
@@ -19,6 +20,14 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real data folder {SHARED_DATA} is absent (set READGAZE_SHARED_DATA)")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def small_data() -> Path:
+    """``tests/files``: small excerpts of ``../shared/data`` in the same layout (``small_data / "bad_inputs"`` is a
+    copy of ``shared_data / "bad_inputs"``), in every clone. ``tests/files/README.md`` gives each file's source, cut
+    and SHA-256."""
+    return SMALL_DATA
 
 
 @pytest.fixture(scope="session")

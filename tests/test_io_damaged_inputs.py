@@ -127,8 +127,8 @@ def test_two_ia_exports_concatenated_with_a_bom_read_as_one(shared_data, tmp_pat
 
 # --- silent 4 and 5: .asc fields that are not numbers; negative timestamps ----------------------------------------
 
-def _asc(shared_data, tmp_path, edit):
-    src = shared_data / "eyelink_asc" / "eyelink_monocular_example.asc"
+def _asc(small_data, tmp_path, edit):
+    src = small_data / "eyelink_asc" / "eyelink_monocular_example.asc"
     lines = _lines(src)
     edit(lines)
     return _copy(src, tmp_path / src.name, lines)
@@ -304,12 +304,12 @@ def test_prep_onestop_with_an_unquoted_comma_in_a_label_names_the_row(shared_dat
 
 # --- the unclear errors ------------------------------------------------------------------------------------------
 
-def test_prep_asc_on_a_recording_cut_before_its_first_fixation_names_the_file(shared_data, tmp_path, capsys):
-    src = shared_data / "eyelink_asc" / "eyelink_monocular_example.asc"
+def test_prep_asc_on_a_recording_cut_before_its_first_fixation_names_the_file(small_data, tmp_path, capsys):
+    src = small_data / "eyelink_asc" / "eyelink_monocular_example.asc"
     lines = _lines(src)
     first_fix = next(k for k, line in enumerate(lines) if line.startswith((b"SFIX", b"EFIX")))
     asc = _copy(src, tmp_path / src.name, lines[:first_fix])  # samples, but no fixation
-    code = main(["prep", "asc", str(asc), "--layout", str(shared_data / "pymovements_examples" /
+    code = main(["prep", "asc", str(asc), "--layout", str(small_data / "pymovements_examples" /
                                                              "potec_word_aoi_b0.tsv"), "--out", str(tmp_path / "ds"),
                  "--quiet"])
     err = capsys.readouterr().err
@@ -352,12 +352,12 @@ def test_repairs_without_a_qc_log_are_warned(shared_data, tmp_path):
 
 # --- found by the fuzz after the issue's lists ----------------------------------------------------------------------
 
-def test_a_column_named_twice_in_the_header_is_an_error_naming_it(shared_data, tmp_path):
+def test_a_column_named_twice_in_the_header_is_an_error_naming_it(small_data, tmp_path):
     """Two exports pasted side by side, or a column copied in a spreadsheet: polars renames the second
     ``X_duplicated_0`` and the reader took the first, silently."""
     from readgaze.io.sbsat import read_sbsat_fixations
 
-    src = shared_data / "pymovements_examples" / "18sat_fixfinal.csv"
+    src = small_data / "pymovements_examples" / "18sat_fixfinal.csv"
     lines = _lines(src)
     header = lines[0].decode().rstrip("\r\n").split(",")
     j = header.index("CURRENT_FIX_X")
@@ -418,12 +418,12 @@ def test_a_utf16_file_is_an_error_saying_so(shared_data, tmp_path):
         read_asc(asc)
 
 
-def test_a_participant_cell_changed_on_one_row_is_flagged(shared_data, tmp_path):
+def test_a_participant_cell_changed_on_one_row_is_flagged(small_data, tmp_path):
     """``msd001`` typed over as ``abc`` on one row of an SB-SAT fixation report: a one-fixation phantom trial of a
     phantom participant, and the real trial split in two. The split is flagged."""
     from readgaze.io.sbsat import read_sbsat_fixations
 
-    src = shared_data / "pymovements_examples" / "18sat_fixfinal.csv"
+    src = small_data / "pymovements_examples" / "18sat_fixfinal.csv"
     lines = _lines(src)
     lines[49] = lines[49].replace(b"msd001", b"abc", 1)
     path = _copy(src, tmp_path / src.name, lines)

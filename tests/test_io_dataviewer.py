@@ -13,8 +13,8 @@ from readgaze.qc import QCLog
 from readgaze.schema import validate
 
 
-def test_br12_dots_labels_and_three_state_flags(shared_data):
-    path = shared_data / "bad_inputs" / "BR-12.csv"
+def test_br12_dots_labels_and_three_state_flags(small_data):
+    path = small_data / "bad_inputs" / "BR-12.csv"
     ia = read_ia_report(path).collect()
     assert ia["word"].to_list() == ["The", "however,", '"Yes,"', "--", "end."]
     assert ia["ia_index"].to_list() == [0, 1, 2, 3, 4]  # IA_ID 1..5, base 1 detected
@@ -34,9 +34,9 @@ def test_br12_dots_labels_and_three_state_flags(shared_data):
     assert by_word['"Yes,"']["first_fixation_duration_ms"] == 180.0
 
 
-def test_br18_duplicate_trial_key_is_an_error(shared_data):
+def test_br18_duplicate_trial_key_is_an_error(small_data):
     with pytest.raises(DataError) as e:
-        read_fixation_report(shared_data / "bad_inputs" / "BR-18.csv")
+        read_fixation_report(small_data / "bad_inputs" / "BR-18.csv")
     msg = str(e.value)
     assert msg.startswith("BR-18.csv, row 5, column CURRENT_FIX_INDEX:")
     assert "rows 5–6 (data rows 4–5)" in msg
@@ -45,8 +45,8 @@ def test_br18_duplicate_trial_key_is_an_error(shared_data):
     assert "session_key" in msg
 
 
-def test_br18_session_key_splits_the_readings(shared_data):
-    fix = read_fixation_report(shared_data / "bad_inputs" / "BR-18.csv", session_key="restart", ia_id_base=1).collect()
+def test_br18_session_key_splits_the_readings(small_data):
+    fix = read_fixation_report(small_data / "bad_inputs" / "BR-18.csv", session_key="restart", ia_id_base=1).collect()
     a = fix.filter(pl.col("trial_id") == "p01_1_s0")
     b = fix.filter(pl.col("trial_id") == "p01_1_s1")
     assert a.height == 3 and b.height == 2
@@ -57,8 +57,8 @@ def test_br18_session_key_splits_the_readings(shared_data):
     assert b["fixation_index"].to_list() == [0, 1]
 
 
-def test_br27_id_bases_detected_by_label_agreement(shared_data):
-    fix_path, ia_path = shared_data / "bad_inputs" / "BR-27_fix.csv", shared_data / "bad_inputs" / "BR-27_ia.csv"
+def test_br27_id_bases_detected_by_label_agreement(small_data):
+    fix_path, ia_path = small_data / "bad_inputs" / "BR-27_fix.csv", small_data / "bad_inputs" / "BR-27_ia.csv"
     ia = read_ia_report(ia_path)
     check = detect_ia_id_base(read_fixation_report(fix_path, ia_id_base=0), ia, fixation_file=fix_path,
                               ia_file=ia_path)
@@ -72,11 +72,11 @@ def test_br27_id_bases_detected_by_label_agreement(shared_data):
     assert dash.height == 1 and dash["len"].fill_null(0).item() == 0
 
 
-def test_br27_labels_disagreeing_under_both_bases_name_both_files(shared_data, tmp_path):
-    text = (shared_data / "bad_inputs" / "BR-27_fix.csv").read_text()
+def test_br27_labels_disagreeing_under_both_bases_name_both_files(small_data, tmp_path):
+    text = (small_data / "bad_inputs" / "BR-27_fix.csv").read_text()
     bad = tmp_path / "scrambled_fix.csv"
     bad.write_text(text.replace("Wolves", "Bears").replace('"howl,"', "growl"))
-    ia_path = shared_data / "bad_inputs" / "BR-27_ia.csv"
+    ia_path = small_data / "bad_inputs" / "BR-27_ia.csv"
     with pytest.raises(DataError) as e:
         detect_ia_id_base(read_fixation_report(bad, ia_id_base=0), read_ia_report(ia_path),
                           fixation_file=bad, ia_file=ia_path)

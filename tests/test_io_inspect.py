@@ -34,8 +34,8 @@ def test_inspect_onestop_pair(shared_data, capsys):
     assert "trials in ia.csv only (no fixation rows): 12 (l25_1042_2_1_Adv_3_r0, " in fix
 
 
-def test_inspect_reports_duplicates_and_errors(shared_data, capsys):
-    b = shared_data / "bad_inputs"
+def test_inspect_reports_duplicates_and_errors(small_data, capsys):
+    b = small_data / "bad_inputs"
     assert main(["inspect", str(b / "BR-18.csv"), str(b / "BR-19.csv")]) == 2
     out = capsys.readouterr().out
     assert "duplicate keys (trial_id, fixation_index): 2" in _block(out, "BR-18.csv")
@@ -43,7 +43,7 @@ def test_inspect_reports_duplicates_and_errors(shared_data, capsys):
     assert "interest-area id base: None (unknown: give the IA report too" in _block(out, "BR-18.csv")  # never assumed
 
 
-def test_inspect_plain_table_and_dataset_folder(shared_data, tmp_path, capsys):
+def test_inspect_plain_table_and_dataset_folder(small_data, tmp_path, capsys):
     pl.DataFrame({"trial_id": ["a", "b"]}).write_parquet(tmp_path / "trials.parquet")
     pl.DataFrame({"trial_id": ["a"] * 3}).write_parquet(tmp_path / "fixations.parquet")
     manifest = {"config": {"mode": "asc", "line_assigner": "slice", "loader": "readgaze.io.asc"},
@@ -52,7 +52,7 @@ def test_inspect_plain_table_and_dataset_folder(shared_data, tmp_path, capsys):
                 "qc_summary": {"fixations": {"dropped": {"invalid_duration": 2, "unknown_trial": 0},
                                              "flagged": {"off_text": 1}}}}
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
-    assert main(["inspect", str(shared_data / "bad_inputs" / "BR-11.csv"), str(tmp_path)]) == 0
+    assert main(["inspect", str(small_data / "bad_inputs" / "BR-11.csv"), str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "130 rows" in out and "x (Float64)" in out and "x 120, y 120" in out
     assert "  trials: 2 rows" in out and "  fixations: 3 rows" in out

@@ -146,7 +146,7 @@ def test_a_time_column_in_microseconds_is_caught_and_converted(toy, tmp_path, ca
     assert_frame_equal(got, want)
 
 
-def test_implausible_detections_and_layouts_are_warned_about(toy, shared_data, tmp_path, capsys):
+def test_implausible_detections_and_layouts_are_warned_about(toy, small_data, tmp_path, capsys):
     layout = toy / "toy_text_1_1_aoi.csv"
     assert _prep([toy / "trial_0_1.csv"], layout, tmp_path / "a") == 0
     err = capsys.readouterr().err
@@ -156,7 +156,7 @@ def test_implausible_detections_and_layouts_are_warned_about(toy, shared_data, t
     assert main(["prep", "samples", str(toy / "trial_0_1.csv"), "--layout", str(layout), *far, "--out",
                  str(tmp_path / "b"), "--quiet"]) == 0
     assert "trial_0_1: 6 in 17.2 s; reading makes 3-5" in capsys.readouterr().err
-    sparse = shared_data / "bad_inputs" / "BR-11.csv"  # 130 samples, the first 100 without coordinates
+    sparse = small_data / "bad_inputs" / "BR-11.csv"  # 130 samples, the first 100 without coordinates
     assert _prep([sparse], layout, tmp_path / "c") == 2
     assert "--columns, e.g. --columns time_ms=timestamp_ms" in capsys.readouterr().err
     assert _prep([sparse], layout, tmp_path / "d", "--columns", "time_ms=timestamp_ms") == 2

@@ -1,0 +1,97 @@
+"""Rebuild ``tests/files/`` from ``../shared/data``: ``python tests/files/make_excerpts.py [SHARED_DATA]``.
+
+Copies the small folders whole and cuts the large files by whole rows (lines kept byte for byte, header first), then
+prints the SHA-256 of every source and of every file written (``tests/files/README.md`` lists them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+COPIED = ("bad_inputs", "eyelink_asc", "pymovements_examples")  # small: every data file, unchanged
+ONESTOP_PARAGRAPHS = {"1", "5", "6"}  # of both articles (2_1 and 2_2), for all three readers
+TOY_ROWS = 2000  # the first samples of trial_0_1 (2 s at 1 kHz)
+GOLD_TRIALS = ("trial_1", "trial_9", "trial_15", "trial_38")  # two adults, one child; passages 3A, 2A, 2B
+SBSAT_READERS = ("msd001",)  # the reader of pymovements' 112-row fixation excerpt
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _lines(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines(keepends=True)
+
+
+def _keep_rows(src: Path, dst: Path, keep) -> int:
+    """Write the header and the lines whose fields (split on ``,``, no quoted commas before the key) pass ``keep``."""
+    lines = _lines(src)
+    header = lines[0].rstrip(b"\r\n").decode().split(",")
+    rows = [line for line in lines[1:] if keep(dict(zip(header, line.decode().split(",")[:len(header)])))]
+    dst.write_bytes(lines[0] + b"".join(rows))
+    return len(rows)
+
+
+def build(shared: Path) -> dict[str, str]:
+    """Write every excerpt; return ``{written file: source file}``."""
+    made: dict[str, str] = {}
+    for folder in COPIED:
+        (HERE / folder).mkdir(exist_ok=True)
+        for src in sorted((shared / folder).iterdir()):
+            if src.name != "README.md":
+                shutil.copyfile(src, HERE / folder / src.name)
+                made[f"{folder}/{src.name}"] = f"{folder}/{src.name}"
+
+    # OneStop: the trials of paragraphs 1, 5 and 6; TRIAL_INDEX -> paragraph from the IA report (fields 1 and
+    # paragraph_id come before any quoted field of the row)
+    out = HERE / "onestop_sample"
+    out.mkdir(exist_ok=True)
+    ia_src = shared / "onestop_sample" / "ia.csv"
+    import polars as pl
+
+    ia = pl.read_csv(ia_src, null_values=".", infer_schema_length=None)
+    keys = set(ia.filter(pl.col("paragraph_id").cast(pl.String).is_in(ONESTOP_PARAGRAPHS))
+               .select("participant_id", pl.col("TRIAL_INDEX").cast(pl.String)).unique().iter_rows())
+    for name in ("fixations.csv", "ia.csv"):
+        _keep_rows(shared / "onestop_sample" / name, out / name,
+                   lambda r: (r["participant_id"], r["TRIAL_INDEX"]) in keys)
+        made[f"onestop_sample/{name}"] = f"onestop_sample/{name}"
+
+    out = HERE / "toy_reading_raw"
+    out.mkdir(exist_ok=True)
+    src = shared / "toy_reading_raw" / "trial_0_1.csv"
+    (out / src.name).write_bytes(b"".join(_lines(src)[:TOY_ROWS + 1]))
+    made[f"toy_reading_raw/{src.name}"] = f"toy_reading_raw/{src.name}"
+
+    out = HERE / "line_assignment"
+    out.mkdir(exist_ok=True)
+    src = shared / "line_assignment"
+    trials = pl.read_csv(src / "trials.csv").filter(pl.col("trial_id").is_in(GOLD_TRIALS))
+    passages = set(trials["passage_id"])
+    _keep_rows(src / "trials.csv", out / "trials.csv", lambda r: r["trial_id"] in GOLD_TRIALS)
+    _keep_rows(src / "fixations.csv", out / "fixations.csv", lambda r: r["trial_id"] in GOLD_TRIALS)
+    for name in ("lines.csv", "words.csv"):
+        _keep_rows(src / name, out / name, lambda r: r["passage_id"] in passages)
+    every = json.loads((src / "passages.json").read_text())
+    every["passages"] = {k: v for k, v in every["passages"].items() if k in passages}
+    (out / "passages.json").write_text(json.dumps(every, ensure_ascii=False, indent=1) + "\n")
+    for name in ("trials.csv", "fixations.csv", "lines.csv", "words.csv", "passages.json"):
+        made[f"line_assignment/{name}"] = f"line_assignment/{name}"
+
+    out = HERE / "sbsat"
+    out.mkdir(exist_ok=True)
+    src = shared / "sbsat" / "fixation" / "18sat_trialfinal.csv"
+    _keep_rows(src, out / src.name, lambda r: r["RECORDING_SESSION_LABEL"] in SBSAT_READERS)
+    made[f"sbsat/{src.name}"] = f"sbsat/fixation/{src.name}"
+    return made
+
+
+if __name__ == "__main__":
+    shared = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE.parents[2] / "shared" / "data"
+    for written, source in build(shared).items():
+        print(f"{written}\t{(HERE / written).stat().st_size}\t{sha256(shared / source)}\t{sha256(HERE / written)}")
