@@ -14,7 +14,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 COPIED = ("bad_inputs", "eyelink_asc", "pymovements_examples")  # small: every data file, unchanged
-ONESTOP_PARAGRAPHS = {"1", "5", "6"}  # of both articles (2_1 and 2_2), for all three readers
+ONESTOP_PARAGRAPHS = {"1", "4", "5", "6"}  # of both articles (2_1 and 2_2), for all three readers
 TOY_ROWS = 2000  # the first samples of trial_0_1 (2 s at 1 kHz)
 GOLD_TRIALS = ("trial_1", "trial_9", "trial_15", "trial_38")  # two adults, one child; passages 3A, 2A, 2B
 SBSAT_READERS = ("msd001",)  # the reader of pymovements' 112-row fixation excerpt
@@ -47,7 +47,7 @@ def build(shared: Path) -> dict[str, str]:
                 shutil.copyfile(src, HERE / folder / src.name)
                 made[f"{folder}/{src.name}"] = f"{folder}/{src.name}"
 
-    # OneStop: the trials of paragraphs 1, 5 and 6; TRIAL_INDEX -> paragraph from the IA report (fields 1 and
+    # OneStop: the trials of paragraphs 1, 4, 5 and 6; TRIAL_INDEX -> paragraph from the IA report (fields 1 and
     # paragraph_id come before any quoted field of the row)
     out = HERE / "onestop_sample"
     out.mkdir(exist_ok=True)
