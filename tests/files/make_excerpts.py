@@ -15,7 +15,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 COPIED = ("bad_inputs", "eyelink_asc", "pymovements_examples")  # small: every data file, unchanged
 ONESTOP_PARAGRAPHS = {"1", "4", "5", "6"}  # of both articles (2_1 and 2_2), for all three readers
-TOY_ROWS = 2000  # the first samples of trial_0_1 (2 s at 1 kHz)
+TOY_ROWS = {"trial_0_1.csv": 4000, "trial_1_2.csv": 4000}  # the first 4 s at 1 kHz (trial_1_2: its 83 at -32768)
 GOLD_TRIALS = ("trial_1", "trial_9", "trial_15", "trial_38")  # two adults, one child; passages 3A, 2A, 2B
 SBSAT_READERS = ("msd001",)  # the reader of pymovements' 112-row fixation excerpt
 
@@ -64,9 +64,11 @@ def build(shared: Path) -> dict[str, str]:
 
     out = HERE / "toy_reading_raw"
     out.mkdir(exist_ok=True)
-    src = shared / "toy_reading_raw" / "trial_0_1.csv"
-    (out / src.name).write_bytes(b"".join(_lines(src)[:TOY_ROWS + 1]))
-    made[f"toy_reading_raw/{src.name}"] = f"toy_reading_raw/{src.name}"
+    for name, rows in TOY_ROWS.items():
+        (out / name).write_bytes(b"".join(_lines(shared / "toy_reading_raw" / name)[:rows + 1]))
+        made[f"toy_reading_raw/{name}"] = f"toy_reading_raw/{name}"
+    shutil.copyfile(shared / "toy_reading_raw" / "toy_text_1_1_aoi.csv", out / "toy_text_1_1_aoi.csv")
+    made["toy_reading_raw/toy_text_1_1_aoi.csv"] = "toy_reading_raw/toy_text_1_1_aoi.csv"
 
     out = HERE / "line_assignment"
     out.mkdir(exist_ok=True)
