@@ -40,6 +40,15 @@ def line_gold(shared_data):
 
 
 @pytest.fixture(scope="session")
+def line_gold_small(small_data):
+    """Four of the gold trials (``tests/files/line_assignment``: trial_1, trial_9, trial_15, trial_38), in every
+    clone."""
+    from readgaze.lines.gold import load_gold
+
+    return load_gold(small_data / "line_assignment")
+
+
+@pytest.fixture(scope="session")
 def line_gold_tuples(line_gold):
     """:func:`line_gold` as the ``(xy, line_y_px, word_xy, word_line)`` tuples the batched assigners take."""
     return [(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in line_gold]
