@@ -60,16 +60,16 @@ def test_missing_column_raises_schema_error():
                     pl.DataFrame({"trial_id": ["a"], "text_id": ["t"]}))
 
 
-def test_onestop_sample_matches_data_viewer_ids(shared_data):
+def test_onestop_sample_matches_data_viewer_ids(small_data):
     from readgaze.io.onestop import load_onestop
 
-    s = shared_data / "onestop_sample"
+    s = small_data / "onestop_sample"
     data = load_onestop(s / "fixations.csv", s / "ia.csv")
     fx = data.fixations.collect().rename({"word_index": "report_word_index"})
     out, qc = align_words(fx, data.words, data.trials, screen_px=(2560, 1440))
     out = out.collect()
-    assert out.height == 3209
+    assert out.height == 2249
     same = out.select(pl.col("word_index").eq_missing(pl.col("report_word_index")).sum()).item()
-    assert same == 3209  # 3,208 in-word fixations on Data Viewer's word + the one off-word fixation
+    assert same == 2249  # 2,248 in-word fixations on Data Viewer's word + the one off-word fixation
     assert qc.total(reason="off_text", action="flagged") == 1
     assert qc.total(reason="off_screen", action="flagged") == 0

@@ -196,19 +196,19 @@ def test_fixation_report_with_a_pymovements_word_aoi_table(small_data, tmp_path)
     assert [words["word"][i] for i in fx["word_index"]] == boxes["character"].head(5).to_list()
 
 
-def test_asc_with_no_fixation_on_a_word_and_a_multi_trial_ia_layout(shared_data, tmp_path, capsys):
+def test_asc_with_no_fixation_on_a_word_and_a_multi_trial_ia_layout(small_data, tmp_path, capsys):
     """Friction 3: no raw ValueError when no fixation lands on a word; a multi-trial IA layout names the file."""
-    asc = shared_data / "eyelink_asc" / "eyelink_monocular_example.asc"
-    toy = shared_data / "pymovements_examples" / "toy_text_1_1_aoi.csv"
+    asc = small_data / "eyelink_asc" / "eyelink_monocular_example.asc"
+    toy = small_data / "pymovements_examples" / "toy_text_1_1_aoi.csv"
     out = tmp_path / "a"
     assert prep("asc", asc, "--layout", toy, "--line-assigner", "nearest", "--out", out) == 0
     assert "none of the 2 fixations lies on a word box" in capsys.readouterr().err
     wm = pl.read_parquet(out / "word_measures.parquet")
     assert wm.height == 12 and wm["first_fixation_duration_ms"].null_count() == 12
-    ia = shared_data / "onestop_sample" / "ia.csv"
+    ia = small_data / "onestop_sample" / "ia.csv"
     assert prep("asc", asc, "--layout", ia, "--out", tmp_path / "b") == 2
     err = capsys.readouterr().err
-    assert err.startswith("readgaze prep: error: ia.csv: the layout holds 36 texts (l25_1042_17, ")
+    assert err.startswith("readgaze prep: error: ia.csv: the layout holds 24 texts (l25_1042_17, ")
     assert "pass --text-id when every trial shows one; Data Viewer reports: readgaze prep dataviewer" in err
 
 
@@ -228,9 +228,9 @@ def test_asc_trials_join_labels_on_the_recording_trial(small_data, tmp_path, cap
     assert got["reading_goal"].to_list() == pl.read_csv(table).sort("participant_id")["reading_goal"].to_list()
 
 
-def test_onestop_mode_takes_a_column_map(shared_data, tmp_path):
+def test_onestop_mode_takes_a_column_map(small_data, tmp_path):
     """Friction 9: prep onestop --columns (the sample with its participant column renamed)."""
-    d = shared_data / "onestop_sample"
+    d = small_data / "onestop_sample"
     fix, ia = tmp_path / "fixations.csv", tmp_path / "ia.csv"
     fix.write_text((d / "fixations.csv").read_text().replace("participant_id", "subject", 1))
     ia.write_text((d / "ia.csv").read_text().replace("participant_id", "subject", 1))

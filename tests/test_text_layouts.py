@@ -53,8 +53,8 @@ def test_passages_json_builds_every_passage(shared_data):
     assert one.words.row(1, named=True)["left_px"] == 392.0
 
 
-def test_hyphen_split_word_keeps_one_index(shared_data):
-    ia = pl.read_csv(shared_data / "onestop_sample" / "ia.csv", null_values=".", infer_schema_length=None)
+def test_hyphen_split_word_keeps_one_index(small_data):
+    ia = pl.read_csv(small_data / "onestop_sample" / "ia.csv", null_values=".", infer_schema_length=None)
     rows = ia.filter(pl.col("unique_trial_id") == "l25_1042_2_1_5_Adv_r0")
     layout = layout_from_ia_rows(rows, text_id="2_1_5_Adv")
     w = layout.words
