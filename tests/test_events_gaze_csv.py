@@ -23,8 +23,8 @@ def test_toy_dataset_rows_and_missing(shared_data, trial, rows):
     assert frame["stimuli_x"].unique().to_list() == [-1.0]  # source columns kept
 
 
-def test_toy_first_row_crlf(shared_data):
-    row = read_gaze_csv(shared_data / "toy_reading_raw" / "trial_0_1.csv").head(1).collect()
+def test_toy_first_row_crlf(small_data):
+    row = read_gaze_csv(small_data / "toy_reading_raw" / "trial_0_1.csv").head(1).collect()
     assert row.select("trial_id", "time_ms", "x_px", "y_px", "stimuli_y").row(0) == (
         "trial_0_1", 1988145.0, 206.8, 152.4, -1.0)
 

@@ -84,9 +84,9 @@ def test_br27_labels_disagreeing_under_both_bases_name_both_files(small_data, tm
     assert "base 1: 33.3%" in str(e.value)
 
 
-def test_sbsat_fixations_and_trials(shared_data):
+def test_sbsat_fixations(small_data):
     qc = QCLog()
-    fix = read_sbsat_fixations(shared_data / "pymovements_examples" / "18sat_fixfinal.csv", qc=qc)
+    fix = read_sbsat_fixations(small_data / "pymovements_examples" / "18sat_fixfinal.csv", qc=qc)
     assert qc.total(reason="off_word", action="flagged") == 2
     validate(fix, "fixations")
     f = fix.collect()
@@ -96,19 +96,32 @@ def test_sbsat_fixations_and_trials(shared_data):
     assert f["start_ms"].null_count() == 112  # SB-SAT's report has no start time
     assert (f["x_px"][0], f["y_px"][0], f["pupil"][0], f["duration_ms"][0]) == (59.8, 125.4, 1430.0, 22.0)
     assert f["ia_label"][1] == "long" and f["word_index"][1] == 23
-    trials = read_sbsat_trials(shared_data / "sbsat" / "fixation" / "18sat_trialfinal.csv")
+
+
+def _sbsat_trials(folder) -> pl.DataFrame:
+    trials = read_sbsat_trials(folder / "sbsat" / "fixation" / "18sat_trialfinal.csv")
     validate(trials, "trials")
     t = trials.collect()
-    assert t.height == 7298 and t["trial_id"].n_unique() == 7298 and t["participant_id"].n_unique() == 95
     first = t.filter(pl.col("trial_id") == "msd001_1").row(0, named=True)
-    assert first["FIXATION_COUNT"] == f.height and first["text_id"] == "reading-dickens-1"
+    assert first["FIXATION_COUNT"] == 112 and first["text_id"] == "reading-dickens-1"  # the fixation report's 112
     assert first["item_id"] == "dickens" and first["is_correct"] is None
+    q = t.filter(pl.col("trial_id") == "msd001_8").row(0, named=True)  # answer 3, key 1
+    assert q["is_correct"] is False and q["selected_answer"] == "3"
+    return t
+
+
+def test_sbsat_trials_excerpt(small_data):
+    t = _sbsat_trials(small_data)  # the trial report's first 599 rows: 8 readers, msd001 ... msd009
+    assert t.height == 599 and t["trial_id"].n_unique() == 599 and t["participant_id"].n_unique() == 8
+
+
+def test_sbsat_trials(shared_data):
+    t = _sbsat_trials(shared_data)
+    assert t.height == 7298 and t["trial_id"].n_unique() == 7298 and t["participant_id"].n_unique() == 95
     reading = t.filter(pl.col("type") == "reading")
     assert reading.height == 2358 and reading["repeated_reading"].sum() == 304
     revisited = reading.group_by("participant_id", "text_id").len().filter(pl.col("len") > 1)
     assert revisited.height == 229
-    q = t.filter(pl.col("trial_id") == "msd001_8").row(0, named=True)  # answer 3, key 1
-    assert q["is_correct"] is False and q["selected_answer"] == "3"
 
 
 def test_column_map_override_and_errors(tmp_path):

@@ -149,10 +149,10 @@ def test_wrong_mode_hints(small_data, export, tmp_path, capsys):
     assert "looks like a Data Viewer fixation report: use  readgaze prep dataviewer" in capsys.readouterr().err
 
 
-def test_sbsat_fixation_report_alone_with_its_trial_report(shared_data, tmp_path, capsys):
+def test_sbsat_fixation_report_alone_with_its_trial_report(small_data, tmp_path, capsys):
     """Friction 2: SB-SAT's real fixation report (no IA report) + its real trial report as the labels table."""
-    fix = shared_data / "pymovements_examples" / "18sat_fixfinal.csv"
-    trial_report = shared_data / "sbsat" / "fixation" / "18sat_trialfinal.csv"
+    fix = small_data / "pymovements_examples" / "18sat_fixfinal.csv"
+    trial_report = small_data / "sbsat" / "fixation" / "18sat_trialfinal.csv"
     assert prep("dataviewer", "--fixation-report", fix, "--ia-report", fix, "--out", tmp_path / "x") == 2
     assert "--ia-report is a fixation report" in capsys.readouterr().err
     out = tmp_path / "sb"

@@ -17,8 +17,8 @@ COPIED = ("bad_inputs", "eyelink_asc", "pymovements_examples")  # small: every d
 ONESTOP_PARAGRAPHS = {"1", "4", "5", "6"}  # of both articles (2_1 and 2_2), for all three readers
 TOY_ROWS = {"trial_0_1.csv": 4000, "trial_1_2.csv": 4000}  # the first 4 s at 1 kHz (trial_1_2: its 83 at -32768)
 GOLD_TRIALS = ("trial_1", "trial_9", "trial_15", "trial_38")  # two adults, one child; passages 3A, 2A, 2B
-SBSAT_LINES = 600  # of the trial report: the header and the trials of msd001 ... msd008 (18sat_labels.csv, with the
-# readers' sex, language and self-reports, stays out)
+SBSAT_LINES = 600  # of the trial report: the header and 599 trials of 8 readers, msd001 ... msd009 (18sat_labels.csv,
+# with the readers' sex, language and self-reports, stays out)
 
 
 def sha256(path: Path) -> str:
