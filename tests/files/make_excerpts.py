@@ -38,19 +38,19 @@ def _keep_rows(src: Path, dst: Path, keep) -> int:
     return len(rows)
 
 
-def build(shared: Path) -> dict[str, str]:
-    """Write every excerpt; return ``{written file: source file}``."""
+def build(shared: Path, here: Path = HERE) -> dict[str, str]:
+    """Write every excerpt under ``here``; return ``{written file: its source under shared}``."""
     made: dict[str, str] = {}
     for folder in COPIED:
-        (HERE / folder).mkdir(exist_ok=True)
+        (here / folder).mkdir(exist_ok=True)
         for src in sorted((shared / folder).iterdir()):
             if src.name != "README.md":
-                shutil.copyfile(src, HERE / folder / src.name)
+                shutil.copyfile(src, here / folder / src.name)
                 made[f"{folder}/{src.name}"] = f"{folder}/{src.name}"
 
     # OneStop: the trials of paragraphs 1, 4, 5 and 6; TRIAL_INDEX -> paragraph from the IA report (fields 1 and
     # paragraph_id come before any quoted field of the row)
-    out = HERE / "onestop_sample"
+    out = here / "onestop_sample"
     out.mkdir(exist_ok=True)
     ia_src = shared / "onestop_sample" / "ia.csv"
     import polars as pl
@@ -63,7 +63,7 @@ def build(shared: Path) -> dict[str, str]:
                    lambda r: (r["participant_id"], r["TRIAL_INDEX"]) in keys)
         made[f"onestop_sample/{name}"] = f"onestop_sample/{name}"
 
-    out = HERE / "toy_reading_raw"
+    out = here / "toy_reading_raw"
     out.mkdir(exist_ok=True)
     for name, rows in TOY_ROWS.items():
         (out / name).write_bytes(b"".join(_lines(shared / "toy_reading_raw" / name)[:rows + 1]))
@@ -71,7 +71,7 @@ def build(shared: Path) -> dict[str, str]:
     shutil.copyfile(shared / "toy_reading_raw" / "toy_text_1_1_aoi.csv", out / "toy_text_1_1_aoi.csv")
     made["toy_reading_raw/toy_text_1_1_aoi.csv"] = "toy_reading_raw/toy_text_1_1_aoi.csv"
 
-    out = HERE / "line_assignment"
+    out = here / "line_assignment"
     out.mkdir(exist_ok=True)
     src = shared / "line_assignment"
     trials = pl.read_csv(src / "trials.csv").filter(pl.col("trial_id").is_in(GOLD_TRIALS))
@@ -86,7 +86,7 @@ def build(shared: Path) -> dict[str, str]:
     for name in ("trials.csv", "fixations.csv", "lines.csv", "words.csv", "passages.json"):
         made[f"line_assignment/{name}"] = f"line_assignment/{name}"
 
-    out = HERE / "sbsat" / "fixation"
+    out = here / "sbsat" / "fixation"
     out.mkdir(parents=True, exist_ok=True)
     src = shared / "sbsat" / "fixation" / "18sat_trialfinal.csv"
     (out / src.name).write_bytes(b"".join(_lines(src)[:SBSAT_LINES]))
