@@ -54,6 +54,12 @@ def line_gold_tuples(line_gold):
     return [(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in line_gold]
 
 
+@pytest.fixture(scope="session")
+def line_gold_small_tuples(line_gold_small):
+    """:func:`line_gold_small` as ``(xy, line_y_px, word_xy, word_line)`` tuples."""
+    return [(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in line_gold_small]
+
+
 @pytest.fixture
 def one_torch_thread():
     """One torch thread for the test: the CI box has 2 shared cores, and two spin-waiting threads run 5-10x slower."""
