@@ -280,10 +280,15 @@ def _prepare(mode, *, out, fixation_report, ia_report, files, layout, text_id, a
         config |= {"screen_cm": _text(screen_cm), "distance_cm": distance_cm, "origin": origin,
                    "detector": detector, "time_unit": time_unit, "missing_value": _text(missing_value),
                    "sampling_rate_hz": sampling_rate_hz}
+    from readgaze.corrections import log_path, read_log
+
+    corrections = read_log(out) if log_path(out).is_file() else None  # a reviewer's log (readgaze review): kept
+    if corrections is not None:  # an input like the raw files: the manifest records its checksum
+        loaded.sources["corrections"] = [str(log_path(out))]
     with DatasetWriter(out, force=force, fmt=fmt) as writer:  # tables written as they are ready
         prepared = run_pipeline(trial_table, words, loaded.fixations, loaded.qc, line_assigner=assigner,
                                 screen_px=screen, surprisal_model=surprisal_model, language=language,
-                                progress=progress, sink=writer.put)
+                                progress=progress, sink=writer.put, corrections=corrections)
         notes += word_box_warnings(prepared.fixations)
         from readgaze.text import layout_fit_warnings
 

@@ -77,6 +77,8 @@ def qc_summary(records: list[dict]) -> dict:
 
 
 FORMATS = ("parquet", "csv", "both")
+KEPT = ("corrections.parquet",)
+"""Files of an existing dataset folder that a forced re-run carries over (``readgaze review``'s log)."""
 
 
 def csv_ready(frame):
@@ -179,6 +181,9 @@ class DatasetWriter:
             json.dumps(_manifest(prepared, sources, config, id_bases, rows_out, notes), indent=2, sort_keys=True,
                        default=str) + "\n")
         check_target(self.out, self.force)
+        for name in KEPT:  # the reviewer's corrections log outlives a re-run of prep (it re-applied it)
+            if (self.out / name).is_file():
+                shutil.copy2(self.out / name, self._tmp / name)
         if self.out.exists():
             shutil.rmtree(self.out)
         self._tmp.replace(self.out)

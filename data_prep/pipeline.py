@@ -151,7 +151,7 @@ def report_alignment(fixations: pl.DataFrame, words: pl.DataFrame, trials: pl.Da
 
 def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner: str = "slice",
             screen_px: tuple[float, float] | None = None, surprisal_model: str | None = None,
-            language: str = "en", progress=None, sink=None) -> Prepared:
+            language: str = "en", progress=None, sink=None, corrections: pl.DataFrame | None = None) -> Prepared:
     """Run clean → line assignment → alignment → measures → features on canonical tables.
 
     Parameters
@@ -173,6 +173,9 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
     sink : callable, optional
         ``sink(table_name, frame)`` receives each final (sorted) table as soon as it is ready, e.g.
         :meth:`readgaze.data_prep.dataset.DatasetWriter.put`, so that writing overlaps the later steps.
+    corrections : polars.DataFrame, optional
+        A reviewer's corrections log (:func:`readgaze.corrections.read_log`), re-applied after line assignment
+        (:func:`readgaze.corrections.reapply`): excluded trials dropped, corrected lines set, counted in ``qc``.
 
     Returns
     -------
@@ -197,6 +200,10 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
         release_freed_memory()
         qc.extend(align_qc)
         _compare_with_report(fixations, qc)
+        if corrections is not None:  # the reviewer's log on top of the automatic assignment (readgaze review)
+            from readgaze.corrections import reapply
+
+            trials, fixations = reapply(trials, words, fixations, corrections, qc)
     # per-trial agreement with the vote and slice: in a thread of its own, beside the measures (its compiled
     # kernels release the GIL); its QC record is added below, in a fixed place
     agreement_job = ThreadPoolExecutor(1, "readgaze-line-agreement")

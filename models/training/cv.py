@@ -289,8 +289,9 @@ def _write_seed_spread(seed_files: list[list[Path]], run_dir: Path, markdown: Pa
     markdown.write_text(markdown.read_text(encoding="utf-8") + "\n".join(lines) + "\n", encoding="utf-8")
 
 
-def _check_design(data_path: str, n_folds: int) -> None:
-    """Refuse, before any fold starts, a dataset with fewer participants or items than folds."""
+def _check_design(data_path: str, n_folds: int, command: str = "cv") -> None:
+    """Refuse, before any fold starts, a dataset with fewer participants or items than folds (``command`` names
+    the command in the message)."""
     path = Path(data_path) / "trials.parquet"
     if not path.is_file():
         raise ConfigError("not a dataset folder (no trials.parquet); make one with readgaze prep", file=path)
@@ -298,9 +299,9 @@ def _check_design(data_path: str, n_folds: int) -> None:
     participants, items = counts.row(0)
     if min(participants, items) < n_folds:
         fix = (f"use --data.n_folds {min(participants, items)} or fewer (at least 3)" if min(participants, items) >= 3
-               else "cv needs at least 3 participants and 3 items (readgaze fit can smoke-run smaller data)")
-        raise ConfigError(f"readgaze cv holds out participants and items in {n_folds} folds, but this dataset has "
-                          f"{participants} participants and {items} items; {fix}", file=path)
+               else f"{command} needs at least 3 participants and 3 items (readgaze fit can smoke-run smaller data)")
+        raise ConfigError(f"readgaze {command} holds out participants and items in {n_folds} folds, but this dataset "
+                          f"has {participants} participants and {items} items; {fix}", file=path)
 
 
 def _settings(config: str, overrides: list[str]) -> dict:

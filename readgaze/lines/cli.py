@@ -3,7 +3,8 @@
 Reads ``fixations.parquet``, ``words.parquet`` and ``trials.parquet`` from DIR, rewrites the ``line_index``
 column of ``fixations.parquet`` (every other column is kept as it was) and records the method, its counts and
 a per-trial vertical-drift summary under ``"line_assignment"`` in ``manifest.json``. Word alignment is not
-re-run here (``readgaze prep`` does that).
+re-run here (``readgaze prep`` does that). A reviewer's ``corrections.parquet`` (``readgaze review``) is re-applied
+on top of the method's lines and counted.
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ def assign_folder(folder: str | Path, method: str = "slice", **params) -> dict:
     fixations = pl.read_parquet(paths["fixations"])
     out, qc = assign_lines(fixations, pl.scan_parquet(paths["words"]), pl.scan_parquet(paths["trials"]),
                            method=method, **params)
+    reviewed = _reapply_corrections(folder, fixations.with_columns(out["line_index"]), qc)
+    if reviewed is not None:  # the reviewer's hand-made lines (readgaze review) on top of the method's
+        out = out.with_columns(reviewed["line_index"])
     had = "line_index" in fixations.columns
     changed = int((out["line_index"].ne_missing(fixations["line_index"].cast(pl.Int32))).sum()) if had else out.height
     qc.add("assign_lines", "fixations", "line_index differs from the previous assignment", changed, action="changed")
@@ -82,6 +86,23 @@ def assign_folder(folder: str | Path, method: str = "slice", **params) -> dict:
     manifest["line_assignment"] = record
     _atomic_write_json(manifest_path, manifest)
     return record
+
+
+def _reapply_corrections(folder: Path, fixations: pl.DataFrame, qc) -> pl.DataFrame | None:
+    """The folder's corrections log (:mod:`readgaze.corrections`) applied to the new lines, or None without one.
+
+    Stale corrections are refused and counted; excluded trials are counted, not dropped (``readgaze prep`` drops
+    them; this command rewrites one column)."""
+    from readgaze import corrections
+
+    if not corrections.log_path(folder).is_file():
+        return None
+    valid, stale = corrections.current(corrections.read_log(folder), fixations)
+    corrections.count_stale(stale, qc)
+    excluded = corrections.exclusions(valid)
+    qc.add(corrections.STEP, "trials", "excluded by reviewer (kept here; readgaze prep drops them)", excluded.height,
+           action="flagged", detail=", ".join(excluded["trial_id"].head(10).to_list()) or None)
+    return corrections.apply_lines(fixations, valid, qc)[0]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
