@@ -9,7 +9,7 @@ Examples::
     readgaze prep asc rec1.asc rec2.asc --layout passages.json --text-id 1A --trials labels.csv --out data/asc
     readgaze prep samples s01.csv s02.csv --layout aoi.csv --screen-px 1280x1024 --screen-cm 38x30.2 \
         --distance-cm 68 --columns time_ms=time x_px=x_left y_px=y_left --out data/samples
-    readgaze prep copco --data ../shared/data/copco --out data/copco [--readers P01 P02]
+    readgaze prep copco --data copco --out data/copco [--readers P01 P02]
     readgaze prep --list-roles
 
 The work is :func:`readgaze.data_prep.api.prepare` (``readgaze.prepare`` in Python): this module only turns the
@@ -141,8 +141,8 @@ def _copco_arguments(sub) -> None:
     text = ("CopCo (Danish, 57 readers, 19 with dyslexia) from its published files: Data Viewer reports with "
             "character interest areas, the .ias layouts, reader labels")
     p = sub.add_parser("copco", help=text, description=text)
-    p.add_argument("--data", required=True, help="CopCo's folder: fixation_reports/, aois/, labels/ (as "
-                                                 "../shared/data/copco)")
+    p.add_argument("--data", required=True, help="CopCo's folder: fixation_reports/, aois/, labels/ (as the "
+                                                 "corpus authors publish them)")
     p.add_argument("--out", required=True, help="dataset folder to write")
     p.add_argument("--readers", nargs="+", metavar="PNN", help="only these readers (default: every report)")
     p.add_argument("--encoding", default="utf-8", help="text encoding of the reports (default utf-8)")

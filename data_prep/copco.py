@@ -2,7 +2,7 @@
 
 CopCo (Hollenstein, Barrett & Björnsdóttir, LREC 2022; dyslexia subset: Björnsdóttir, Hollenstein & Barrett,
 NoDaLiDa 2023): Danish readers reading speeches paragraph by paragraph. ``DIR`` is laid out as the corpus authors
-publish it (``../shared/data/copco``)::
+publish it::
 
     fixation_reports/FIX_report_PNN.txt   one Data Viewer report per reader, character interest areas, no x/y
     aois/partN_IA_<speech>_<paragraph>_{chars,words}.ias

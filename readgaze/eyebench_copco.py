@@ -114,7 +114,7 @@ def run_copco_classical(trials: pl.DataFrame, folds: str | Path, task: str, *, k
         The dataset's trials with the baselines' features (:func:`readgaze.baselines.with_baseline_features`),
         ``participant_id``, ``item_id`` (the speech) and the task's column (:data:`COPCO_TASKS`).
     folds : str or Path
-        EyeBench's CopCo fold folder (``../shared/data/copco/eyebench/folds``).
+        EyeBench's CopCo fold folder (``eyebench/folds`` of the CopCo folder that ``readgaze prep copco`` reads).
     task : {"TYP", "RCS"}
     kinds : sequence of str, optional
         Baselines to run (default :data:`TYP_BASELINES` or :data:`RCS_BASELINES`).
