@@ -34,7 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", choices=("dataviewer", "onestop", "sbsat"), default=None,
                         help="report source (default: detected from the columns)")
     parser.add_argument("--encoding", default="utf-8",
-                        help=".asc text encoding (default utf-8; e.g. cp1252); undecodable bytes are counted")
+                        help="text encoding of .asc files and reports (default utf-8; e.g. cp1252)")
+    parser.add_argument("--separator", default=None,
+                        help="field separator of the reports (default: detected; 'tab', ';', ',')")
+    parser.add_argument("--decimal-comma", action="store_true", help="report numbers written 390,6")
     parser.add_argument("--screen-px", default=None, metavar="WIDTHxHEIGHT",
                         help=".asc screen size for off-screen flags, e.g. 1280x1024 (default: DISPLAY_COORDS, "
                         "else GAZE_COORDS)")
@@ -45,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     text, ok = inspect_paths(args.paths, source=args.source, encoding=args.encoding,
                              screen_px=_screen_px(args.screen_px),
-                             trial_message=args.trial_message)
+                             trial_message=args.trial_message, separator=args.separator,
+                             decimal_comma=args.decimal_comma)
     print(text)
     return 0 if ok else 2
 
@@ -62,18 +66,26 @@ def _screen_px(text: str | None) -> tuple[float, float] | None:
 
 def inspect_paths(paths: list[str | Path], *, source: str | None = None, encoding: str = "utf-8",
                   screen_px: tuple[float, float] | None = None,
-                  trial_message: str | None = None) -> tuple[str, bool]:
+                  trial_message: str | None = None, separator: str | None = None,
+                  decimal_comma: bool = False) -> tuple[str, bool]:
     """Return the printed summary of every path and whether all could be read.
 
     ``encoding``, ``screen_px`` and ``trial_message`` apply to ``.asc`` files
-    (:func:`readgaze.io.asc.read_asc`). An unreadable path gives one line, ``PATH: error: <file, row:
+    (:func:`readgaze.io.asc.read_asc`); ``encoding``, ``separator`` and ``decimal_comma`` to reports. A fixation
+    report with character interest areas and no coordinates (CopCo's) is read by
+    :func:`readgaze.io.charreport.read_char_report`. An unreadable path gives one line, ``PATH: error: <file, row:
     message>``.
     """
     asc_options = {"encoding": encoding, "screen_px": screen_px, "trial_message": trial_message}
+    named = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "space": " "}  # as readgaze prep takes it
+    separator = named.get(separator.lower(), separator) if separator else None
+    if separator is not None and len(separator) != 1:
+        raise ReadgazeError(f"--separator {separator!r}: expected one character, or tab / comma / semicolon")
+    dialect = {"separator": separator, "decimal_comma": decimal_comma, "encoding": encoding}
     kinds = {}
     for p in map(Path, paths):
         try:
-            kinds[p] = _kind(p)
+            kinds[p] = _kind(p, **dialect)
         except ReadgazeError as e:
             kinds[p] = ("error", str(e))
     ia_partner = next((p for p, k in kinds.items() if k[0] == "ia"), None)
@@ -82,7 +94,8 @@ def inspect_paths(paths: list[str | Path], *, source: str | None = None, encodin
         try:
             if kind == "error":
                 raise ReadgazeError(detail)
-            extra = asc_options if kind == "asc" else {}
+            extra = (asc_options if kind == "asc" else dialect if kind in ("fixations", "ia")
+                     else {"encoding": encoding} if kind == "char_fixations" else {})
             blocks.append(_FORMATTERS[kind](p, source or detail, ia_partner, **extra))
         except ReadgazeError as e:
             blocks.append(f"{p}: error: {e}")
@@ -90,16 +103,25 @@ def inspect_paths(paths: list[str | Path], *, source: str | None = None, encodin
     return "\n\n".join(blocks), ok
 
 
-def _kind(path: Path) -> tuple[str, str | None]:
+def _kind(path: Path, separator: str | None = None, encoding: str = "utf-8", decimal_comma: bool = False
+          ) -> tuple[str, str | None]:
     if path.is_dir():
         if (path / MANIFEST).is_file():
             return "dataset", None
         raise ReadgazeError(f"{path}: a folder without {MANIFEST} is not a readgaze dataset")
     if path.suffix.lower() == ".asc":
         return "asc", None
-    cols = set(scan_csv(path).collect_schema().names())
+    try:
+        cols = set(scan_csv(path, separator=separator, encoding=encoding, decimal_comma=decimal_comma)
+                   .collect_schema().names())
+    except ReadgazeError:  # a damaged body (e.g. a three-quote label): the header still tells the kind
+        cols = _header_names(path)
+        if "CURRENT_FIX_X" in cols or "CURRENT_FIX_INTEREST_AREA_ID" not in cols:
+            raise
     source = ("onestop" if {"article_batch", "question_preview"} <= cols
               else "sbsat" if "page_name" in cols else "dataviewer")
+    if "CURRENT_FIX_X" not in cols and {"CURRENT_FIX_DURATION", "CURRENT_FIX_INTEREST_AREA_ID"} <= cols:
+        return "char_fixations", source
     if {"CURRENT_FIX_X", "CURRENT_FIX_DURATION"} & cols:
         return "fixations", source
     if {"IA_ID", "IA_LABEL"} <= cols:
@@ -107,6 +129,14 @@ def _kind(path: Path) -> tuple[str, str | None]:
     if {"INDEX", "FIXATION_COUNT"} <= cols:
         return "trial_report", source
     return "table", source
+
+
+def _header_names(path: Path) -> set[str]:
+    """The column names of a report's first line (TAB, ';' or ','-separated; BOM and quotes removed)."""
+    with open(path, "rb") as f:
+        line = f.readline().decode("utf-8-sig", errors="replace").rstrip("\r\n")
+    sep = next((c for c in "\t;," if c in line), "\t")
+    return {name.strip().strip('"') for name in line.split(sep)}
 
 
 def _fmt(n) -> str:
@@ -125,8 +155,15 @@ def _duplicates(lf: pl.LazyFrame, key: list[str]) -> int:
     return lf.group_by(key).agg(pl.len()).select((pl.col("len") - 1).sum()).collect().item() or 0
 
 
-def _fixations(path: Path, source: str, ia_partner: Path | None) -> str:
-    fix0 = read_fixation_report(path, source=source, ia_id_base=0, check_keys=False)
+def _char_fixations(path: Path, _source, _partner, encoding: str = "utf-8") -> str:
+    """A fixation report without coordinates whose interest areas are characters."""
+    from readgaze.io.charreport import describe_char_report
+
+    return "\n".join(describe_char_report(path, encoding=encoding))
+
+
+def _fixations(path: Path, source: str, ia_partner: Path | None, **dialect) -> str:
+    fix0 = read_fixation_report(path, source=source, ia_id_base=0, check_keys=False, **dialect)
     low = fix0.select(pl.col("ia_index").min()).collect().item()
     if source != "dataviewer":
         base, how = 1, f"the {source} convention; give the IA report too to check it"
@@ -182,8 +219,8 @@ def _pairing(fix: pl.LazyFrame, ia: pl.LazyFrame, ia_name: str) -> list[str]:
     return lines
 
 
-def _ia(path: Path, source: str, _partner) -> str:
-    ia0 = read_ia_report(path, source=source, ia_id_base=0, check_keys=False)
+def _ia(path: Path, source: str, _partner, **dialect) -> str:
+    ia0 = read_ia_report(path, source=source, ia_id_base=0, check_keys=False, **dialect)
     base = 0 if ia0.select(pl.col("ia_index").min()).collect().item() == 0 else 1
     c = ia0.select(pl.col("participant_id").n_unique().alias("p") if "participant_id" in
                    ia0.collect_schema().names() else pl.lit(None).alias("p"),
@@ -276,7 +313,11 @@ def _manifest_lines(manifest: dict) -> list[str]:
             text = {k: json.dumps(v) if isinstance(v, dict) else v for k, v in config.items()}
             lines.append("  settings: " + ", ".join(f"{k} {text[k]}" for k in shown if config.get(k)))
     for role, files in sorted(manifest.get("sources", {}).items()):
-        for f in files if isinstance(files, list) else [files]:
+        files = files if isinstance(files, list) else [files]
+        if len(files) > 6:  # e.g. one .ias file per screen: the first three and how many
+            lines.append(f"  source {role}: {len(files):,} files, e.g.:")
+            files = files[:3]
+        for f in files:
             if isinstance(f, dict):
                 lines.append(f"  source {role}: {f.get('path', f.get('name'))} ({_fmt(f.get('bytes', '?'))} bytes, "
                              f"sha256 {str(f.get('sha256', '?'))[:12]}...)")
@@ -367,5 +408,5 @@ def describe_tasks(trials: pl.DataFrame) -> list[str]:
     return lines
 
 
-_FORMATTERS = {"fixations": _fixations, "ia": _ia, "trial_report": _trial_report, "table": _table,
-               "asc": _asc, "dataset": _dataset}
+_FORMATTERS = {"fixations": _fixations, "char_fixations": _char_fixations, "ia": _ia, "trial_report": _trial_report,
+               "table": _table, "asc": _asc, "dataset": _dataset}

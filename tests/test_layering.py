@@ -220,8 +220,9 @@ LAYERS = (
     ("text", "simulate"),
     ("lines", "scanpath", "events", "_align_search", "_measures_pass"),
     ("align", "measures"),
-    ("features", "metrics", "tasks", "predictions", "corrections"),
-    ("generation_metrics", "baselines", "plots", "inspect"),
+    ("features", "metrics", "tasks", "predictions", "corrections", "metrics_regression", "reader_aggregation",
+     "eyebench_tables"),
+    ("generation_metrics", "baselines", "plots", "inspect", "baselines_regression", "eyebench_copco"),
     ("cli", "review"),
 )
 """The library's modules (and subpackages) from the bottom up: a module imports its own layer or lower ones only.
