@@ -89,8 +89,8 @@ def resolve_engine(engine: Engine, out=None) -> Engine:
     if not engine.uses_ray or ray_available():
         return engine
     if engine.address is not None:
-        raise ConfigError(f"--address {engine.address} needs Ray: pip install 'readgaze[cluster]'")
-    print(f"readgaze: Ray is not installed (pip install 'readgaze[cluster]'): running the units one at a time "
+        raise ConfigError(f"--address {engine.address} needs Ray: pip install -e '.[cluster]' in the readgaze checkout")
+    print(f"readgaze: Ray is not installed (pip install -e '.[cluster]'): running the units one at a time "
           f"instead of {engine.workers} at once", file=out or sys.stderr, flush=True)
     return Engine(workers=1, cpus_per_unit=engine.cpus_per_unit, gpus_per_unit=engine.gpus_per_unit)
 
