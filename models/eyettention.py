@@ -71,7 +71,6 @@ class Eyettention(ReadingModel):
         "tasks": ("reading_goal",),
         "paper": "Deng et al. 2023, ETRA; Shubi et al. 2025, ACL, arXiv:2410.20779",
         "quick": {
-            "learning_rate": 3e-3,
             "lstm_hidden_size": 32,
             "word_lstm_layers": 1,
             "fixation_lstm_layers": 1,

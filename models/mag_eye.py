@@ -71,11 +71,9 @@ class MAGEye(ReadingModel):
         "tasks": ("reading_goal", "comprehension"),
         "paper": "Shubi et al. 2024, EMNLP, arXiv:2410.04484; gate: Rahman et al. 2020, ACL",
         "quick": {
-            "learning_rate": 3e-3,
             "mag_beta_shift": 1.0,
             "mag_dropout": 0.1,
             "weight_decay": 0.01,
-            "warmup_ratio": 0.0,
         },
     }
 

@@ -55,7 +55,7 @@ class PLMAS(ReadingModel):
         "name": "PLM-AS",
         "tasks": ("reading_goal", "comprehension"),
         "paper": "Yang & Hollenstein 2023, NLDL",
-        "quick": {"learning_rate": 3e-3, "weight_decay": 0.1, "dropout": 0.3, "freeze_text_encoder": True},
+        "quick": {"weight_decay": 0.1, "dropout": 0.3, "freeze_text_encoder": True},
     }
 
     def __init__(self, text_encoder: str = "tiny", gru_num_layers: int = 2, dropout: float = 0.1,

@@ -68,7 +68,7 @@ class PLMASRM(ReadingModel):
         "name": "PLM-AS-RM (Haller RNN)",
         "tasks": ("reading_goal", "comprehension", "goal_question"),
         "paper": "Haller et al. 2022, TSAR@EMNLP; goal selection: arXiv:2505.02872",
-        "quick": {"learning_rate": 3e-3, "lstm_hidden_size": 32, "freeze_text_encoder": False},
+        "quick": {"lstm_hidden_size": 32, "freeze_text_encoder": False},
     }
 
     def __init__(self, text_encoder: str = "tiny", lstm_hidden_size: int = 70, dropout: float = 0.1,

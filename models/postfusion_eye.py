@@ -69,7 +69,7 @@ class PostFusionEye(ReadingModel):
         "name": "PostFusion-Eye",
         "tasks": ("reading_goal", "comprehension"),
         "paper": "Shubi et al. 2024, EMNLP, arXiv:2410.04484",
-        "quick": {"learning_rate": 3e-3, "weight_decay": 0.01, "warmup_ratio": 0.0},
+        "quick": {"weight_decay": 0.01},
     }
 
     adam_betas, adam_eps = (0.9, 0.98), 1e-6  # EyeBench base_roberta

@@ -87,7 +87,7 @@ class RoBERTEyeF(ReadingModel):
         "name": "RoBERTEye-F",
         "tasks": ("reading_goal", "comprehension", "goal_question"),
         "paper": "Shubi et al. 2024, EMNLP, arXiv:2410.04484",
-        "quick": {"learning_rate": 3e-3, "eye_projection_dropout": 0.1, "weight_decay": 0.01, "warmup_ratio": 0.0},
+        "quick": {"eye_projection_dropout": 0.1, "weight_decay": 0.01},
     }
 
     adam_betas, adam_eps = (0.9, 0.98), 1e-6  # EyeBench base_roberta

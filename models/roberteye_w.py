@@ -54,7 +54,7 @@ class RoBERTEyeW(RoBERTEyeF):
         "name": "RoBERTEye-W",
         "tasks": ("reading_goal", "comprehension"),
         "paper": "Shubi et al. 2024, EMNLP, arXiv:2410.04484",
-        "quick": {"learning_rate": 3e-3, "eye_projection_dropout": 0.1, "weight_decay": 0.01, "warmup_ratio": 0.0},
+        "quick": {"eye_projection_dropout": 0.1, "weight_decay": 0.01},
     }
 
     def __init__(self, text_encoder: str = "tiny", n_word_features: int = len(WORD_FEATURES),

@@ -40,7 +40,7 @@ class TextOnly(ReadingModel):
         "name": "Text only",
         "tasks": ("reading_goal", "comprehension"),
         "paper": "Shubi et al. 2024, EMNLP, arXiv:2410.04484 (RoBERTa, no eyes)",
-        "quick": {"learning_rate": 3e-3, "weight_decay": 0.01, "warmup_ratio": 0.0},
+        "quick": {"weight_decay": 0.01},
         "sees_gaze": False,
     }
 

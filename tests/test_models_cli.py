@@ -11,11 +11,12 @@ from synthetic import write_synthetic_dataset
 from readgaze.models.base import ReadingModel
 from readgaze.models.training.cli import main as cli_main
 from readgaze.models.training.cli import make_cli
+from readgaze.models.training.configs import find_config, list_configs
 from readgaze.models.training.cv import main as cv_main
 
 REPO = Path(__file__).resolve().parents[1]
-CONFIGS = sorted(p for p in (REPO / "experiments" / "configs").glob("*/*.yaml")
-                 if p.parent.name != "goal_reconstruction")  # generators: tests/test_models_daleye.py
+CONFIGS = [find_config(name) for name in list_configs()  # each model's YAML for each task its card lists
+           if not name.startswith("goal_reconstruction/")]  # generators: tests/test_models_daleye.py
 TINY = ["--data.text_encoder", "tiny", "--data.n_folds", "3", "--trainer.enable_progress_bar", "false",
         "--trainer.enable_model_summary", "false"]
 

@@ -17,7 +17,8 @@ Loggers default to CSV and TensorBoard under ``trainer.default_root_dir`` (predi
 is used (and imported) only when a
 YAML names ``lightning.pytorch.loggers.WandbLogger``.
 
-``-c`` takes a file or the name of a packaged config (``reading_goal/roberteye_f``; ``readgaze configs`` lists them).
+``-c`` takes a file or the name of a packaged config (``reading_goal/roberteye_f``, or the model's own ``roberteye_f``
+with ``--data.task``; ``readgaze configs`` lists them).
 ``readgaze fit`` then restores the best checkpoint (lowest validation loss), validates and tests it on the fold's
 test split (``--no-test`` skips the test), writes ``predictions_val.parquet`` and ``predictions_test.parquet`` to the
 run folder, writes the model bundle (``<run>/bundle``: :mod:`readgaze.models.training.bundle`, what ``readgaze
@@ -25,7 +26,7 @@ predict`` scores new data with) and ends with a summary: where it wrote, balance
 (a score from fewer than 30 trials marked), and a warning when the predictions are constant. While it trains it
 prints the expected time after the first epoch and, off a terminal, a line per epoch
 (:mod:`readgaze.models.training.epochs`). With ``--data.text_encoder tiny`` (randomly initialised, 32 wide) a
-config written for a pretrained encoder gets the tiny encoder's recipe (:func:`tiny_recipe`: learning rate, no
+config written for a pretrained encoder gets the tiny encoder's recipe (:func:`tiny_recipe`: learning rate, warm-up, no
 gradient accumulation), and the run says so; values given on the command line win.
 
 A bad key or value is one line: the key, the closest valid ones, and ``readgaze fit --help`` for the full usage.
@@ -55,9 +56,10 @@ from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
 from readgaze.errors import ConfigError, ReadgazeError
 from readgaze.models.base import ReadingModel
 from readgaze.models.data import ReadingDataModule
+from readgaze.models.training.registry import TINY_RECIPE
 
 LINKED = ("n_fixation_features", "n_word_features", "n_trial_features", "num_classes")
-TINY_LEARNING_RATE = 3e-3
+TINY_LEARNING_RATE = TINY_RECIPE["learning_rate"]
 """Learning rate for the tiny random encoder when a config names a pretrained encoder's (< 1e-4); the demo's."""
 
 
@@ -98,7 +100,7 @@ class ReadgazeCLI(LightningCLI):
 
     def parse_arguments(self, parser, args) -> None:
         """Parse; a parse error becomes one :class:`ConfigError` line instead of 55 lines of usage."""
-        self._explicit = {name for name in ("learning_rate", "batch_size", "accumulate_grad_batches")
+        self._explicit = {name for name in ("learning_rate", "warmup_ratio", "batch_size", "accumulate_grad_batches")
                           if any(a.startswith("--") and name in a for a in args)}
         buffer = io.StringIO()
         try:
@@ -132,7 +134,9 @@ class ReadgazeCLI(LightningCLI):
 def tiny_recipe(config, explicit: set[str]) -> list[str]:
     """Settings the tiny random encoder needs where a config is written for a pretrained one (changed in place).
 
-    * learning rate below 1e-4 (a pretrained encoder's) -> :data:`TINY_LEARNING_RATE`;
+    * learning rate below 1e-4 (a pretrained encoder's) -> the learning rate and warm-up of
+      :data:`~readgaze.models.training.registry.TINY_RECIPE` (3e-3, no warm-up: the recipe the ``quick`` settings of
+      the registry use; the reason for no warm-up is given there);
     * gradient accumulation -> one real batch of the same effective size (``batch_size x accumulate_grad_batches``,
       accumulation 1): on the demo's dataset RoBERTEye-F at 2 x 8 stayed constant (val AUROC 63, every probability
       within 0.002) where 16 x 1 learned.
@@ -146,6 +150,11 @@ def tiny_recipe(config, explicit: set[str]) -> list[str]:
         init["learning_rate"] = TINY_LEARNING_RATE
         notes.append(f"learning rate {TINY_LEARNING_RATE:g} instead of the config's {float(rate):g} (a pretrained "
                      "encoder's); pass --model.init_args.learning_rate to choose")
+        warmup = init.get("warmup_ratio")
+        if "warmup_ratio" not in explicit and warmup is not None and float(warmup) != TINY_RECIPE["warmup_ratio"]:
+            init["warmup_ratio"] = TINY_RECIPE["warmup_ratio"]
+            notes.append(f"warm-up ratio {TINY_RECIPE['warmup_ratio']:g} instead of the config's {float(warmup):g} "
+                         "(nothing pretrained to protect); pass --model.init_args.warmup_ratio to choose")
     trainer, data = config.get("trainer"), config["data"]
     accumulate = (trainer.get("accumulate_grad_batches") if trainer is not None else None) or 1
     if accumulate > 1 and not explicit & {"batch_size", "accumulate_grad_batches"}:
@@ -306,18 +315,26 @@ def _init_arguments(class_path: str) -> list[str]:
 
 
 def resolve_config_args(args: list[str]) -> list[str]:
-    """Replace each ``-c NAME`` / ``--config NAME`` that is not a file by the packaged config of that name."""
+    """Replace each ``-c NAME`` / ``--config NAME`` that is not a file by the packaged config of that name; a model's
+    config (``-c roberteye_f``) with ``--data.task TASK`` becomes that model's config for the task, as
+    ``-c TASK/roberteye_f`` (its output folder ``runs/TASK/roberteye_f``; :func:`~.configs.find_config`)."""
     from readgaze.models.training.configs import find_config
 
+    task = None
+    for i, arg in enumerate(args):
+        if arg == "--data.task" and i + 1 < len(args):
+            task = args[i + 1]
+        elif arg.startswith("--data.task="):
+            task = arg.partition("=")[2]
     out, i = [], 0
     while i < len(args):
         arg = args[i]
         if arg in ("-c", "--config") and i + 1 < len(args):
-            out += [arg, str(find_config(args[i + 1]))]
+            out += [arg, str(find_config(args[i + 1], task))]
             i += 2
             continue
         if arg.startswith("--config="):
-            arg = "--config=" + str(find_config(arg.split("=", 1)[1]))
+            arg = "--config=" + str(find_config(arg.split("=", 1)[1], task))
         out.append(arg)
         i += 1
     return out

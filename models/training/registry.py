@@ -1,11 +1,13 @@
 """Every model and baseline readgaze offers, one line each, and the ``readgaze models`` listing.
 
 A model is one file in ``models/`` whose class carries a ``CARD`` (a dict literal: display ``name``, ``tasks``,
-``paper``, and optionally ``quick`` constructor arguments for a brief CPU run, ``config`` stem (default the file's
-name), ``sees_gaze`` and ``kind``), plus one YAML per task (``experiments/configs/<task>/<config>.yaml``). This
-module finds the cards by reading the model files' source (:func:`model_cards`), so nothing imports the classes
-here: the listing works even while one model file is broken (``readgaze models --check`` imports each and says
-which fail), and a new model file appears in ``readgaze models``, the zoo tests and the ``learns`` tests by itself.
+``paper``, and optionally ``quick`` constructor arguments for a brief CPU run (over :data:`TINY_RECIPE` for a model
+with a text encoder), ``config`` stem (default the file's name), ``sees_gaze`` and ``kind``), plus one YAML
+(``experiments/configs/<config>.yaml``, for every task of the card: ``--data.task`` or the name
+``<task>/<config>``). This module finds the cards by reading the model files' source (:func:`model_cards`), so
+nothing imports the classes here: the listing works even while one model file is broken (``readgaze models
+--check`` imports each and says which fail), and a new model file appears in ``readgaze models``, the zoo tests
+and the ``learns`` tests by itself.
 A model class without a card is reported by ``--check`` (and fails the zoo test), never skipped silently.
 
 Classical baselines are listed from :data:`readgaze.baselines.BASELINES` (a new baseline appears by itself; its
@@ -32,6 +34,17 @@ from pathlib import Path
 MODEL_FOLDER = Path(__file__).resolve().parents[1]
 """``models/`` (installed as ``readgaze/models/``): one file per model."""
 KINDS = ("neural", "generator", "baseline", "ensemble")
+TINY_RECIPE = {"learning_rate": 3e-3, "warmup_ratio": 0.0}
+"""The one training recipe of the tiny random text encoder (``text_encoder: tiny``): the base of every ``quick``
+entry of a model that takes a ``text_encoder`` (its card adds only what is its own) and what ``readgaze fit
+--data.text_encoder tiny`` puts in place of a pretrained encoder's settings
+(:func:`readgaze.models.training.cli.tiny_recipe`).
+
+Warm-up 0: a linear warm-up keeps AdamW's first, badly estimated steps from wrecking *pretrained* weights; the tiny
+encoder has none to protect, and in a run of a few epochs a 10 % warm-up followed by linear decay spends much of the
+run below the learning rate. The ``learns`` tests (tests/test_models_learn.py) of RoBERTEye-F, RoBERTEye-W, MAG-Eye
+and PostFusion-Eye were measured with warm-up 0 (their cards said so); ``fit --data.text_encoder tiny`` kept the
+configs' 0.1 until readgaze 0.4."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +91,18 @@ def _model_classes(trees: dict[str, ast.Module]) -> dict[tuple[str, str], ast.Cl
     return {key: node for key, node in classes.items() if key[1] in models and key[0] != "base"}
 
 
+def _takes_text_encoder(node: ast.ClassDef, classes: dict[str, ast.ClassDef]) -> bool:
+    """Whether the class's ``__init__`` (its own, else its first base's in ``classes``) has a ``text_encoder``
+    argument."""
+    while node is not None:
+        init = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+        if init is not None:
+            return any(a.arg == "text_encoder" for a in (*init.args.args, *init.args.kwonlyargs))
+        base = next((b.id for b in node.bases if isinstance(b, ast.Name)), None)
+        node = classes.get(base)
+    return False
+
+
 def model_cards(folder: Path = MODEL_FOLDER) -> tuple[tuple[Entry, ...], list[str]]:
     """The entries of every model class's ``CARD`` in ``folder``'s ``*.py`` (read from the source, not imported),
     neural models first, each kind in file order; and the problems (a model class without a card, a card that is
@@ -91,6 +116,7 @@ def model_cards(folder: Path = MODEL_FOLDER) -> tuple[tuple[Entry, ...], list[st
         except SyntaxError as error:
             problems.append(f"models/{path.name}: does not parse ({error.msg}, line {error.lineno})")
     entries = []
+    classes = {node.name: node for tree in trees.values() for node in tree.body if isinstance(node, ast.ClassDef)}
     for (stem, name), node in _model_classes(trees).items():
         card = next((s.value for s in node.body if isinstance(s, ast.Assign)
                      and any(isinstance(t, ast.Name) and t.id == "CARD" for t in s.targets)), None)
@@ -100,8 +126,9 @@ def model_cards(folder: Path = MODEL_FOLDER) -> tuple[tuple[Entry, ...], list[st
             continue
         try:
             card = ast.literal_eval(card)
+            quick = {**(TINY_RECIPE if _takes_text_encoder(node, classes) else {}), **card.get("quick", {})}
             entries.append(Entry(card["name"], f"readgaze.models.{stem}.{name}", tuple(card["tasks"]), card["paper"],
-                                 card.get("config", stem), dict(card.get("quick", {})), card.get("sees_gaze", True),
+                                 card.get("config", stem), quick, card.get("sees_gaze", True),
                                  card.get("kind", "neural")))
         except (ValueError, TypeError, KeyError, SyntaxError) as error:
             problems.append(f"{where}: CARD must be a dict literal with name, tasks and paper ({error!r})")
@@ -168,7 +195,8 @@ def find(name: str) -> Entry:
 
 
 def config_status(entry: Entry) -> dict[str, str | None]:
-    """``{task: "<task>/<config>" if that YAML exists, else None}`` for every task the entry serves."""
+    """``{task: "<task>/<config>" if the model's YAML (or the task's own) exists, else None}`` for every task the
+    entry serves (the model's YAML serves each task of its card: :func:`~.configs.task_config`)."""
     if entry.kind in ("baseline", "ensemble"):
         return {}
     try:
@@ -177,8 +205,9 @@ def config_status(entry: Entry) -> dict[str, str | None]:
         root = config_root()
     except Exception:  # noqa: BLE001
         root = None
-    return {task: (f"{task}/{entry.config}" if root is not None and (root / task / f"{entry.config}.yaml").is_file()
-                   else None) for task in entry.tasks}
+    return {task: (f"{task}/{entry.config}" if root is not None and any(
+        path.is_file() for path in (root / f"{entry.config}.yaml", root / task / f"{entry.config}.yaml"))
+        else None) for task in entry.tasks}
 
 
 def rows(check: bool = False) -> list[dict[str, str]]:
