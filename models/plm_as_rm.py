@@ -35,7 +35,7 @@ from torch import nn
 from readgaze.models.base import ReadingModel
 from readgaze.models.data.batch import ReadingBatch
 from readgaze.models.data.features import FIXATION_FEATURES
-from readgaze.models.plm_as import encode_words, packed, scanpath_rows
+from readgaze.models.layers import encode_words, packed, scanpath_rows
 from readgaze.models.text_encoder import load_encoder
 
 FIXATION_COLUMNS = ("y_px", "next_saccade_duration_ms", "next_saccade_dx_px", "next_saccade_dy_px",
@@ -72,21 +72,18 @@ class PLMASRM(ReadingModel):
     }
 
     def __init__(self, text_encoder: str = "tiny", lstm_hidden_size: int = 70, dropout: float = 0.1,
-                 freeze_text_encoder: bool = True, num_classes: int = 2, learning_rate: float = 1e-4,
-                 weight_decay: float = 0.0, warmup_ratio: float = 0.0, class_weighted_loss: bool = True,
-                 predictions_dir: str | None = None) -> None:
-        super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
+                 freeze_text_encoder: bool = True, learning_rate: float = 1e-4, **training) -> None:
+        super().__init__(learning_rate=learning_rate, **training)
         self.save_hyperparameters()
-        self.encoder = load_encoder(text_encoder)
+        self.encoder = load_encoder(text_encoder, freeze=freeze_text_encoder)
         self.freeze_text_encoder = freeze_text_encoder
-        self.encoder.requires_grad_(not freeze_text_encoder)
         self.register_buffer("gaze_columns", torch.tensor([FIXATION_FEATURES.index(c) for c in GAZE_COLUMNS]),
                              persistent=False)
         d = self.encoder.config.hidden_size
         self.off_text = nn.Parameter(torch.zeros(d))
         self.lstm = nn.LSTM(d + len(GAZE_COLUMNS), lstm_hidden_size, batch_first=True, bidirectional=True)
         self.dropout = nn.Dropout(dropout)
-        self.head = nn.Linear(2 * lstm_hidden_size, num_classes)
+        self.head = nn.Linear(2 * lstm_hidden_size, self.num_classes)
 
     def forward(self, batch: ReadingBatch) -> torch.Tensor:
         """Logits ``(B, num_classes)``.

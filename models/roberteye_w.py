@@ -59,12 +59,10 @@ class RoBERTEyeW(RoBERTEyeF):
 
     def __init__(self, text_encoder: str = "tiny", n_word_features: int = len(WORD_FEATURES),
                  eye_projection_dropout: float = 0.3, freeze_text_encoder: bool = False, head_dropout: float = 0.1,
-                 num_classes: int = 2, learning_rate: float = 1e-5, weight_decay: float = 0.1,
-                 warmup_ratio: float = 0.1, class_weighted_loss: bool = True,
-                 predictions_dir: str | None = None, gaze_word_embedding: bool = False) -> None:
+                 learning_rate: float = 1e-5, weight_decay: float = 0.1, warmup_ratio: float = 0.1,
+                 gaze_word_embedding: bool = False, **training) -> None:
         super().__init__(text_encoder, n_word_features, eye_projection_dropout, freeze_text_encoder, head_dropout,
-                         num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir,
-                         gaze_word_embedding)
+                         learning_rate, weight_decay, warmup_ratio, gaze_word_embedding, **training)
         self.save_hyperparameters()
 
     def gaze_slots(self, batch: ReadingBatch):

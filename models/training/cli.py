@@ -298,20 +298,17 @@ def config_error_line(text: str, command: str) -> str:
 
 
 def _init_arguments(class_path: str) -> list[str]:
-    """The constructor arguments of a model class and its bases."""
+    """The constructor arguments of a model class (its own and the training arguments of its base)."""
     import importlib
-    import inspect
+
+    from readgaze.models.base import init_arguments
 
     module, _, name = class_path.rpartition(".")
     try:
         cls = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError):
         return []
-    names = []
-    for klass in cls.__mro__:
-        if "__init__" in vars(klass):
-            names += [p for p in inspect.signature(klass.__init__).parameters if p not in ("self", "args", "kwargs")]
-    return sorted(set(names))
+    return sorted(init_arguments(cls))
 
 
 def resolve_config_args(args: list[str]) -> list[str]:
