@@ -16,10 +16,10 @@ import numpy as np
 import polars as pl
 
 from readgaze.align import align_words
+from readgaze.features import compute_trial_features
 from readgaze.measures import compute_word_measures, use_compiled
 from readgaze.qc import QCLog
 from readgaze.text import assign_box_lines, merge_hyphen_splits
-from readgaze.trial_features import compute_trial_features
 from readgaze.word_features import add_word_features
 
 
@@ -151,7 +151,8 @@ def report_alignment(fixations: pl.DataFrame, words: pl.DataFrame, trials: pl.Da
 
 def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner: str = "slice",
             screen_px: tuple[float, float] | None = None, surprisal_model: str | None = None,
-            language: str = "en", progress=None, sink=None, corrections: pl.DataFrame | None = None) -> Prepared:
+            language: str = "en", progress=None, sink=None, corrections: pl.DataFrame | None = None,
+            off_text: str = "skip") -> Prepared:
     """Run clean → line assignment → alignment → measures → features on canonical tables.
 
     Parameters
@@ -176,6 +177,8 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
     corrections : polars.DataFrame, optional
         A reviewer's corrections log (:func:`readgaze.corrections.read_log`), re-applied after line assignment
         (:func:`readgaze.corrections.reapply`): excluded trials dropped, corrected lines set, counted in ``qc``.
+    off_text : {"skip", "dataviewer", "leave"}
+        What an off-text fixation does to the word measures (:func:`readgaze.measures.compute_word_measures`).
 
     Returns
     -------
@@ -215,8 +218,8 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
     with step("reading measures and trial features"), ThreadPoolExecutor(1, "readgaze-features") as pool:
         blocks, feats = [], []
         for tr, fx in trial_blocks(trials, fixations):
-            blocks.append(sort_rows(compute_word_measures(fx, words, tr, compiled=compiled).collect(),
-                                    "trial_id", "word_index"))
+            measured = compute_word_measures(fx, words, tr, compiled=compiled, off_text=off_text)
+            blocks.append(sort_rows(measured.collect(), "trial_id", "word_index"))
             feats.append(pool.submit(_trial_features, fx, words, tr, blocks[-1]))
         measures = sort_rows(pl.concat(blocks), "trial_id", "word_index")  # blocks in trial_id order: no sort
         del blocks

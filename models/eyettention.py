@@ -32,10 +32,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from readgaze.features import FIXATION_FEATURES, WORD_FEATURES
 from readgaze.kernels import cross_attention, segment_pool
 from readgaze.models.base import ReadingModel
 from readgaze.models.data.batch import ReadingBatch
-from readgaze.models.data.features import FIXATION_FEATURES, WORD_FEATURES
 from readgaze.models.layers import encode_words, packed
 from readgaze.models.text_encoder import load_encoder
 

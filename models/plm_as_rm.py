@@ -32,9 +32,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from readgaze.features import FIXATION_FEATURES
 from readgaze.models.base import ReadingModel
 from readgaze.models.data.batch import ReadingBatch
-from readgaze.models.data.features import FIXATION_FEATURES
 from readgaze.models.layers import encode_words, packed, scanpath_rows
 from readgaze.models.text_encoder import load_encoder
 
@@ -44,7 +44,7 @@ FIXATION_COLUMNS = ("y_px", "next_saccade_duration_ms", "next_saccade_dx_px", "n
 WORD_COLUMNS = ("total_fixation_duration_ms", "first_fixation_duration_ms")
 GAZE_COLUMNS = (*FIXATION_COLUMNS, *WORD_COLUMNS,
                 *(f"{c}_missing" for c in FIXATION_COLUMNS + WORD_COLUMNS if f"{c}_missing" in FIXATION_FEATURES))
-"""The 18 gaze numbers of one step, by name in :data:`readgaze.models.data.features.FIXATION_FEATURES`."""
+"""The 18 gaze numbers of one step, by name in :data:`readgaze.features.FIXATION_FEATURES`."""
 
 
 class PLMASRM(ReadingModel):

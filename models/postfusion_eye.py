@@ -27,8 +27,8 @@ Departures and fixes:
 - Optimiser: AdamW with betas (0.9, 0.98), eps 1e-6, as EyeBench's RoBERTa models (taken to hold for its
   RoBERTa-based PostFusion too).
 
-Feature set: the fixation-level set, :data:`readgaze.models.data.features.FIXATION_FEATURES` (54 numbers; see
-:mod:`readgaze.models.roberteye_f` and :data:`readgaze.models.data.features.PUBLISHED_FEATURES` for what each stands
+Feature set: the fixation-level set, :data:`readgaze.features.FIXATION_FEATURES` (54 numbers; see
+:mod:`readgaze.models.roberteye_f` and :data:`readgaze.features.PUBLISHED_FEATURES` for what each stands
 for).
 """
 
@@ -37,10 +37,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from readgaze.features import FIXATION_FEATURES
 from readgaze.kernels import cross_attention
 from readgaze.models.base import ReadingModel
 from readgaze.models.data.batch import ReadingBatch
-from readgaze.models.data.features import FIXATION_FEATURES
 from readgaze.models.text_encoder import load_encoder
 
 

@@ -91,12 +91,10 @@ def _local(load, path: str, **kwargs):
         raise _not_local(path) from error
 
 
-def load_encoder(text_encoder: str, freeze: bool = False) -> PreTrainedModel:
+def load_encoder(text_encoder: str, *, freeze: bool = False) -> PreTrainedModel:
     """A fresh encoder module for ``text_encoder`` (randomly initialised for ``"tiny"``, pretrained otherwise);
-    ``freeze``: none of its weights is trained (``requires_grad`` False), the models' ``freeze_text_encoder``.
-
-    Every model with a text encoder loads it here (a model that freezes only part of it, as RoBERTEye-F, loads it
-    trainable and freezes what it chooses)."""
+    ``freeze``: its parameters get no gradient (a model's ``freeze_text_encoder``, in one place; a model that freezes
+    only part of it, as RoBERTEye-F, loads it trainable and freezes what it chooses)."""
     encoder = _load_encoder(text_encoder)
     encoder.requires_grad_(not freeze)
     return encoder

@@ -36,7 +36,7 @@ import polars as pl
 
 from readgaze.baselines import Baseline, _impute
 from readgaze.errors import ConfigError, DataError, SchemaError
-from readgaze.feature_sets import FEATURE_SETS
+from readgaze.features import FEATURE_SETS
 from readgaze.metrics_regression import PREDICTION_VALUE
 from readgaze.qc import QCLog
 

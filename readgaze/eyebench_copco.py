@@ -114,7 +114,7 @@ def run_copco_classical(trials: pl.DataFrame, folds: str | Path, task: str, *, k
         The dataset's trials with the baselines' features (:func:`readgaze.baselines.with_baseline_features`),
         ``participant_id``, ``item_id`` (the speech) and the task's column (:data:`COPCO_TASKS`).
     folds : str or Path
-        EyeBench's CopCo fold folder (``../shared/data/copco/eyebench/folds``).
+        EyeBench's CopCo fold folder (``eyebench/folds`` of the CopCo folder that ``readgaze prep copco`` reads).
     task : {"TYP", "RCS"}
     kinds : sequence of str, optional
         Baselines to run (default :data:`TYP_BASELINES` or :data:`RCS_BASELINES`).
@@ -150,10 +150,9 @@ def run_copco_classical(trials: pl.DataFrame, folds: str | Path, task: str, *, k
         trials = trials.with_columns(pl.col(column).fill_null(rcs_missing))
     assignment = eyebench_assignment(trials, folds, qc=qc)
     check_reader_label(assignment.join(trials.select("trial_id", "participant_id", column), on="trial_id"), column)
-    if task == "TYP":  # a `label` column wins over the task's own label (readgaze.baselines.task_labels)
-        labelled = trials.with_columns(pl.col(column).cast(pl.Int64).alias("label"))
-        predictions = run_baselines(labelled, assignment, "comprehension", kinds or TYP_BASELINES,
-                                    split=("val", "test"), qc=qc)
+    if task == "TYP":  # the registry's dyslexia task labels the trials (readgaze.tasks)
+        predictions = run_baselines(trials, assignment, "dyslexia", kinds or TYP_BASELINES, split=("val", "test"),
+                                    qc=qc)
         evaluation = evaluate(predictions)
     else:
         predictions = run_regressors(trials, assignment, column, kinds or RCS_BASELINES, split=("val", "test"), qc=qc)

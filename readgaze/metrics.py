@@ -39,6 +39,7 @@ import polars as pl
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
 from readgaze.errors import DataError, SchemaError
+from readgaze.predictions import is_multiclass
 from readgaze.schema import PREDICTION_COLUMNS
 from readgaze.splits.regimes import ALL, REGIME_ORDER, REGIMES, TITLES
 
@@ -107,7 +108,7 @@ def evaluate_folds(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | Non
         one model in one fold.
     """
     frame = check_predictions(predictions, split)
-    multiclass = isinstance(frame.schema["prediction_prob"], pl.List)
+    multiclass = is_multiclass(frame)
     pooled = frame.with_columns(pl.lit(ALL).alias("regime"))
     chosen = {} if thresholds is None or multiclass else {
         (r["model"], int(r["fold_index"])): r["threshold"] for r in thresholds.iter_rows(named=True)}
@@ -165,7 +166,7 @@ def evaluate(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | None = "t
     frame = predictions.collect() if isinstance(predictions, pl.LazyFrame) else predictions
     if thresholds is None and split == "test" and "split" in frame.columns and (frame["split"] == "val").any():
         val = frame.filter(pl.col("split") == "val")
-        if not isinstance(val.schema["prediction_prob"], pl.List):
+        if not is_multiclass(val):
             thresholds = choose_thresholds(val)
     per_fold = evaluate_folds(frame, split=split, thresholds=thresholds)
     aggregates = mean_sem(METRICS)
@@ -205,7 +206,7 @@ def choose_thresholds(validation: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
         As :func:`check_predictions`; SchemaError also for multiclass probabilities.
     """
     frame = check_predictions(validation, split=None)
-    if isinstance(frame.schema["prediction_prob"], pl.List):
+    if is_multiclass(frame):
         raise SchemaError("choose_thresholds needs binary predictions (Float64 prediction_prob)",
                           column="prediction_prob")
     rows = []
@@ -263,7 +264,7 @@ def goal_selection_folds(predictions: pl.DataFrame | pl.LazyFrame, *, split: str
         ``prediction_prob`` is not three class probabilities.
     """
     frame = check_predictions(predictions, split)
-    if not isinstance(frame.schema["prediction_prob"], pl.List) or int(
+    if not is_multiclass(frame) or int(
             frame["prediction_prob"].list.len().max() or 0) != 3:
         raise SchemaError("goal selection needs 3 class probabilities (lonely, coupled 1, coupled 2)",
                           column="prediction_prob")
@@ -535,7 +536,7 @@ def paired_comparison(predictions: pl.DataFrame | pl.LazyFrame, reference: str, 
     from scipy.stats import rankdata, ttest_rel
 
     frame = check_predictions(predictions, "test")
-    multiclass = isinstance(frame.schema["prediction_prob"], pl.List)
+    multiclass = is_multiclass(frame)
     if multiclass and metric != "accuracy":
         metric = "accuracy"
     keys = ["trial_id", "fold_index"]

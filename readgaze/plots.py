@@ -17,10 +17,12 @@ import polars as pl  # noqa: E402
 from sklearn.metrics import roc_curve  # noqa: E402
 
 from readgaze.metrics import check_predictions, evaluate  # noqa: E402
+from readgaze.predictions import DISPLAY_NAMES, display_name, is_multiclass  # noqa: E402, F401 (plots.display_name)
 from readgaze.splits.regimes import ALL, REGIME_ORDER, regime_title  # noqa: E402
+from readgaze.tasks import TASKS  # noqa: E402
 
-POSITIVE_CLASS = {"reading_goal": "information seeking", "comprehension": "correct answer"}
-"""The class whose probability the ROC ranks by, per task (label 1)."""
+POSITIVE_CLASS = {name: task.positive_title for name, task in TASKS.items() if task.positive_title}
+"""The class whose probability the ROC ranks by, per task (label 1), from :data:`readgaze.tasks.TASKS`."""
 
 _FIXED_COLOURS = {"majority": "0.55", "reading_speed_logistic_regression": "C3", "RoBERTEyeF": "C0",
                   "BEyeLSTM": "C1", "PostFusionEye": "C2", "TextOnly": "C4", "RoBERTEyeW": "C5", "MAGEye": "C6",
@@ -51,24 +53,7 @@ def model_linestyle(model: str):
     return _LINESTYLES[index % len(_LINESTYLES)]
 
 
-DISPLAY_NAMES = {
-    "majority": "majority class", "reading_speed_logistic_regression": "reading speed (LR)",
-    "words_per_paragraph_time_logistic_regression": "words / paragraph time (LR)",
-    "mean_total_fixation_duration_logistic_regression": "mean total fixation duration (LR)",
-    "meziere_logistic_regression": "Mézière et al. (LR)", "svm": "SVM (Hollenstein et al.)",
-    "random_forest": "random forest (Makowski et al.)", "knn": "k nearest neighbours",
-    "gradient_boosting": "gradient boosting", "logistic_regression": "logistic regression",
-    "RoBERTEyeF": "RoBERTEye-F", "RoBERTEyeW": "RoBERTEye-W", "PostFusionEye": "PostFusion-Eye",
-    "MAGEye": "MAG-Eye", "PLMAS": "PLM-AS", "PLMASRM": "PLM-AS-RM", "TextOnly": "text only (RoBERTa)",
-    "ScanpathImage": "scanpath image", "AhnRNN": "Ahn et al. RNN", "AhnCNN": "Ahn et al. CNN",
-    "LogisticEnsemble": "logistic ensemble", "MajorityVote": "majority vote"}
-"""Readable names for figures and tables (a model not listed keeps its name, underscores as spaces)."""
 _LINESTYLES = ("-", (0, (5, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)), (0, (2, 2)), (0, (8, 2, 1, 2, 1, 2)))
-
-
-def display_name(model: str) -> str:
-    """The name a figure or table shows for ``model`` (:data:`DISPLAY_NAMES`; else underscores as spaces)."""
-    return DISPLAY_NAMES.get(model, model.replace("_", " "))
 
 
 def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, split: str | None = "test",
@@ -179,7 +164,7 @@ def _auroc_text(mean, sem, small: bool, mark: str) -> str:
 
 def _constant_per_fold(frame: pl.DataFrame) -> set[str]:
     """Models whose binary ``prediction_prob`` takes one value within every fold."""
-    if isinstance(frame.schema["prediction_prob"], pl.List) or "fold_index" not in frame.columns:
+    if is_multiclass(frame) or "fold_index" not in frame.columns:
         return set()
     spread = frame.group_by("model", "fold_index").agg(pl.col("prediction_prob").n_unique().alias("n"))
     per_model = spread.group_by("model").agg((pl.col("n") == 1).all().alias("constant"))
@@ -192,7 +177,7 @@ def _pooled_roc(part: pl.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
     labels = part["label"].to_numpy()
     if part.height == 0 or np.unique(labels).size < 2:
         return None
-    if isinstance(part.schema["prediction_prob"], pl.List):
+    if is_multiclass(part):
         scores = np.stack(part["prediction_prob"].to_list())
         onehot = np.eye(scores.shape[1], dtype=np.int64)[labels]
         labels, scores = onehot.ravel(), scores.ravel()
@@ -215,7 +200,7 @@ def _twin(part: pl.DataFrame, drawn: dict[str, pl.DataFrame]) -> tuple[str, str]
         if mine is not None and theirs is not None and all(a.shape == b.shape and np.allclose(a, b, atol=1e-12)
                                                            for a, b in zip(mine, theirs)):
             return display_name(other), "curve"
-        if not isinstance(part.schema["prediction_prob"], pl.List):
+        if not is_multiclass(part):
             rank = pl.col("prediction_prob").rank("average").over("fold_index")
             if frame.select(rank)["prediction_prob"].equals(part.select(rank)["prediction_prob"]):
                 return display_name(other), "ranks"

@@ -46,6 +46,7 @@ import time
 import warnings
 from pathlib import Path
 
+from readgaze.dataset import Dataset
 from readgaze.errors import ConfigError, ReadgazeError
 from readgaze.models.training import bench_config as bc
 from readgaze.models.training.bench_status import status_command, time_left, unit_states
@@ -124,9 +125,10 @@ def prepare(config: bc.BenchConfig, out: Path) -> tuple[list[bc.Unit], list[str]
 
     configs, notes = bc.model_configs(config)
     for name, folder in config.datasets.items():
-        if not (Path(folder) / "trials.parquet").is_file():
-            raise ConfigError(f"dataset {name!r}: not a dataset folder (no trials.parquet); make one with "
-                              f"readgaze prep", file=folder)
+        try:
+            Dataset(folder)
+        except ConfigError as error:
+            raise ConfigError(f"dataset {name!r}: {error.message}", file=folder) from None
         _check_design(folder, config.n_folds, command="bench")
     bad = [f for f in config.fold_list() if not 0 <= f < config.n_folds]
     if bad:

@@ -270,13 +270,10 @@ def config_text(path: Path) -> str:
 
 
 def dataset_fingerprint(folder: str | Path) -> str:
-    """SHA-256 of the dataset's table files (name, size, modification time): a re-prepared dataset differs."""
-    stats = []
-    for name in ("trials", "words", "fixations", "word_measures", "manifest"):
-        for path in sorted(Path(folder).glob(f"{name}.*")):
-            stat = path.stat()
-            stats.append([path.name, stat.st_size, stat.st_mtime_ns])
-    return hashlib.sha256(json.dumps(stats).encode()).hexdigest()[:16]
+    """:meth:`readgaze.Dataset.fingerprint` of the folder: a re-prepared dataset differs."""
+    from readgaze.dataset import Dataset
+
+    return Dataset(folder).fingerprint()
 
 
 @dataclass

@@ -45,6 +45,7 @@ import polars as pl
 from readgaze.errors import DataError
 from readgaze.metrics import SMALL_MARK, SMALL_SAMPLE_TRIALS, choose_thresholds, evaluate_folds, mean_sem
 from readgaze.models.training.ensemble import ENSEMBLES, fit_predict_fold
+from readgaze.predictions import is_multiclass
 from readgaze.splits import REGIME_ORDER as REGIMES
 from readgaze.splits import regime_title
 
@@ -150,7 +151,7 @@ def score(group: dict) -> tuple[pl.DataFrame, pl.DataFrame]:
     chosen on the validation predictions) and their mean ± SEM over folds, as :func:`readgaze.metrics.evaluate`."""
     predictions = pl.concat(group["frames"], how="diagonal_relaxed")
     val = predictions.filter(pl.col("split") == "val")
-    binary = not isinstance(predictions.schema["prediction_prob"], pl.List)
+    binary = not is_multiclass(predictions)
     thresholds = choose_thresholds(val) if binary and val.height else None
     per_fold = evaluate_folds(predictions, thresholds=thresholds)
     summary = per_fold.group_by("model", "regime", maintain_order=True).agg(
@@ -238,7 +239,7 @@ def leaderboard(groups: dict) -> pl.DataFrame:
 
 def _classes(group: dict) -> int:
     frame = group["frames"][0]
-    return frame["prediction_prob"].list.len().max() if isinstance(frame.schema["prediction_prob"], pl.List) else 2
+    return frame["prediction_prob"].list.len().max() if is_multiclass(frame) else 2
 
 
 def _significance(column: list[dict], per_fold: pl.DataFrame, metric: str, n_train: dict) -> None:

@@ -138,7 +138,7 @@ def task_config(model_config: Path, task: str, strict: bool = True) -> Path:
 
 
 OLD_MODULES = {
-    "models.batch": "readgaze.models.data.batch", "models.features": "readgaze.models.data.features",
+    "models.batch": "readgaze.models.data.batch", "models.features": "readgaze.features",
     "models.data": "readgaze.models.data", "models.goal_data": "readgaze.models.data.goal",
     "models.cli": "readgaze.models.training.cli", "models.cv": "readgaze.models.training.cv",
     "models.ensemble": "readgaze.models.training.ensemble", "models.registry": "readgaze.models.training.registry",

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from readgaze.errors import ConfigError
+from readgaze.predictions import is_multiclass
 
 QUIET_TRAINER = ["--trainer.enable_progress_bar", "false", "--trainer.enable_model_summary", "false"]
 """Trainer overrides for units: no bars (two workers' bars overwrite each other) and no model table."""
@@ -332,7 +333,7 @@ def auroc_of(path: str | Path) -> float | None:
     if not path.is_file():
         return None
     frame = pl.read_parquet(path, columns=["label", "prediction_prob"])
-    if isinstance(frame.schema["prediction_prob"], pl.List) or frame["label"].n_unique() < 2:
+    if is_multiclass(frame) or frame["label"].n_unique() < 2:
         return None
     return float(roc_auc_score(frame["label"].to_numpy(), frame["prediction_prob"].to_numpy()))
 

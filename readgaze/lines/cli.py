@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from readgaze.dataset import MANIFEST, table_file
 from readgaze.errors import ConfigError, ParseError
 
 
@@ -58,7 +59,7 @@ def assign_folder(folder: str | Path, method: str = "slice", **params) -> dict:
     from readgaze.lines import assign_lines
 
     folder = Path(folder)
-    paths = {name: folder / f"{name}.parquet" for name in ("fixations", "words", "trials")}
+    paths = {name: folder / table_file(name) for name in ("fixations", "words", "trials")}
     for name, path in paths.items():
         if not path.is_file():
             raise ParseError(f"{name}.parquet not found; expected a readgaze dataset folder", file=path)
@@ -81,7 +82,7 @@ def assign_folder(folder: str | Path, method: str = "slice", **params) -> dict:
               "n_fixations": out.height, "n_assigned": int(out["line_index"].is_not_null().sum()),
               "vertical_drift_px": {"median_abs": float(np.median(drift_np)), "max_abs": float(drift_np.max()),
                                     "n_trials": len(drift)}}
-    manifest_path = folder / "manifest.json"
+    manifest_path = folder / MANIFEST
     manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
     manifest["line_assignment"] = record
     _atomic_write_json(manifest_path, manifest)
@@ -106,7 +107,7 @@ def _reapply_corrections(folder: Path, fixations: pl.DataFrame, qc) -> pl.DataFr
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("folder", type=Path, help="dataset folder (fixations/words/trials.parquet)")
+    parser.add_argument("folder", type=Path, help="dataset folder (its fixations, words and trials tables)")
     parser.add_argument("--method", default="slice",
                         help="line-assignment method (default slice), e.g. warp, vote, dist")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",

@@ -15,6 +15,7 @@ import numpy as np
 import polars as pl
 
 from readgaze import corrections
+from readgaze.dataset import MANIFEST, table_file
 from readgaze.errors import ParseError
 
 SORTABLE = ("trial_id", "participant_id", "item_id", "label", "n_fixations", "agreement", "line_agreement_vote",
@@ -74,15 +75,15 @@ class Store:
         self._lock = threading.RLock()
         self._stamp = None
         for name in ("trials", "words", "fixations"):
-            if not (self.folder / f"{name}.parquet").is_file():
-                raise ParseError(f"{name}.parquet not found; expected a readgaze dataset folder",
-                                 file=self.folder / f"{name}.parquet")
+            if not (self.folder / table_file(name)).is_file():
+                raise ParseError(f"{table_file(name)} not found; expected a readgaze dataset folder",
+                                 file=self.folder / table_file(name))
         self.refresh()
 
     # -- tables ------------------------------------------------------------------------------------------------
     def _files_stamp(self):
         return tuple((p.stat().st_mtime_ns, p.stat().st_size)
-                     for p in (self.folder / "fixations.parquet", self.folder / "trials.parquet"))
+                     for p in (self.folder / table_file("fixations"), self.folder / table_file("trials")))
 
     def refresh(self) -> None:
         """Read the tables again when the files changed since they were read."""
@@ -90,7 +91,7 @@ class Store:
             stamp = self._files_stamp()
             if stamp == self._stamp:
                 return
-            fx = pl.read_parquet(self.folder / "fixations.parquet", columns=[
+            fx = pl.read_parquet(self.folder / table_file("fixations"), columns=[
                 "trial_id", "fixation_index", "x_px", "y_px", "duration_ms", "line_index", "word_index"])
             fx = fx.with_columns(pl.col("x_px", "y_px", "duration_ms").cast(pl.Float64),
                                  pl.col("line_index", "word_index", "fixation_index").cast(pl.Int32)
@@ -106,7 +107,7 @@ class Store:
                 (pl.col("fixation_index").max() - pl.col("fixation_index").min() + 1 - pl.len()).alias("index_gaps"))
             self.qc_notes = qc_notes(manifest)
             starts = np.r_[0, np.cumsum(runs["n_fixations"].to_numpy())[:-1]]
-            trials = pl.read_parquet(self.folder / "trials.parquet")
+            trials = pl.read_parquet(self.folder / table_file("trials"))
             label = next((c for c in ("reading_goal", "is_correct", "label") if c in trials.columns), None)
             keep = [pl.col(c) if c in trials.columns else pl.lit(None, pl.String).alias(c)
                     for c in ("trial_id", "participant_id", "item_id", "text_id")]
@@ -120,13 +121,13 @@ class Store:
             self.fixations, self.table, self._stamp = fx, table, stamp
             self.start = dict(zip(runs["trial_id"].to_list(), starts.tolist()))
             self.count = dict(zip(runs["trial_id"].to_list(), runs["n_fixations"].to_list()))
-            self.words = pl.read_parquet(self.folder / "words.parquet")
+            self.words = pl.read_parquet(self.folder / table_file("words"))
             self._text_cache: dict = {}
 
     def _manifest(self) -> dict:
         import json
 
-        path = self.folder / "manifest.json"
+        path = self.folder / MANIFEST
         try:
             return json.loads(path.read_text()) if path.is_file() else {}
         except ValueError:  # a damaged manifest does not stop a review
