@@ -21,18 +21,11 @@ import tempfile
 from pathlib import Path
 
 from readgaze.errors import ConfigError
+from readgaze.models.training.registry import MODELS, ROOTS, config_root
 
-_HERE = Path(__file__).resolve().parent
-ROOTS = (_HERE.parents[1] / "experiments" / "configs",  # a checkout or an editable install (models/training/ here)
-         _HERE.parents[1] / "configs")                  # an installed wheel (readgaze/models/training/ here)
-"""Folders searched, in order, for ``<model>.yaml`` and ``<task>/<name>.yaml``."""
+__all__ = ["ROOTS", "config_root", "find_config", "list_configs", "model_configs", "task_config"]
 _TASK_LINE = re.compile(r"^(data:\n(?:[ #].*\n|\n)*?  task: *)(\w+)", re.MULTILINE)
 _ROOT_LINE = re.compile(r"^(  default_root_dir: *runs/)(\w+)(/)", re.MULTILINE)
-
-
-def config_root() -> Path | None:
-    """The first folder of :data:`ROOTS` that holds configs (None when the package ships none)."""
-    return next((root for root in ROOTS if root.is_dir() and any(root.glob("*.yaml"))), None)
 
 
 def list_configs() -> list[str]:
@@ -56,8 +49,6 @@ def model_configs() -> list[str]:
 def model_tasks(root: Path) -> dict[str, tuple[str, ...]]:
     """``{config stem: tasks}`` of the models' cards (:mod:`readgaze.models.training.registry`) whose YAML is in
     ``root``."""
-    from readgaze.models.training.registry import MODELS
-
     return {e.config: e.tasks for e in MODELS if (root / f"{e.config}.yaml").is_file()}
 
 

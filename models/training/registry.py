@@ -33,6 +33,16 @@ from pathlib import Path
 
 MODEL_FOLDER = Path(__file__).resolve().parents[1]
 """``models/`` (installed as ``readgaze/models/``): one file per model."""
+ROOTS = (MODEL_FOLDER.parent / "experiments" / "configs",  # a checkout or an editable install (models/ here)
+         MODEL_FOLDER.parent / "configs")                  # an installed wheel (readgaze/models/ here)
+"""Folders searched, in order, for the models' configs ``<model>.yaml`` and ``<task>/<name>.yaml``
+(:mod:`readgaze.models.training.configs` finds them by name)."""
+
+
+def config_root() -> Path | None:
+    """The first folder of :data:`ROOTS` that holds configs (None when the package ships none)."""
+    return next((root for root in ROOTS if root.is_dir() and any(root.glob("*.yaml"))), None)
+
 KINDS = ("neural", "generator", "baseline", "ensemble")
 TINY_RECIPE = {"learning_rate": 3e-3, "warmup_ratio": 0.0}
 """The one training recipe of the tiny random text encoder (``text_encoder: tiny``): the base of every ``quick``
@@ -179,10 +189,9 @@ ENSEMBLE_WHAT = {"MajorityVote": "each model's vote at its validation threshold"
 def ensembles() -> tuple[Entry, ...]:
     """One entry per out-of-sample ensemble (:data:`readgaze.models.training.ensemble.ENSEMBLES`); the tasks are
     those of the models they combine (binary and multiclass)."""
-    from readgaze.models.training.bench_config import TASKS
-
+    tasks = tuple(dict.fromkeys(task for e in MODELS if e.kind == "neural" for task in e.tasks))
     names = ("MajorityVote", "LogisticEnsemble")  # read without importing scikit-learn; --check imports them
-    return tuple(Entry(name, f"readgaze.models.training.ensemble.{name}", TASKS,
+    return tuple(Entry(name, f"readgaze.models.training.ensemble.{name}", tasks,
                        f"{ENSEMBLE_PAPER}: {ENSEMBLE_WHAT[name]}", "", kind="ensemble") for name in names)
 
 
@@ -199,12 +208,7 @@ def config_status(entry: Entry) -> dict[str, str | None]:
     entry serves (the model's YAML serves each task of its card: :func:`~.configs.task_config`)."""
     if entry.kind in ("baseline", "ensemble"):
         return {}
-    try:
-        from readgaze.models.training.configs import config_root
-
-        root = config_root()
-    except Exception:  # noqa: BLE001
-        root = None
+    root = config_root()
     return {task: (f"{task}/{entry.config}" if root is not None and any(
         path.is_file() for path in (root / f"{entry.config}.yaml", root / task / f"{entry.config}.yaml"))
         else None) for task in entry.tasks}
