@@ -56,11 +56,9 @@ from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
 from readgaze.errors import ConfigError, ReadgazeError
 from readgaze.models.base import ReadingModel
 from readgaze.models.data import ReadingDataModule
-from readgaze.models.training.registry import TINY_RECIPE
+from readgaze.models.training.registry import TINY_LEARNING_RATE, tiny_recipe  # noqa: F401 (cli's names)
 
 LINKED = ("n_fixation_features", "n_word_features", "n_trial_features", "num_classes")
-TINY_LEARNING_RATE = TINY_RECIPE["learning_rate"]
-"""Learning rate for the tiny random encoder when a config names a pretrained encoder's (< 1e-4); the demo's."""
 
 
 class ReadgazeCLI(LightningCLI):
@@ -129,40 +127,6 @@ class ReadgazeCLI(LightningCLI):
         fit_summary(self.trainer, self.model, self.datamodule,
                     time.perf_counter() - getattr(self, "_started", time.perf_counter()),
                     test=not getattr(self, "_skip_test", False))
-
-
-def tiny_recipe(config, explicit: set[str]) -> list[str]:
-    """Settings the tiny random encoder needs where a config is written for a pretrained one (changed in place).
-
-    * learning rate below 1e-4 (a pretrained encoder's) -> the learning rate and warm-up of
-      :data:`~readgaze.models.training.registry.TINY_RECIPE` (3e-3, no warm-up: the recipe the ``quick`` settings of
-      the registry use; the reason for no warm-up is given there);
-    * gradient accumulation -> one real batch of the same effective size (``batch_size x accumulate_grad_batches``,
-      accumulation 1): on the demo's dataset RoBERTEye-F at 2 x 8 stayed constant (val AUROC 63, every probability
-      within 0.002) where 16 x 1 learned.
-
-    Values given on the command line (``explicit``) are kept. Returns what was changed, as sentences.
-    """
-    notes = []
-    init = config["model"].get("init_args")
-    rate = init.get("learning_rate") if init is not None else None
-    if "learning_rate" not in explicit and rate is not None and float(rate) < 1e-4:
-        init["learning_rate"] = TINY_LEARNING_RATE
-        notes.append(f"learning rate {TINY_LEARNING_RATE:g} instead of the config's {float(rate):g} (a pretrained "
-                     "encoder's); pass --model.init_args.learning_rate to choose")
-        warmup = init.get("warmup_ratio")
-        if "warmup_ratio" not in explicit and warmup is not None and float(warmup) != TINY_RECIPE["warmup_ratio"]:
-            init["warmup_ratio"] = TINY_RECIPE["warmup_ratio"]
-            notes.append(f"warm-up ratio {TINY_RECIPE['warmup_ratio']:g} instead of the config's {float(warmup):g} "
-                         "(nothing pretrained to protect); pass --model.init_args.warmup_ratio to choose")
-    trainer, data = config.get("trainer"), config["data"]
-    accumulate = (trainer.get("accumulate_grad_batches") if trainer is not None else None) or 1
-    if accumulate > 1 and not explicit & {"batch_size", "accumulate_grad_batches"}:
-        batch = int(data.get("batch_size") or 1)
-        data["batch_size"], trainer["accumulate_grad_batches"] = batch * accumulate, 1
-        notes.append(f"batch size {batch * accumulate} without accumulation instead of {batch} x {accumulate} (the "
-                     "same effective batch); pass --data.batch_size or --trainer.accumulate_grad_batches to choose")
-    return notes
 
 
 def _launcher_rank() -> int:
