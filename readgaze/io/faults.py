@@ -399,9 +399,13 @@ def _unnamed(head: bytes, sep: str, names: list[str]) -> list:
 
 
 def _fields(line: bytes, sep: str) -> int:
-    """Fields of one line (quotes as the parser reads them)."""
+    """Fields of one line (quotes as the parser reads them); -1 for a line holding a lone CR (mixed line ends: an
+    error of their own, :func:`readgaze.io.ragged.locate_parse_error`)."""
     text = line.decode("utf-8", "replace").lstrip("\ufeff")
-    return len(next(csv.reader([text], delimiter=sep), []))
+    try:
+        return len(next(csv.reader([text], delimiter=sep), []))
+    except csv.Error:
+        return -1
 
 
 def _control_characters(mm, starts, begin, sep: str, head: bytes, end: int) -> list:
