@@ -189,6 +189,9 @@ def cluster_many(trials: list[tuple], *, init: str = "kmeans++", n_init: int = 1
     The compiled kernel (numba) repeats :func:`kmeans_plus_plus` and :func:`lloyd_intervals` number by
     number: the running sum over all starts, NumPy's pairwise row sums (:func:`readgaze.lines._common.pairwise`),
     the same sorted searches, so every start, every restart's sum of squares and the chosen restart are bit-identical.
+    It does so in one pass per start and centre (distance update, running sum and row sum together), searches each
+    draw in its start's row of the running sum only (the sum never decreases), and moves each Lloyd bound from the
+    last step's (the same first index above the midpoint as a bisection finds).
     """
     if init != "kmeans++":
         return [cluster(t[0], t[1], init=init, n_init=n_init, seed=seed) for t in trials]
