@@ -193,3 +193,24 @@ def test_a_clean_report_says_nothing_of_these_faults(shared_data):
     frame = _ia_report(shared_data / "onestop_sample/ia.csv", qc)
     assert frame.schema["IA_DWELL_TIME"] == pl.Int64
     assert not [r for r in qc.records if r["reason"] in (CUT_LAST, UNNAMED) and r["count"]]
+
+
+def test_prep_summary_names_the_cut_row_and_the_unnamed_column(shared_data, tmp_path, capsys):
+    from readgaze.cli import main
+
+    src = shared_data / "onestop_sample"
+    fixations = (src / "fixations.csv").read_bytes()
+    cut = tmp_path / "fixations.csv"
+    cut.write_bytes(fixations[:-7])  # the last row cut inside its last value
+    ia = tmp_path / "ia.csv"
+    lines = (src / "ia.csv").read_bytes().splitlines(keepends=True)
+    ia.write_bytes(b"".join([lines[0].rstrip(b"\n") + b",\n"] + [line.rstrip(b"\n") + b",x\n" for line in lines[1:]]))
+    assert main(["prep", "onestop", "--fixation-report", str(cut), "--ia-report", str(ia), "--out",
+                 str(tmp_path / "out"), "--no-cache"]) == 0
+    said = capsys.readouterr()
+    out = " ".join((said.out + said.err).split())  # the summary, unwrapped
+    n = fixations.count(b"\n")  # the last line's number
+    assert (f"dropped 1 lines (read_fixation_report: incomplete last line (no line break at its end: the file cut "
+            f"short?) dropped; fixations.csv: first at line {n})") in out
+    assert "warning: ia.csv row 1, 1 of 58 columns have no name in the header (an extra separator at the end of the " \
+           "lines?): column 58 (read as ''); kept" in out
