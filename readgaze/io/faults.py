@@ -393,9 +393,10 @@ def _unnamed(head: bytes, sep: str, names: list[str]) -> list:
     if not empty:
         return []
     shown = ", ".join(f"column {i + 1} (read as {names[i]!r})" for i in empty[:5]) + (", ..." if len(empty) > 5 else "")
+    why = ("an extra separator at the end of the lines?" if empty[-1] == len(names) - 1 else
+           "a row index, as pandas writes one?" if empty == [0] else "a header cell left empty?")
     return [(Repair(UNNAMED, len(empty), 1, "flagged"),
-             f"{len(empty)} of {len(names)} columns have no name in the header (an extra separator at the end of "
-             f"the lines?): {shown}; kept")]
+             f"{len(empty)} of {len(names)} columns have no name in the header ({why}): {shown}; kept")]
 
 
 def _fields(line: bytes, sep: str) -> int:
