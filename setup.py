@@ -18,7 +18,8 @@ package_dir = {"readgaze": "readgaze"}
 for folder, name in PARTS.items():
     package_dir[name] = folder
     packages += [name] + [f"{name}.{sub}" for sub in find_packages(where=folder)]
-package_data = {"readgaze.models.dist": ["weights/*.pt"], "readgaze.models.demo": ["configs/*.yaml"]}
+package_data = {"readgaze.models.dist": ["weights/*.pt"], "readgaze.models.demo": ["configs/*.yaml"],
+                "readgaze.review": ["static/*.html", "static/*.js", "static/*.css"]}  # the review page, no build step
 
 # The configs are YAML only: data of the wheel (readgaze/configs/<task>/*.yaml), found by path, never imported.
 package_dir["readgaze.configs"] = "experiments/configs"

@@ -109,6 +109,7 @@ def prepare(mode: str, *, out: str | Path, fixation_report: str | Path | None = 
             origin: str = "upper-left", detector: str = "ivt", missing_value: float | str | None = -32768.0,
             time_unit: str = "ms", sampling_rate_hz: float | None = None, eye: str | None = None,
             encoding: str = "utf-8", surprisal_model: str | None = None, language: str = "en", cache: bool = True,
+            ias: str | Path | None = None, ias_pattern: str | None = None,
             progress: Callable[[str], AbstractContextManager] | None = None,
             report: Callable[[str], None] | None = None) -> PrepResult:
     """Prepare lab data into a dataset folder (``trials``, ``words``, ``fixations``, ``word_measures`` + manifest).
@@ -157,6 +158,10 @@ def prepare(mode: str, *, out: str | Path, fixation_report: str | Path | None = 
         ``progress(step_name)`` returns a context manager shown while a step runs (the command's rich display).
     report : callable, optional
         ``report(message)`` receives the cache's one line (hit, stored, or why not).
+    ias, ias_pattern : optional
+        ``dataviewer`` with character-level interest areas: the folder of the experiment's ``.ias`` files and a
+        regular expression for their names whose named groups are the report's trial columns plus ``level``
+        (:mod:`readgaze.data_prep.charlevel`).
 
     Returns
     -------
@@ -191,7 +196,8 @@ def prepare(mode: str, *, out: str | Path, fixation_report: str | Path | None = 
                         detector=detector, missing_value=missing_value, time_unit=time_unit,
                         sampling_rate_hz=sampling_rate_hz, eye=eye, encoding=encoding,
                         surprisal_model=surprisal_model, language=language, cache=cache,
-                        progress=progress or (lambda name: nullcontext()), report=report)
+                        progress=progress or (lambda name: nullcontext()), report=report, ias=ias,
+                        ias_pattern=ias_pattern)
     finally:
         if mode == "onestop":  # what the load did not take (a cache hit, an early error) is not kept
             from readgaze.io.scan import forget
@@ -202,7 +208,7 @@ def prepare(mode: str, *, out: str | Path, fixation_report: str | Path | None = 
 def _prepare(mode, *, out, fixation_report, ia_report, files, layout, text_id, aoi, source, ia_id_base, columns,
              trials, trials_on, key_map, binarise, separator, decimal_comma, fmt, force, line_assigner, screen_px,
              screen_cm, distance_cm, origin, detector, missing_value, time_unit, sampling_rate_hz, eye, encoding,
-             surprisal_model, language, cache, progress, report) -> PrepResult:
+             surprisal_model, language, cache, progress, report, ias=None, ias_pattern=None) -> PrepResult:
     from readgaze.data_prep import sources
     from readgaze.data_prep.columns import parse_columns
     from readgaze.data_prep.dataset import DatasetWriter, check_target
@@ -225,9 +231,17 @@ def _prepare(mode, *, out, fixation_report, ia_report, files, layout, text_id, a
                                  {"fixation_report": fixation_report, "ia_report": ia_report},
                                  {"columns": spec, **dialect}, enabled=cache, report=report,
                                  background=True)  # stored while the pipeline runs; waited for below
+        elif mode == "dataviewer" and (ias or ias_pattern):
+            if not (ias and ias_pattern):
+                raise ConfigError("character-level interest areas need both the .ias folder and its file-name "
+                                  "pattern", options=(Option("ias='aois', ias_pattern='...(?P<level>chars|words)...'",
+                                                             "--ias DIR --ias-pattern REGEX"),))
+            from readgaze.data_prep.charlevel import load_char_level
+
+            loaded = load_char_level(fixation_report, ias, ias_pattern, encoding=encoding)
         elif mode == "dataviewer":
             loaded = sources.load_dataviewer(fixation_report, ia_report, spec, source, aoi=aoi,
-                                             ia_id_base=ia_id_base, **dialect)
+                                             ia_id_base=ia_id_base, encoding=encoding, **dialect)
         elif mode == "samples":
             loaded = sources.load_samples(files, layout, text_id, screen=_screen_geometry(screen_px, screen_cm,
                                                                                          distance_cm, origin),
@@ -279,15 +293,22 @@ def _prepare(mode, *, out, fixation_report, ia_report, files, layout, text_id, a
     config = {"mode": mode, "line_assigner": assigner, "screen_px": screen, "surprisal_model": surprisal_model,
               "language": language, "loader": loaded.loader, "trials_on": list(trials_on) if trials_on else None,
               "key_map": _list(key_map) or None, "binarise": _list(binarise) or None,
-              "format": fmt, "columns": spec or None, **dialect}
+              "format": fmt, "columns": spec or None, **dialect,
+              **({"ias_pattern": ias_pattern, "off_text": "dataviewer"} if ias else {})}
     if mode == "samples":  # what the detector was given (its thresholds: readgaze.events' defaults)
         config |= {"screen_cm": _text(screen_cm), "distance_cm": distance_cm, "origin": origin,
                    "detector": detector, "time_unit": time_unit, "missing_value": _text(missing_value),
                    "sampling_rate_hz": sampling_rate_hz}
+    from readgaze.corrections import log_path, read_log
+
+    corrections = read_log(out) if log_path(out).is_file() else None  # a reviewer's log (readgaze review): kept
+    if corrections is not None:  # an input like the raw files: the manifest records its checksum
+        loaded.sources["corrections"] = [str(log_path(out))]
     with DatasetWriter(out, force=force, fmt=fmt) as writer:  # tables written as they are ready
         prepared = run_pipeline(trial_table, words, loaded.fixations, loaded.qc, line_assigner=assigner,
                                 screen_px=screen, surprisal_model=surprisal_model, language=language,
-                                progress=progress, sink=writer.put)
+                                progress=progress, sink=writer.put, corrections=corrections,
+                                off_text="dataviewer" if ias else "skip")
         notes += word_box_warnings(prepared.fixations)
         from readgaze.text import layout_fit_warnings
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 # polars, and readgaze.qc, are imported where used: readgaze.data_prep.cli asks
+from readgaze.fingerprint import fingerprint
 from readgaze.io.scan import take_sha256
 
 if TYPE_CHECKING:
@@ -104,12 +105,13 @@ def _write_json(path: Path, data: dict) -> None:
 
 
 def code_fingerprint(root: Path | None = None) -> str:
-    """SHA-1 of the loading code's source bytes and of polars' version.
+    """Fingerprint (:func:`readgaze.fingerprint.fingerprint`, by content) of the loading code and polars' version.
 
     The loading code is what a cached load runs and this module: ``readgaze/io``, ``readgaze/text.py``,
-    ``readgaze/qc.py``, ``readgaze/errors.py`` and ``data_prep``'s ``sources.py``, ``inputs.py``, ``layouts.py``,
-    ``columns.py`` and ``cache.py``. The steps after the load (``data_prep/pipeline.py``, the measures, ...) are not
-    in it: a change there re-runs them on the cached tables, as any re-preparation does. ``root``: a checkout
+    ``readgaze/qc.py``, ``readgaze/errors.py``, ``readgaze/fingerprint.py`` and ``data_prep``'s ``sources.py``,
+    ``inputs.py``, ``layouts.py``, ``columns.py`` and ``cache.py``. The steps after the load
+    (``data_prep/pipeline.py``, the measures, ...) are not in it: a change there re-runs them on the cached tables,
+    as any re-preparation does. ``root``: a checkout
     holding ``readgaze/`` and ``data_prep/`` (default: this installation's).
     """
     import polars as pl
@@ -118,15 +120,10 @@ def code_fingerprint(root: Path | None = None) -> str:
 
     library = Path(readgaze.__file__).resolve().parent if root is None else Path(root) / "readgaze"
     prep = Path(__file__).resolve().parent if root is None else Path(root) / "data_prep"
-    h = hashlib.sha1(f"{pl.__version__}|{FORMAT}".encode())
     files = sorted([*library.joinpath("io").glob("*.py"),
-                    *(library / f for f in ("text.py", "qc.py", "errors.py")),
+                    *(library / f for f in ("text.py", "qc.py", "errors.py", "fingerprint.py")),
                     *(prep / f for f in ("sources.py", "inputs.py", "layouts.py", "columns.py", "cache.py"))])
-    for f in files:
-        if f.is_file():
-            h.update(f.name.encode())
-            h.update(f.read_bytes())
-    return h.hexdigest()
+    return fingerprint([f for f in files if f.is_file()], content=True, salt=[pl.__version__, FORMAT], length=40)
 
 
 def _key(loader: str, sums: dict[str, str], options: dict) -> str:

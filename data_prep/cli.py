@@ -1,4 +1,4 @@
-"""``readgaze prep onestop|dataviewer|asc|samples``: build a model-ready dataset folder from lab data.
+"""``readgaze prep onestop|dataviewer|asc|samples|copco``: build a model-ready dataset folder from lab data.
 
 Examples::
 
@@ -9,6 +9,7 @@ Examples::
     readgaze prep asc rec1.asc rec2.asc --layout passages.json --text-id 1A --trials labels.csv --out data/asc
     readgaze prep samples s01.csv s02.csv --layout aoi.csv --screen-px 1280x1024 --screen-cm 38x30.2 \
         --distance-cm 68 --columns time_ms=time x_px=x_left y_px=y_left --out data/samples
+    readgaze prep copco --data copco --out data/copco [--readers P01 P02]
     readgaze prep --list-roles
 
 The work is :func:`readgaze.data_prep.api.prepare` (``readgaze.prepare`` in Python): this module only turns the
@@ -48,6 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "asc": "EyeLink .asc recordings plus a text layout (or their own !V IAREA messages)",
              "samples": "gaze-sample CSVs (Tobii, SMI, pymovements datasets): fixations detected with pymovements' "
                         "I-VT or I-DT, plus a text layout"}
+    _copco_arguments(sub)
     for mode, help_text in modes.items():
         p = sub.add_parser(mode, help=help_text, description=help_text)
         if mode == "samples":
@@ -88,6 +90,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             p.add_argument("--ia-id-base", type=int, choices=(0, 1), default=None,
                            help="base of the fixation report's interest-area ids (default: detected from the IA "
                                 "report's labels; Data Viewer itself writes 1)")
+            p.add_argument("--encoding", default="utf-8",
+                           help="text encoding of the reports (default utf-8; e.g. cp1252 for a Windows export)")
+            p.add_argument("--ias", metavar="DIR", help="character-level interest areas: the folder of the "
+                           "experiment's .ias files (with --ias-pattern; the report needs no CURRENT_FIX_X/Y)")
+            p.add_argument("--ias-pattern", metavar="REGEX",
+                           help="the .ias file names, with named groups: the report's trial columns and level, e.g. "
+                                "'part\\d+_IA_(?P<speechid>-?\\d+)_(?P<paragraphid>-?\\d+)_(?P<level>chars|words)"
+                                "\\.ias'")
         p.add_argument("--columns", nargs="+", metavar="MAP",
                        help="column map: YAML file(s) {fixations: {role: column}, ia: ..., aoi: ..., trials: ..., "
                             "samples: ...} and/or role=COLUMN pairs (x_px=PosX, ia.word=Label), the pairs overriding "
@@ -126,6 +136,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                            "parsed the same files before (default: reuse the parse; see readgaze.data_prep.cache)")
 
 
+def _copco_arguments(sub) -> None:
+    """``readgaze prep copco``: the CopCo recipe (:mod:`readgaze.data_prep.copco`)."""
+    text = ("CopCo (Danish, 57 readers, 19 with dyslexia) from its published files: Data Viewer reports with "
+            "character interest areas, the .ias layouts, reader labels")
+    p = sub.add_parser("copco", help=text, description=text)
+    p.add_argument("--data", required=True, help="CopCo's folder: fixation_reports/, aois/, labels/ (as the "
+                                                 "corpus authors publish them)")
+    p.add_argument("--out", required=True, help="dataset folder to write")
+    p.add_argument("--readers", nargs="+", metavar="PNN", help="only these readers (default: every report)")
+    p.add_argument("--encoding", default="utf-8", help="text encoding of the reports (default utf-8)")
+    p.add_argument("--first-pass-from-first-line", action="store_true",
+                   help="leave out the fixations a trial makes on a later line before its first on the first line "
+                        "(flagged either way; off by default, as Data Viewer and the corpus authors)")
+    p.add_argument("--format", default="parquet", choices=("parquet", "csv", "both"))
+    p.add_argument("--force", action="store_true", help="overwrite an existing folder")
+    p.add_argument("--surprisal-model", default=None, help="local path of a Hugging Face causal LM")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+
+
 def _progress(quiet: bool):
     """A rich status line per step on stderr (nothing with ``--quiet``)."""
     from contextlib import contextmanager
@@ -149,7 +178,8 @@ def run(args: argparse.Namespace) -> int:
         print(list_roles())
         return 0
     if args.mode is None:
-        raise ConfigError("choose a mode: readgaze prep onestop|dataviewer|asc|samples ... (readgaze prep MODE --help)")
+        raise ConfigError("choose a mode: readgaze prep onestop|dataviewer|asc|samples|copco ... "
+                          "(readgaze prep MODE --help)")
     try:
         return _run(args)
     except ReadgazeError:
@@ -164,6 +194,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.mode == "copco":
+        from readgaze.data_prep.copco import prepare_copco
+
+        result = prepare_copco(args.data, out=args.out, readers=args.readers, encoding=args.encoding,
+                               format=args.format, force=args.force, surprisal_model=args.surprisal_model,
+                               first_pass_from_first_line=args.first_pass_from_first_line,
+                               progress=_progress(args.quiet))
+        print("\n".join(result.summary()), file=sys.stderr)
+        return 0
     from readgaze.data_prep.api import prepare
 
     given = vars(args)
@@ -177,5 +216,5 @@ def _run(args: argparse.Namespace) -> int:
 KEYWORDS = ("out", "fixation_report", "ia_report", "files", "layout", "text_id", "aoi", "source", "ia_id_base",
             "columns", "trials", "trials_on", "key_map", "binarise", "separator", "decimal_comma", "format", "force",
             "line_assigner", "screen_px", "screen_cm", "distance_cm", "origin", "detector", "missing_value",
-            "time_unit", "sampling_rate_hz", "eye", "encoding", "surprisal_model", "language")
+            "time_unit", "sampling_rate_hz", "eye", "encoding", "surprisal_model", "language", "ias", "ias_pattern")
 """The options passed to :func:`readgaze.data_prep.api.prepare` under their own names (those a mode has)."""

@@ -1,7 +1,8 @@
 """Write a dataset folder: ``{trials,words,fixations,word_measures}.parquet`` + ``manifest.json``.
 
 The folder is the one contract between preprocessing and the models: its tables and their columns are defined
-once, in :mod:`readgaze.schema` (:data:`~readgaze.schema.DATASET_TABLES`), and every table is validated against
+once, in :mod:`readgaze.schema` (:data:`~readgaze.schema.DATASET_TABLES`; the file names in :mod:`readgaze.dataset`,
+which reads the folder back), and every table is validated against
 that definition before it is written (the models' datamodule validates them again on read). Tables are sorted and
 written without timestamps, so identical inputs give byte-identical parquet files; the manifest holds no creation
 time either (it is byte-identical too).
@@ -17,8 +18,8 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
+from readgaze.dataset import MANIFEST, TABLES, table_file
 from readgaze.errors import ConfigError, Option
-from readgaze.schema import DATASET_TABLES as TABLES
 from readgaze.schema import validate
 
 _PACKAGES = ("readgaze", "polars", "numpy", "pyarrow", "wordfreq", "rich")
@@ -77,6 +78,8 @@ def qc_summary(records: list[dict]) -> dict:
 
 
 FORMATS = ("parquet", "csv", "both")
+KEPT = ("corrections.parquet",)
+"""Files of an existing dataset folder that a forced re-run carries over (``readgaze review``'s log)."""
 
 
 def csv_ready(frame):
@@ -103,11 +106,11 @@ def write_table(frame, folder: Path, name: str, fmt: str = "parquet") -> list[Pa
         raise ConfigError(f"--format {fmt!r}: expected one of {list(FORMATS)}")
     paths = []
     if fmt in ("parquet", "both"):
-        frame.write_parquet(folder / f"{name}.parquet", **PARQUET)
-        paths.append(folder / f"{name}.parquet")
+        frame.write_parquet(folder / table_file(name), **PARQUET)
+        paths.append(folder / table_file(name))
     if fmt in ("csv", "both"):
-        csv_ready(frame).write_csv(folder / f"{name}.csv")
-        paths.append(folder / f"{name}.csv")
+        csv_ready(frame).write_csv(folder / table_file(name, "csv"))
+        paths.append(folder / table_file(name, "csv"))
     return paths
 
 
@@ -154,7 +157,7 @@ class DatasetWriter:
         SchemaError
             The frame does not hold the table's canonical columns and dtypes (:func:`readgaze.schema.validate`).
         """
-        validate(frame, name, source=f"{name}.parquet")
+        validate(frame, name, source=table_file(name))
         if self._tmp is None:
             self.out.parent.mkdir(parents=True, exist_ok=True)
             self._tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.partial-", dir=self.out.parent))
@@ -175,10 +178,13 @@ class DatasetWriter:
         for job in self._jobs.values():
             job.result()  # a writer's error is raised here
         rows_out = {name: getattr(prepared, name).height for name in TABLES}
-        (self._tmp / "manifest.json").write_text(
+        (self._tmp / MANIFEST).write_text(
             json.dumps(_manifest(prepared, sources, config, id_bases, rows_out, notes), indent=2, sort_keys=True,
                        default=str) + "\n")
         check_target(self.out, self.force)
+        for name in KEPT:  # the reviewer's corrections log outlives a re-run of prep (it re-applied it)
+            if (self.out / name).is_file():
+                shutil.copy2(self.out / name, self._tmp / name)
         if self.out.exists():
             shutil.rmtree(self.out)
         self._tmp.replace(self.out)

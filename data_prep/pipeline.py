@@ -16,10 +16,10 @@ import numpy as np
 import polars as pl
 
 from readgaze.align import align_words
+from readgaze.features import compute_trial_features
 from readgaze.measures import compute_word_measures, use_compiled
 from readgaze.qc import QCLog
 from readgaze.text import assign_box_lines, merge_hyphen_splits
-from readgaze.trial_features import compute_trial_features
 from readgaze.word_features import add_word_features
 
 
@@ -151,7 +151,8 @@ def report_alignment(fixations: pl.DataFrame, words: pl.DataFrame, trials: pl.Da
 
 def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner: str = "slice",
             screen_px: tuple[float, float] | None = None, surprisal_model: str | None = None,
-            language: str = "en", progress=None, sink=None) -> Prepared:
+            language: str = "en", progress=None, sink=None, corrections: pl.DataFrame | None = None,
+            off_text: str = "skip") -> Prepared:
     """Run clean → line assignment → alignment → measures → features on canonical tables.
 
     Parameters
@@ -173,6 +174,11 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
     sink : callable, optional
         ``sink(table_name, frame)`` receives each final (sorted) table as soon as it is ready, e.g.
         :meth:`readgaze.data_prep.dataset.DatasetWriter.put`, so that writing overlaps the later steps.
+    corrections : polars.DataFrame, optional
+        A reviewer's corrections log (:func:`readgaze.corrections.read_log`), re-applied after line assignment
+        (:func:`readgaze.corrections.reapply`): excluded trials dropped, corrected lines set, counted in ``qc``.
+    off_text : {"skip", "dataviewer", "leave"}
+        What an off-text fixation does to the word measures (:func:`readgaze.measures.compute_word_measures`).
 
     Returns
     -------
@@ -197,6 +203,10 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
         release_freed_memory()
         qc.extend(align_qc)
         _compare_with_report(fixations, qc)
+        if corrections is not None:  # the reviewer's log on top of the automatic assignment (readgaze review)
+            from readgaze.corrections import reapply
+
+            trials, fixations = reapply(trials, words, fixations, corrections, qc)
     # per-trial agreement with the vote and slice: in a thread of its own, beside the measures (its compiled
     # kernels release the GIL); its QC record is added below, in a fixed place
     agreement_job = ThreadPoolExecutor(1, "readgaze-line-agreement")
@@ -208,8 +218,8 @@ def prepare(trials, words, fixations, qc: QCLog | None = None, *, line_assigner:
     with step("reading measures and trial features"), ThreadPoolExecutor(1, "readgaze-features") as pool:
         blocks, feats = [], []
         for tr, fx in trial_blocks(trials, fixations):
-            blocks.append(sort_rows(compute_word_measures(fx, words, tr, compiled=compiled).collect(),
-                                    "trial_id", "word_index"))
+            measured = compute_word_measures(fx, words, tr, compiled=compiled, off_text=off_text)
+            blocks.append(sort_rows(measured.collect(), "trial_id", "word_index"))
             feats.append(pool.submit(_trial_features, fx, words, tr, blocks[-1]))
         measures = sort_rows(pl.concat(blocks), "trial_id", "word_index")  # blocks in trial_id order: no sort
         del blocks

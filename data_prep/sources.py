@@ -64,8 +64,10 @@ def load_onestop(fixation_report, ia_report, columns: dict | None = None, *, sep
 
 def load_dataviewer(fixation_report, ia_report=None, columns: dict | None = None, source: str = "dataviewer", *,
                     aoi=None, separator: str | None = None, decimal_comma: bool = False,
-                    ia_id_base: int | None = None) -> Loaded:
+                    ia_id_base: int | None = None, encoding: str = "utf-8") -> Loaded:
     """A Data Viewer fixation report with word boxes from an IA report, an AOI table or its own IA columns.
+
+    ``encoding`` is the reports' text encoding (``"cp1252"`` for a Windows export).
 
     ``columns`` is :func:`readgaze.data_prep.columns.parse_columns`'s ``{table: {role: column}}``. The fixation report's
     interest-area id base is ``ia_id_base``, else detected from the IA report's labels, else the source's.
@@ -82,7 +84,7 @@ def load_dataviewer(fixation_report, ia_report=None, columns: dict | None = None
     spec = columns or {}
     source = spec.get("source", source)
     check_kind(fixation_report, ("fixations", "onestop_fixations"), "--fixation-report")
-    fix_header = header(fixation_report, separator=separator)
+    fix_header = header(fixation_report, separator=separator, encoding=encoding)
     headers = {"fixations": fix_header}
     if ia_report is not None and sniff(ia_report) in ("ia", "onestop_ia", "table"):
         headers["ia"] = header(ia_report, separator=separator)
@@ -100,7 +102,7 @@ def load_dataviewer(fixation_report, ia_report=None, columns: dict | None = None
                               file=fixation_report, column=text_column)
         text_column = None
     qc = QCLog()  # the readers' repairs and flags, then the loader's counts
-    dialect = {"separator": separator, "decimal_comma": decimal_comma}
+    dialect = {"separator": separator, "decimal_comma": decimal_comma, "encoding": encoding}
     ia = None
     if ia_report is not None:
         kind = sniff(ia_report)
@@ -109,7 +111,7 @@ def load_dataviewer(fixation_report, ia_report=None, columns: dict | None = None
                               "to take the words from the fixation report's own interest-area columns, or give a "
                               "word AOI table with --aoi", file=ia_report)
         check_kind(ia_report, ("ia", "onestop_ia"), "--ia-report")
-        ia_header = header(ia_report, separator=separator)
+        ia_header = header(ia_report, separator=separator, encoding=encoding)
         headers["ia"] = ia_header
         ia_cols = for_table(spec, "ia", ia_header)
         ia = read_ia_report(ia_report, columns=ia_cols, source=source, qc=qc, **dialect).collect()
@@ -144,6 +146,9 @@ def load_dataviewer(fixation_report, ia_report=None, columns: dict | None = None
     for name in ("word_index", "ia_index", "line_index"):
         if name in fix.columns:
             fix = fix.rename({name: f"report_{name}"})
+    from readgaze.io.textfix import repair_labels
+
+    words, fix = repair_labels(words, fix, qc)
     return Loaded(trials=trials, words=words, fixations=fix, qc=qc, sources=sources,
                   id_bases={"columns": {k: v for k, v in spec.items() if v} or "source defaults", "source": source},
                   loader="readgaze.io", aliases=aliases, line_assigner=assigner)

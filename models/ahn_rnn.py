@@ -24,9 +24,9 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
+from readgaze.features import FIXATION_FEATURES
 from readgaze.models.base import ReadingModel
 from readgaze.models.data.batch import ReadingBatch
-from readgaze.models.data.features import FIXATION_FEATURES
 
 AHN_COLUMNS = ("duration_ms", "pupil", "x_px", "y_px")
 """The four fixation features of Ahn et al. (EyeBench ``CURRENT_FIX_DURATION, PUPIL, X, Y``)."""

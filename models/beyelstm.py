@@ -19,7 +19,7 @@ Inputs (set the datamodule's ``trial_feature_set: beyelstm_global``, as the pack
   tagger is run);
 - content-word sequence: ``fixation_word_is_content`` (2 content, 1 function, 0 off text), from ``is_content_word``,
   else an open-class universal tag, else word length > 3;
-- global block: :data:`readgaze.feature_sets.FEATURE_SETS` ``["beyelstm_global"]``, **692 features**: the
+- global block: :data:`readgaze.features.FEATURE_SETS` ``["beyelstm_global"]``, **692 features**: the
   stationary and transition gaze entropies (words as areas of interest), the numbers of fixations and words, and
   the means of readgaze's 16 word measures over the trial's words of each of 43 classes (content/function 2,
   reduced POS 5, entity type 19, universal POS 17). Missing against the published 708 (44 × 16 + 4): one word group
@@ -38,10 +38,9 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from readgaze.feature_sets import REDUCED_POS
+from readgaze.features import FIXATION_FEATURES, REDUCED_POS, TRIAL_FEATURE_NAMES
 from readgaze.models.base import ReadingModel
 from readgaze.models.data.batch import ReadingBatch
-from readgaze.models.data.features import FIXATION_FEATURES, TRIAL_FEATURE_NAMES
 
 GAZE_COLUMNS = ("duration_ms", "pupil", "x_px", "y_px")
 """The fixation-block inputs: EyeBench's ``CURRENT_FIX_DURATION, PUPIL, X, Y``."""

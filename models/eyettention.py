@@ -32,10 +32,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from readgaze.features import FIXATION_FEATURES, WORD_FEATURES
 from readgaze.kernels import cross_attention, segment_pool
 from readgaze.models.base import ReadingModel
 from readgaze.models.data.batch import ReadingBatch
-from readgaze.models.data.features import FIXATION_FEATURES, WORD_FEATURES
 from readgaze.models.plm_as import encode_words, packed
 from readgaze.models.text_encoder import load_encoder
 
@@ -88,9 +88,8 @@ class Eyettention(ReadingModel):
                  predictions_dir: str | None = None) -> None:
         super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
         self.save_hyperparameters()
-        self.encoder = load_encoder(text_encoder)
+        self.encoder = load_encoder(text_encoder, freeze=freeze_text_encoder)
         self.freeze_text_encoder = freeze_text_encoder
-        self.encoder.requires_grad_(not freeze_text_encoder)
         self.register_buffer("fixation_columns", torch.tensor([FIXATION_FEATURES.index(c) for c in FIXATION_COLUMNS]),
                              persistent=False)
         self.register_buffer("word_columns", torch.tensor([WORD_FEATURES.index(c) for c in WORD_COLUMNS]),

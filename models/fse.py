@@ -9,7 +9,7 @@ position, joined with four global numbers of the trial, then the BEyeLSTM head.
 
 Inputs (set the datamodule's ``trial_feature_set: fse_global``, as the packaged configs do):
 ``fixation_features`` columns ``duration_ms, pupil, x_px, y_px`` and ``trial_features`` =
-:data:`readgaze.feature_sets.FEATURE_SETS` ``["fse_global"]``: the stationary and transition gaze entropies (over
+:data:`readgaze.features.FEATURE_SETS` ``["fse_global"]``: the stationary and transition gaze entropies (over
 words as areas of interest), the number of fixations and the number of words (4 features, as published).
 
 A subclass of :class:`readgaze.models.beyelstm.BEyeLSTM` that reads only its ``gaze`` block; see that module for the
@@ -18,8 +18,8 @@ blocks.
 
 from __future__ import annotations
 
+from readgaze.features import TRIAL_FEATURE_NAMES
 from readgaze.models.beyelstm import BEyeLSTM
-from readgaze.models.data.features import TRIAL_FEATURE_NAMES
 
 
 class FSE(BEyeLSTM):

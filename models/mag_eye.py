@@ -16,9 +16,9 @@ The word's gaze vector is copied to each of its sub-tokens; ``[CLS]``, separator
 no shift. The head reads ``[CLS]``.
 
 Inputs: word level (``ReadingBatch.word_features``, the words' token spans) and the text tokens.
-Feature set: the word-level set, :data:`readgaze.models.data.features.WORD_FEATURES` (30 numbers; the published set has
+Feature set: the word-level set, :data:`readgaze.features.WORD_FEATURES` (30 numbers; the published set has
 33, see
-:data:`readgaze.models.data.features.PUBLISHED_FEATURES`).
+:data:`readgaze.features.PUBLISHED_FEATURES`).
 
 Departures: "no shift" is decided by whether a token belongs to a paragraph word, not by its gaze vector being all
 zeros (a robust-scaled real vector can be all zeros); the gate is applied through a forward pre-hook on the encoder
@@ -33,9 +33,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from readgaze.features import WORD_FEATURES
 from readgaze.models.base import ReadingModel
 from readgaze.models.data.batch import ReadingBatch
-from readgaze.models.data.features import WORD_FEATURES
 from readgaze.models.text_encoder import ClassificationHead, load_encoder
 
 
@@ -88,8 +88,7 @@ class MAGEye(ReadingModel):
                  class_weighted_loss: bool = True, predictions_dir: str | None = None) -> None:
         super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
         self.save_hyperparameters()
-        self.encoder = load_encoder(text_encoder)
-        self.encoder.requires_grad_(not freeze_text_encoder)
+        self.encoder = load_encoder(text_encoder, freeze=freeze_text_encoder)
         layers = self.encoder.encoder.layer
         if not 0 <= mag_injection_index < len(layers):
             raise ValueError(f"mag_injection_index {mag_injection_index}: the encoder has layers 0..{len(layers) - 1}")

@@ -64,9 +64,8 @@ class PLMAS(ReadingModel):
                  predictions_dir: str | None = None) -> None:
         super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
         self.save_hyperparameters()
-        self.encoder = load_encoder(text_encoder)
+        self.encoder = load_encoder(text_encoder, freeze=freeze_text_encoder)
         self.freeze_text_encoder = freeze_text_encoder
-        self.encoder.requires_grad_(not freeze_text_encoder)
         d = self.encoder.config.hidden_size
         self.off_text = nn.Parameter(torch.zeros(d))
         self.gru = nn.GRU(d, d, num_layers=gru_num_layers, batch_first=True,

@@ -32,9 +32,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from readgaze.features import FIXATION_FEATURES
 from readgaze.models.base import ReadingModel
 from readgaze.models.data.batch import ReadingBatch
-from readgaze.models.data.features import FIXATION_FEATURES
 from readgaze.models.plm_as import encode_words, packed, scanpath_rows
 from readgaze.models.text_encoder import load_encoder
 
@@ -44,7 +44,7 @@ FIXATION_COLUMNS = ("y_px", "next_saccade_duration_ms", "next_saccade_dx_px", "n
 WORD_COLUMNS = ("total_fixation_duration_ms", "first_fixation_duration_ms")
 GAZE_COLUMNS = (*FIXATION_COLUMNS, *WORD_COLUMNS,
                 *(f"{c}_missing" for c in FIXATION_COLUMNS + WORD_COLUMNS if f"{c}_missing" in FIXATION_FEATURES))
-"""The 18 gaze numbers of one step, by name in :data:`readgaze.models.data.features.FIXATION_FEATURES`."""
+"""The 18 gaze numbers of one step, by name in :data:`readgaze.features.FIXATION_FEATURES`."""
 
 
 class PLMASRM(ReadingModel):
@@ -77,9 +77,8 @@ class PLMASRM(ReadingModel):
                  predictions_dir: str | None = None) -> None:
         super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
         self.save_hyperparameters()
-        self.encoder = load_encoder(text_encoder)
+        self.encoder = load_encoder(text_encoder, freeze=freeze_text_encoder)
         self.freeze_text_encoder = freeze_text_encoder
-        self.encoder.requires_grad_(not freeze_text_encoder)
         self.register_buffer("gaze_columns", torch.tensor([FIXATION_FEATURES.index(c) for c in GAZE_COLUMNS]),
                              persistent=False)
         d = self.encoder.config.hidden_size

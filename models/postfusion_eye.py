@@ -27,8 +27,8 @@ Departures and fixes:
 - Optimiser: AdamW with betas (0.9, 0.98), eps 1e-6, as EyeBench's RoBERTa models (taken to hold for its
   RoBERTa-based PostFusion too).
 
-Feature set: the fixation-level set, :data:`readgaze.models.data.features.FIXATION_FEATURES` (54 numbers; see
-:mod:`readgaze.models.roberteye_f` and :data:`readgaze.models.data.features.PUBLISHED_FEATURES` for what each stands
+Feature set: the fixation-level set, :data:`readgaze.features.FIXATION_FEATURES` (54 numbers; see
+:mod:`readgaze.models.roberteye_f` and :data:`readgaze.features.PUBLISHED_FEATURES` for what each stands
 for).
 """
 
@@ -37,10 +37,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from readgaze.features import FIXATION_FEATURES
 from readgaze.kernels import cross_attention
 from readgaze.models.base import ReadingModel
 from readgaze.models.data.batch import ReadingBatch
-from readgaze.models.data.features import FIXATION_FEATURES
 from readgaze.models.text_encoder import load_encoder
 
 
@@ -82,8 +82,7 @@ class PostFusionEye(ReadingModel):
         super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
         self.save_hyperparameters()
         self.window, self.cross_attention_dropout = window, cross_attention_dropout
-        self.encoder = load_encoder(text_encoder)
-        self.encoder.requires_grad_(not freeze_text_encoder)
+        self.encoder = load_encoder(text_encoder, freeze=freeze_text_encoder)
         d = self.encoder.config.hidden_size
         self.fixation_cnn = FixationCNN(n_fixation_features, d, eye_projection_dropout)
         self.fixation_to_text = BandedAttention(query_dim=d // 2, key_dim=d, out_dim=d // 2)

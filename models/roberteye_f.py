@@ -37,11 +37,11 @@ Departures from the paper:
 - Optimiser as EyeBench's RoBERTa models: AdamW, betas (0.9, 0.98), eps 1e-6, weight decay except on biases and
   norms, linear warm-up and decay (:class:`readgaze.models.base.ReadingModel`).
 
-Feature set: the fixation-level set, :data:`readgaze.models.data.features.FIXATION_FEATURES` (54 numbers: 15 fixation
+Feature set: the fixation-level set, :data:`readgaze.features.FIXATION_FEATURES` (54 numbers: 15 fixation
 features,
 9 missing flags, then the fixated word's 23 word features and 7 missing flags; the published vector has 16 + 33 =
 49). Which published feature each stands for, and which readgaze lacks:
-:data:`readgaze.models.data.features.PUBLISHED_FEATURES`.
+:data:`readgaze.features.PUBLISHED_FEATURES`.
 """
 
 from __future__ import annotations
@@ -49,9 +49,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from readgaze.features import FIXATION_FEATURES
 from readgaze.models.base import ReadingModel
 from readgaze.models.data.batch import ReadingBatch
-from readgaze.models.data.features import FIXATION_FEATURES
 from readgaze.models.text_encoder import (
     ClassificationHead,
     ensure_token_types,

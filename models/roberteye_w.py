@@ -12,11 +12,11 @@ embedding of the word's sub-tokens. Self-attention then runs over ``[text tokens
 the head reads ``[CLS]``. The reading order is lost; what remains is how long and how often each word was read.
 
 Inputs: word level (``ReadingBatch.word_features``, ``word_token_start``/``word_token_end``) and the text tokens.
-Feature set: the word-level set, :data:`readgaze.models.data.features.WORD_FEATURES` (30 numbers: 15 reading measures,
+Feature set: the word-level set, :data:`readgaze.features.WORD_FEATURES` (30 numbers: 15 reading measures,
 8 lexical
 and layout features, 7 missing flags; the published set has 24 eye + 10 word features, 33 numeric). Which published
 feature each stands for, and the 12 readgaze lacks (last-run measures, dependency counts, ...):
-:data:`readgaze.models.data.features.PUBLISHED_FEATURES`.
+:data:`readgaze.features.PUBLISHED_FEATURES`.
 
 Sequence, ``<eye>`` separator (initialised from ``</s>``), text and truncation as RoBERTEye-F.
 
@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import torch
 
+from readgaze.features import WORD_FEATURES
 from readgaze.models.data.batch import ReadingBatch
-from readgaze.models.data.features import WORD_FEATURES
 from readgaze.models.roberteye_f import RoBERTEyeF
 
 

@@ -40,9 +40,9 @@ import torch
 from torch import nn
 
 from readgaze.errors import ConfigError
+from readgaze.features import FIXATION_FEATURES
 from readgaze.models.base import ReadingModel
 from readgaze.models.data.batch import OFF_TEXT, ReadingBatch
-from readgaze.models.data.features import FIXATION_FEATURES
 
 _X, _Y, _DURATION = (FIXATION_FEATURES.index(n) for n in ("x_px", "y_px", "duration_ms"))
 SACCADE_COLOUR = {"forward": (1.0, 0.0), "within": (0.5, 0.0), "regression": (0.0, 1.0), "off_text": (0.0, 0.5)}

@@ -91,8 +91,15 @@ def _local(load, path: str, **kwargs):
         raise _not_local(path) from error
 
 
-def load_encoder(text_encoder: str) -> PreTrainedModel:
-    """A fresh encoder module for ``text_encoder`` (randomly initialised for ``"tiny"``, pretrained otherwise)."""
+def load_encoder(text_encoder: str, *, freeze: bool = False) -> PreTrainedModel:
+    """A fresh encoder module for ``text_encoder`` (randomly initialised for ``"tiny"``, pretrained otherwise);
+    ``freeze``: its parameters get no gradient (a model's ``freeze_text_encoder``, in one place)."""
+    encoder = _load_encoder(text_encoder)
+    encoder.requires_grad_(not freeze)
+    return encoder
+
+
+def _load_encoder(text_encoder: str) -> PreTrainedModel:
     if text_encoder == TINY:
         config = BertConfig(vocab_size=len(load_tokenizer(TINY)), hidden_size=32, num_hidden_layers=2,
                             num_attention_heads=2, intermediate_size=64, max_position_embeddings=512)

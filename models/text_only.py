@@ -50,8 +50,7 @@ class TextOnly(ReadingModel):
                  predictions_dir: str | None = None) -> None:
         super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
         self.save_hyperparameters()
-        self.encoder = load_encoder(text_encoder)
-        self.encoder.requires_grad_(not freeze_text_encoder)
+        self.encoder = load_encoder(text_encoder, freeze=freeze_text_encoder)
         self.head = ClassificationHead(self.encoder.config.hidden_size, num_classes, head_dropout)
 
     def forward(self, batch: ReadingBatch) -> torch.Tensor:

@@ -26,6 +26,7 @@ _LAZY = {
     "evaluate": "readgaze.metrics",
     "simulate_corpus": "readgaze.simulate",
     "load_model": "readgaze.models.training.bundle",  # torch, imported only when called
+    "Dataset": "readgaze.dataset",  # a dataset folder: its tables (lazy), manifest and fingerprint
     "prepare": "readgaze.data_prep.api",  # lab data -> a dataset folder (what `readgaze prep` runs)
 }
 

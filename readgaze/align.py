@@ -317,3 +317,31 @@ def align_words(fixations, words, trials, *, line_assigner: str = "nearest",
     out = out.select(*keep, pl.col("line_index").cast(pl.Int32), pl.col("word_index").cast(pl.Int32),
                      pl.col("ia_index").cast(pl.Int32))
     return out.lazy(), qc
+
+
+def words_on_lines(fixations: pl.DataFrame, words: pl.DataFrame, trials: pl.DataFrame) -> pl.DataFrame:
+    """Redo ``word_index`` / ``ia_index`` of fixations whose ``line_index`` is already set (e.g. by hand).
+
+    Parameters
+    ----------
+    fixations : polars.DataFrame
+        ``trial_id``, ``x_px`` (px) and ``line_index`` (0-based; null: no line); other columns are kept.
+    words, trials : polars.DataFrame
+        As :func:`align_words` takes them.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``fixations`` (same rows, same order) with ``word_index`` and ``ia_index`` (Int32) the box holding ``x`` on
+        the fixation's line, by :func:`align_words`' rules; null when none does.
+    """
+    words = words.with_columns(pl.col("ia_index", "word_index", "line_index").cast(pl.Int32),
+                               pl.col("left_px", "right_px", "top_px", "bottom_px").cast(pl.Float64))
+    text_of = trials.select("trial_id", "text_id").drop_nulls("trial_id").unique("trial_id", keep="first",
+                                                                                maintain_order=True)
+    texts = words["text_id"].unique().sort()
+    trial = _codes(fixations["trial_id"], text_of["trial_id"])
+    code = np.r_[_codes(text_of["text_id"], texts), -1][trial]
+    base = fixations.with_columns(pl.col("x_px").cast(pl.Float64))
+    out, _ = _word_on_line(base, words, code)
+    return fixations.with_columns(out["word_index"].cast(pl.Int32), out["ia_index"].cast(pl.Int32))

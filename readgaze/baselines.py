@@ -1,7 +1,7 @@
 """Classical baselines over trial-level features: scikit-learn pipelines fit per fold, selected on validation.
 
-Each baseline is a named :class:`Baseline` in :data:`BASELINES`: a feature list (from
-:mod:`readgaze.feature_sets` or :mod:`readgaze.trial_features`), a scikit-learn estimator behind a
+Each baseline is a named :class:`Baseline` in :data:`BASELINES`: a feature list (a set of
+:data:`readgaze.features.FEATURE_SETS`), a scikit-learn estimator behind a
 ``StandardScaler`` and a hyperparameter grid. Per fold, every grid point is fit on the ``train`` trials
 only and scored on the ``val`` trials (AUROC; balanced accuracy when the validation split holds one
 class, or for more than two classes); the best point (first on ties) predicts the requested split.
@@ -11,7 +11,7 @@ is replaced by the training median (counted); a feature missing in every trainin
 
 * ``majority``: the training class frequencies for every trial (AUROC 0.5 by construction).
 * ``reading_speed``: logistic regression on readgaze's ``reading_speed_wpm`` (words per minute over the
-  fixation span; :mod:`readgaze.trial_features`). Output model name ``reading_speed_logistic_regression``.
+  fixation span; :mod:`readgaze.features`). Output model name ``reading_speed_logistic_regression``.
 * ``words_per_paragraph_time``: logistic regression on ``paragraph_words_per_minute`` (words / paragraph
   reading time, EyeBench's "Reading Speed" baseline).
 * ``mean_total_fixation_duration``: logistic regression on the mean total fixation duration per word
@@ -23,8 +23,9 @@ is replaced by the training median (counted); a feature missing in every trainin
   decision boundary; not a calibrated probability). Grid C × kernel × gamma × class weight.
 * ``random_forest``: random forest on Makowski et al.'s summary statistics (119 features); grid over
   depth and max features at 200 trees (the published forest: 1000 trees, depth 6).
-* ``knn``: k nearest neighbours on readgaze's 8 trial features; grid k × weighting.
-* ``gradient_boosting``: ``HistGradientBoostingClassifier`` (100 iterations) on readgaze's 8 trial
+* ``knn``: k nearest neighbours on readgaze's 10 trial features (``FEATURE_SETS["readgaze"]``, the neural
+  models' trial vector); grid k × weighting.
+* ``gradient_boosting``: ``HistGradientBoostingClassifier`` (100 iterations) on the same 10 trial
   features; grid learning rate × depth × minimum leaf size.
 
 The returned frame is what :func:`readgaze.metrics.evaluate` reads. References: Mézière et al. (2023),
@@ -45,11 +46,16 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from readgaze.dataset import Dataset
 from readgaze.errors import ConfigError, DataError, SchemaError
-from readgaze.feature_sets import FEATURE_SETS, compute_feature_sets
+from readgaze.features import FEATURE_SETS, compute_feature_sets
+from readgaze.predictions import make_predictions
 from readgaze.qc import QCLog
+from readgaze.tasks import TASKS as REGISTRY
+from readgaze.tasks import get_task
 
-TASKS = ("reading_goal", "comprehension", "goal_question")
+TASKS = tuple(name for name, task in REGISTRY.items() if task.kind == "classification")
+"""The tasks a baseline fits: every classification task of :data:`readgaze.tasks.TASKS`."""
 
 
 @dataclass(frozen=True)
@@ -108,29 +114,24 @@ CLASSICAL = ("words_per_paragraph_time", "mean_total_fixation_duration", "mezier
 
 
 def task_labels(trials: pl.DataFrame, task: str) -> pl.Expr:
-    """The Int64 label of a task: ``reading_goal`` 1 = information seeking; ``comprehension`` 1 = correct;
-    ``goal_question`` needs a ``label`` column (class index) from the caller. An existing ``label`` wins."""
+    """The Int64 label of a task, from the registry (:meth:`readgaze.tasks.Task.label_expr`: ``reading_goal``
+    1 = information seeking; ``comprehension`` 1 = correct; ...); ``goal_question`` needs a ``label`` column (class
+    index) from the caller. An existing ``label`` wins."""
     if "label" in trials.columns:
         return pl.col("label").cast(pl.Int64)
-    if task == "reading_goal":
-        return (pl.when(pl.col("reading_goal").is_in(["ordinary", "information_seeking"]))
-                .then((pl.col("reading_goal") == "information_seeking").cast(pl.Int64)))
-    if task == "comprehension":
-        return pl.col("is_correct").cast(pl.Int64)
-    raise ConfigError(f"task {task!r} needs a 'label' column of class indices in trials; "
-                      f"readgaze derives labels only for reading_goal and comprehension")
+    return get_task(task).label_expr()
 
 
-def with_baseline_features(trials: pl.DataFrame, dataset: str | Path) -> pl.DataFrame:
-    """``trials`` plus every :data:`readgaze.feature_sets.FEATURE_SETS` column computed from a dataset folder.
+def with_baseline_features(trials: pl.DataFrame, dataset: str | Path | Dataset) -> pl.DataFrame:
+    """``trials`` plus every :data:`readgaze.features.FEATURE_SETS` column computed from a dataset folder.
 
-    Reads ``fixations``, ``words``, ``word_measures`` and ``trials`` ``.parquet`` of ``dataset`` (a folder written
-    by ``readgaze prep``); recomputed columns replace same-named columns of ``trials``.
+    Reads the ``fixations``, ``words``, ``word_measures`` and ``trials`` tables of ``dataset`` (a folder written
+    by ``readgaze prep``, or a :class:`readgaze.Dataset`), each validated against :mod:`readgaze.schema`;
+    recomputed columns replace same-named columns of ``trials``.
     """
-    folder = Path(dataset)
-    tables = {n: pl.scan_parquet(folder / f"{n}.parquet") for n in ("fixations", "words", "word_measures", "trials")}
-    features = compute_feature_sets(tables["fixations"], tables["words"], tables["word_measures"],
-                                    tables["trials"].join(trials.lazy().select("trial_id"), on="trial_id", how="semi"))
+    ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
+    features = compute_feature_sets(ds.fixations, ds.words, ds.word_measures,
+                                    ds.trials.join(trials.lazy().select("trial_id"), on="trial_id", how="semi"))
     return trials.drop([c for c in features.columns if c != "trial_id" and c in trials.columns]).join(
         features, on="trial_id", how="left", maintain_order="left")
 
@@ -186,8 +187,9 @@ def run_baseline(trials: pl.DataFrame | pl.LazyFrame, assignment: pl.DataFrame, 
     DataError
         A fold's training split is empty or single-class, or a feature has no training value.
     """
-    if task not in TASKS or kind not in BASELINES:
-        raise ConfigError(f"got task {task!r}, kind {kind!r}; expected task in {TASKS}, kind in {KINDS}")
+    tasks = tuple(name for name, t in REGISTRY.items() if t.kind == "classification")  # registered so far
+    if task not in tasks or kind not in BASELINES:
+        raise ConfigError(f"got task {task!r}, kind {kind!r}; expected task in {tasks}, kind in {KINDS}")
     spec = BASELINES[kind]
     if features is not None and tuple(features) != spec.features:
         from sklearn.linear_model import LogisticRegression
@@ -236,11 +238,9 @@ def _one_fold(data: pl.DataFrame, spec: Baseline, splits: tuple[str, ...], qc: Q
         model, chosen = _select(spec, x_train, y, x_val, val["label"].to_numpy(), fold, qc)
         prob = np.zeros((target.height, classes.size))
         prob[:, model.classes_] = _scores(model, x_target)
-    column = pl.Series("prediction_prob", prob[:, 1] if classes.size == 2 else prob.tolist())
-    return target.select("trial_id", "participant_id", "item_id", pl.col("fold_index").cast(pl.Int32), "split",
-                         "regime", "label").with_columns(column, pl.lit(spec.model).alias("model"),
-                                                         pl.lit(json.dumps(chosen,
-                                                                           default=str)).alias("hyperparameters"))
+    keys = target.select("trial_id", "participant_id", "item_id", "fold_index", "split", "regime", "label")
+    return make_predictions(keys, prob, model=spec.model).with_columns(
+        pl.lit(json.dumps(chosen, default=str)).alias("hyperparameters"))
 
 
 def _estimator(spec: Baseline, params: dict):

@@ -20,6 +20,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "prep": ("readgaze.data_prep.cli", "build a model-ready dataset folder from lab data"),
     "assign-lines": ("readgaze.lines.cli", "assign fixations to text lines in a dataset folder"),
     "eval-lines": ("readgaze.lines.evaluate", "score line-assignment methods against gold labels"),
+    "review": ("readgaze.review.cli", "a local web page to inspect trials, correct line assignment by hand and "
+               "exclude trials (corrections.parquet, re-applied by prep)"),
     "fit": ("readgaze.models.training.cli", "train a model (LightningCLI)"),
     "validate": ("readgaze.models.training.cli", "validate a model (LightningCLI)"),
     "test": ("readgaze.models.training.cli", "test a model (LightningCLI)"),
@@ -30,7 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "configs": ("readgaze.models.training.configs", "list the packaged task x model configs (use as -c TASK/MODEL)"),
     "ensemble": ("readgaze.models.training.ensemble", "out-of-sample ensembles (majority vote, logistic) of cv runs"),
     "demo": ("readgaze.models.demo", "simulate, prepare, train and evaluate offline in one command"),
-    "models": ("readgaze.models.training.registry", "list every model and baseline: tasks, paper, config"),
+    "models": ("readgaze.models.training.registry", "list every model, baseline and ensemble: tasks, paper, config"),
 }
 
 

@@ -17,11 +17,13 @@ from pathlib import Path
 
 import polars as pl
 
+from readgaze.dataset import MANIFEST, table_file
 from readgaze.errors import ReadgazeError
 from readgaze.io.csv import detect_separator, scan_csv
 from readgaze.io.dataviewer import detect_ia_id_base, read_fixation_report, read_ia_report
 from readgaze.io.samples import MISSING_GAZE
 from readgaze.schema import TABLES
+from readgaze.tasks import TASKS
 
 _IA_CANONICAL = ("trial_id", "text_id", "ia_index", "word", "left_px", "right_px", "top_px", "bottom_px")
 
@@ -32,7 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", choices=("dataviewer", "onestop", "sbsat"), default=None,
                         help="report source (default: detected from the columns)")
     parser.add_argument("--encoding", default="utf-8",
-                        help=".asc text encoding (default utf-8; e.g. cp1252); undecodable bytes are counted")
+                        help="text encoding of .asc files and reports (default utf-8; e.g. cp1252)")
+    parser.add_argument("--separator", default=None,
+                        help="field separator of the reports (default: detected; 'tab', ';', ',')")
+    parser.add_argument("--decimal-comma", action="store_true", help="report numbers written 390,6")
     parser.add_argument("--screen-px", default=None, metavar="WIDTHxHEIGHT",
                         help=".asc screen size for off-screen flags, e.g. 1280x1024 (default: DISPLAY_COORDS, "
                         "else GAZE_COORDS)")
@@ -43,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     text, ok = inspect_paths(args.paths, source=args.source, encoding=args.encoding,
                              screen_px=_screen_px(args.screen_px),
-                             trial_message=args.trial_message)
+                             trial_message=args.trial_message, separator=args.separator,
+                             decimal_comma=args.decimal_comma)
     print(text)
     return 0 if ok else 2
 
@@ -60,18 +66,26 @@ def _screen_px(text: str | None) -> tuple[float, float] | None:
 
 def inspect_paths(paths: list[str | Path], *, source: str | None = None, encoding: str = "utf-8",
                   screen_px: tuple[float, float] | None = None,
-                  trial_message: str | None = None) -> tuple[str, bool]:
+                  trial_message: str | None = None, separator: str | None = None,
+                  decimal_comma: bool = False) -> tuple[str, bool]:
     """Return the printed summary of every path and whether all could be read.
 
     ``encoding``, ``screen_px`` and ``trial_message`` apply to ``.asc`` files
-    (:func:`readgaze.io.asc.read_asc`). An unreadable path gives one line, ``PATH: error: <file, row:
+    (:func:`readgaze.io.asc.read_asc`); ``encoding``, ``separator`` and ``decimal_comma`` to reports. A fixation
+    report with character interest areas and no coordinates (CopCo's) is read by
+    :func:`readgaze.io.charreport.read_char_report`. An unreadable path gives one line, ``PATH: error: <file, row:
     message>``.
     """
     asc_options = {"encoding": encoding, "screen_px": screen_px, "trial_message": trial_message}
+    named = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "space": " "}  # as readgaze prep takes it
+    separator = named.get(separator.lower(), separator) if separator else None
+    if separator is not None and len(separator) != 1:
+        raise ReadgazeError(f"--separator {separator!r}: expected one character, or tab / comma / semicolon")
+    dialect = {"separator": separator, "decimal_comma": decimal_comma, "encoding": encoding}
     kinds = {}
     for p in map(Path, paths):
         try:
-            kinds[p] = _kind(p)
+            kinds[p] = _kind(p, **dialect)
         except ReadgazeError as e:
             kinds[p] = ("error", str(e))
     ia_partner = next((p for p, k in kinds.items() if k[0] == "ia"), None)
@@ -80,7 +94,8 @@ def inspect_paths(paths: list[str | Path], *, source: str | None = None, encodin
         try:
             if kind == "error":
                 raise ReadgazeError(detail)
-            extra = asc_options if kind == "asc" else {}
+            extra = (asc_options if kind == "asc" else dialect if kind in ("fixations", "ia")
+                     else {"encoding": encoding} if kind == "char_fixations" else {})
             blocks.append(_FORMATTERS[kind](p, source or detail, ia_partner, **extra))
         except ReadgazeError as e:
             blocks.append(f"{p}: error: {e}")
@@ -88,16 +103,25 @@ def inspect_paths(paths: list[str | Path], *, source: str | None = None, encodin
     return "\n\n".join(blocks), ok
 
 
-def _kind(path: Path) -> tuple[str, str | None]:
+def _kind(path: Path, separator: str | None = None, encoding: str = "utf-8", decimal_comma: bool = False
+          ) -> tuple[str, str | None]:
     if path.is_dir():
-        if (path / "manifest.json").is_file():
+        if (path / MANIFEST).is_file():
             return "dataset", None
-        raise ReadgazeError(f"{path}: a folder without manifest.json is not a readgaze dataset")
+        raise ReadgazeError(f"{path}: a folder without {MANIFEST} is not a readgaze dataset")
     if path.suffix.lower() == ".asc":
         return "asc", None
-    cols = set(scan_csv(path).collect_schema().names())
+    try:
+        cols = set(scan_csv(path, separator=separator, encoding=encoding, decimal_comma=decimal_comma)
+                   .collect_schema().names())
+    except ReadgazeError:  # a damaged body (e.g. a three-quote label): the header still tells the kind
+        cols = _header_names(path)
+        if "CURRENT_FIX_X" in cols or "CURRENT_FIX_INTEREST_AREA_ID" not in cols:
+            raise
     source = ("onestop" if {"article_batch", "question_preview"} <= cols
               else "sbsat" if "page_name" in cols else "dataviewer")
+    if "CURRENT_FIX_X" not in cols and {"CURRENT_FIX_DURATION", "CURRENT_FIX_INTEREST_AREA_ID"} <= cols:
+        return "char_fixations", source
     if {"CURRENT_FIX_X", "CURRENT_FIX_DURATION"} & cols:
         return "fixations", source
     if {"IA_ID", "IA_LABEL"} <= cols:
@@ -105,6 +129,14 @@ def _kind(path: Path) -> tuple[str, str | None]:
     if {"INDEX", "FIXATION_COUNT"} <= cols:
         return "trial_report", source
     return "table", source
+
+
+def _header_names(path: Path) -> set[str]:
+    """The column names of a report's first line (TAB, ';' or ','-separated; BOM and quotes removed)."""
+    with open(path, "rb") as f:
+        line = f.readline().decode("utf-8-sig", errors="replace").rstrip("\r\n")
+    sep = next((c for c in "\t;," if c in line), "\t")
+    return {name.strip().strip('"') for name in line.split(sep)}
 
 
 def _fmt(n) -> str:
@@ -123,8 +155,15 @@ def _duplicates(lf: pl.LazyFrame, key: list[str]) -> int:
     return lf.group_by(key).agg(pl.len()).select((pl.col("len") - 1).sum()).collect().item() or 0
 
 
-def _fixations(path: Path, source: str, ia_partner: Path | None) -> str:
-    fix0 = read_fixation_report(path, source=source, ia_id_base=0, check_keys=False)
+def _char_fixations(path: Path, _source, _partner, encoding: str = "utf-8") -> str:
+    """A fixation report without coordinates whose interest areas are characters."""
+    from readgaze.io.charreport import describe_char_report
+
+    return "\n".join(describe_char_report(path, encoding=encoding))
+
+
+def _fixations(path: Path, source: str, ia_partner: Path | None, **dialect) -> str:
+    fix0 = read_fixation_report(path, source=source, ia_id_base=0, check_keys=False, **dialect)
     low = fix0.select(pl.col("ia_index").min()).collect().item()
     if source != "dataviewer":
         base, how = 1, f"the {source} convention; give the IA report too to check it"
@@ -180,8 +219,8 @@ def _pairing(fix: pl.LazyFrame, ia: pl.LazyFrame, ia_name: str) -> list[str]:
     return lines
 
 
-def _ia(path: Path, source: str, _partner) -> str:
-    ia0 = read_ia_report(path, source=source, ia_id_base=0, check_keys=False)
+def _ia(path: Path, source: str, _partner, **dialect) -> str:
+    ia0 = read_ia_report(path, source=source, ia_id_base=0, check_keys=False, **dialect)
     base = 0 if ia0.select(pl.col("ia_index").min()).collect().item() == 0 else 1
     c = ia0.select(pl.col("participant_id").n_unique().alias("p") if "participant_id" in
                    ia0.collect_schema().names() else pl.lit(None).alias("p"),
@@ -248,9 +287,9 @@ def _dataset(path: Path, _source, _partner) -> str:
         scan = pl.scan_parquet(f) if f.suffix == ".parquet" else pl.scan_csv(f, infer_schema=False)
         name = f.stem if f.suffix == ".parquet" else f.name
         lines.append(f"  {name}: {_fmt(scan.select(pl.len()).collect().item())} rows")
-    lines += _manifest_lines(json.loads((path / "manifest.json").read_text()))
-    trials = path / "trials.parquet"
-    trials = trials if trials.is_file() else path / "trials.csv"
+    lines += _manifest_lines(json.loads((path / MANIFEST).read_text()))
+    trials = path / table_file("trials")
+    trials = trials if trials.is_file() else path / table_file("trials", "csv")
     if trials.is_file():
         frame = pl.read_parquet(trials) if trials.suffix == ".parquet" else pl.read_csv(trials)
         from readgaze.lines.agreement import describe as describe_agreement
@@ -274,7 +313,11 @@ def _manifest_lines(manifest: dict) -> list[str]:
             text = {k: json.dumps(v) if isinstance(v, dict) else v for k, v in config.items()}
             lines.append("  settings: " + ", ".join(f"{k} {text[k]}" for k in shown if config.get(k)))
     for role, files in sorted(manifest.get("sources", {}).items()):
-        for f in files if isinstance(files, list) else [files]:
+        files = files if isinstance(files, list) else [files]
+        if len(files) > 6:  # e.g. one .ias file per screen: the first three and how many
+            lines.append(f"  source {role}: {len(files):,} files, e.g.:")
+            files = files[:3]
+        for f in files:
             if isinstance(f, dict):
                 lines.append(f"  source {role}: {f.get('path', f.get('name'))} ({_fmt(f.get('bytes', '?'))} bytes, "
                              f"sha256 {str(f.get('sha256', '?'))[:12]}...)")
@@ -298,25 +341,26 @@ N_FOLDS = 10
 
 
 def _task_labels(trials: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """Per task, its trials with a ``label`` column (as the models define it), or the reason it has none."""
+    """Per task of the registry (:data:`readgaze.tasks.TASKS`), its trials with a ``label`` column (the class name,
+    or the value of a regression task), or the reason it has none. goal_question's label (the question's role) needs
+    the paragraph's questions: its trials are shown by their question id."""
     out: dict = {}
-    cols = trials.columns
-    if "reading_goal" in cols:
-        out["reading_goal"] = trials.filter(pl.col("reading_goal").is_in(["ordinary", "information_seeking"])) \
-            .with_columns(pl.col("reading_goal").alias("label"))
-    else:
-        out["reading_goal"] = "no reading_goal column"
-    if "is_correct" in cols and "question" in cols:
-        out["comprehension"] = trials.filter(pl.col("is_correct").is_not_null()).with_columns(
-            pl.col("is_correct").cast(pl.String).alias("label"))
-    else:
-        out["comprehension"] = f"no {'is_correct' if 'is_correct' not in cols else 'question'} column"
-    if {"reading_goal", "onestopqa_question_id"} <= set(cols):
-        out["goal_question"] = trials.filter((pl.col("reading_goal") == "information_seeking")
-                                             & pl.col("onestopqa_question_id").is_not_null()).with_columns(
-            pl.col("onestopqa_question_id").cast(pl.String).alias("label"))
-    else:
-        out["goal_question"] = "no onestopqa_question_id column"
+    for name, task in TASKS.items():
+        missing = task.missing(trials.columns)
+        if task.label is None:  # goal_question
+            missing = [c for c in ("reading_goal", "onestopqa_question_id") if c not in trials.columns]
+        if missing and task.level == "reader":  # a reader's trait (CopCo): listed when the data has it
+            continue
+        if missing:
+            out[name] = f"no {missing[0]} column"
+        elif task.label is None:
+            out[name] = trials.filter((pl.col("reading_goal") == "information_seeking")
+                                      & pl.col("onestopqa_question_id").is_not_null()).with_columns(
+                pl.col("onestopqa_question_id").cast(pl.String).alias("label"))
+        else:
+            labelled = task.labelled(trials).filter(pl.col("label").is_not_null())
+            out[name] = labelled if task.kind == "regression" else labelled.with_columns(
+                pl.col("label").replace_strict(dict(enumerate(task.classes)), return_dtype=pl.String))
     return out
 
 
@@ -334,7 +378,12 @@ def describe_tasks(trials: pl.DataFrame) -> list[str]:
             lines.append(f"  task {task}: not available ({why}; attach labels with readgaze prep ... "
                          "--trials LABELS.csv)")
             continue
-        counts = labelled.group_by("label").len().sort("label")
+        if TASKS[task].kind == "regression":  # one line of values instead of label counts
+            values = labelled["label"]
+            counts = pl.DataFrame({"label": [f"{values.min():.4g}-{values.max():.4g} ({values.n_unique():,} "
+                                             f"distinct values)"], "len": [labelled.height]})
+        else:
+            counts = labelled.group_by("label").len().sort("label")
         participants = labelled["participant_id"].n_unique() if "participant_id" in labelled.columns else 0
         items = labelled["item_id"].n_unique() if "item_id" in labelled.columns else 0
         smallest = min(participants, items)
@@ -345,7 +394,7 @@ def describe_tasks(trials: pl.DataFrame) -> list[str]:
         lines += [f"  task {task}: {labelled.height:,} labelled trials; labels "
                   + ", ".join(f"{r['label']} {r['len']:,}" for r in counts.iter_rows(named=True)),
                   f"    participants {participants:,}, items {items:,}; folds: {folds}"]
-        if counts.height < 2:
+        if counts.height < 2 and TASKS[task].kind != "regression":
             lines.append(f"    warning: one class only ({counts['label'][0]}): a model of this task measures "
                          "nothing")
             continue
@@ -359,5 +408,5 @@ def describe_tasks(trials: pl.DataFrame) -> list[str]:
     return lines
 
 
-_FORMATTERS = {"fixations": _fixations, "ia": _ia, "trial_report": _trial_report, "table": _table,
-               "asc": _asc, "dataset": _dataset}
+_FORMATTERS = {"fixations": _fixations, "char_fixations": _char_fixations, "ia": _ia, "trial_report": _trial_report,
+               "table": _table, "asc": _asc, "dataset": _dataset}

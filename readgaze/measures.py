@@ -168,8 +168,12 @@ def use_compiled(n_fixations: int) -> bool:
     return n_fixations >= COMPILED_FROM or ("numba" in sys.modules and n_fixations >= COMPILED_LOADED_FROM)
 
 
-OFF_TEXT = ("skip", "leave")
+OFF_TEXT = ("skip", "leave", "dataviewer")
 """Conventions for off-text fixations (null ``word_index``), see :func:`compute_word_measures`."""
+
+
+_RUN_CELLS = ("gaze", "run_count", "single")
+"""The per-cell aggregates that depend on where runs end: ``off_text="dataviewer"`` takes them from ``"leave"``."""
 
 
 def _rtl_texts(words: pl.DataFrame, texts: pl.Series, direction: str | None) -> np.ndarray:
@@ -198,13 +202,18 @@ def compute_word_measures(fixations, words, trials, *, off_text: str = "skip",
     trials : polars.LazyFrame or DataFrame
         ``trial_id``, ``text_id``; optional ``critical_span_start_index`` /
         ``critical_span_end_index`` (List(Int32), end exclusive) for ``in_critical_span``.
-    off_text : {"skip", "leave"}
+    off_text : {"skip", "dataviewer", "leave"}
         What an off-text fixation (outside every word box, null ``word_index``) does.
 
         * ``"skip"`` (default, Data Viewer): it is removed from the scanpath, so it adds nothing, ends
           no run and no regression path. Evidence: on the OneStop sample (24 trials, 1,780 fixated
           words) this reproduces Data Viewer's ``IA_REGRESSION_PATH_DURATION`` on every word; counting
           the one off-text fixation's duration instead changes 2 words (99.89 %).
+        * ``"dataviewer"``: as ``"skip"``, except that it ends a run, so it ends first-pass gaze duration
+          and starts a new run on return (``gaze_duration_ms``, ``single_fixation_duration_ms``,
+          ``run_count``, ``rereading_duration_ms``). Evidence: Data Viewer's own run ids in CopCo's reports
+          (``CURRENT_FIX_INTEREST_AREA_RUN_ID``) start a new run after every off-IA fixation
+          (``experiments/copco_measures.py``). Costs a second pass over the scanpath.
         * ``"leave"`` (eyekit's reading of it): it stays in the sequence as a fixation on no word. It
           ends the current run (a later fixation on the same word starts a new run), it is neither a
           word to the right nor to the left (no regression in or out), and its duration counts in any
@@ -253,7 +262,7 @@ def compute_word_measures(fixations, words, trials, *, off_text: str = "skip",
     if missing:
         raise SchemaError(f"fixations table: missing column(s) {', '.join(missing)} (run align_words first)")
     if off_text not in OFF_TEXT:
-        raise ConfigError(f"off_text: got {off_text!r}, expected 'skip' (Data Viewer) or 'leave' (eyekit)")
+        raise ConfigError(f"off_text: got {off_text!r}, expected 'skip', 'dataviewer' or 'leave' (eyekit)")
     span_cols = [c for c in ("critical_span_start_index", "critical_span_end_index")
                  if c in trials.collect_schema().names()]
     tr = (trials.select("trial_id", "text_id", *span_cols).collect()  # eager unique: 30x a lazy one's speed here
@@ -264,20 +273,29 @@ def compute_word_measures(fixations, words, trials, *, off_text: str = "skip",
     texts = words["text_id"].unique().sort()
     tr_text = trial_codes(tr["text_id"], texts)  # text code of each trial (same helper, other table)
     needed = [c for c in ("trial_id", "fixation_index", "duration_ms", "word_index", "x_px", "ia_index") if c in have]
-    fx = fixations.select(needed)  # "leave": an off-text fixation is word -1 (never right, never placed)
-    fx = (fx.filter(pl.col("word_index").is_not_null()) if off_text == "skip"
-          else fx.with_columns(pl.col("word_index").fill_null(-1))).collect()
-    fx = ordered(fx.with_columns(pl.Series("_trial", trial_codes(fx["trial_id"], tr["trial_id"])),
-                                 pl.col("word_index").cast(pl.Int32), pl.col("duration_ms").cast(pl.Float64))
-                 .drop("trial_id"), "_trial", "fixation_index")
-    trial = fx["_trial"].to_numpy()
-    word = fx["word_index"].to_numpy().astype(np.int64)
-    duration = fx["duration_ms"].to_numpy()
     grid, text_start, text_words, grid_start = word_grid(tr_text, words, texts)
-    if compiled is None:
-        compiled = use_compiled(len(trial))
-    cells = (_reference_cells(trial, word, duration, tr_text, grid) if not compiled else
-             _compiled_cells(trial, word, duration, tr_text, grid, text_start, text_words, grid_start))
+
+    def cells_of(mode: str):
+        """The scanpath (``fx`` and its arrays) and the per-cell aggregates with off-text fixations ``mode``."""
+        fx = fixations.select(needed)  # "leave": an off-text fixation is word -1 (never right, never placed)
+        fx = (fx.filter(pl.col("word_index").is_not_null()) if mode == "skip"
+              else fx.with_columns(pl.col("word_index").fill_null(-1))).collect()
+        fx = ordered(fx.with_columns(pl.Series("_trial", trial_codes(fx["trial_id"], tr["trial_id"])),
+                                     pl.col("word_index").cast(pl.Int32), pl.col("duration_ms").cast(pl.Float64))
+                     .drop("trial_id"), "_trial", "fixation_index")
+        trial = fx["_trial"].to_numpy()
+        word = fx["word_index"].to_numpy().astype(np.int64)
+        duration = fx["duration_ms"].to_numpy()
+        use = use_compiled(len(trial)) if compiled is None else compiled
+        cells = (_reference_cells(trial, word, duration, tr_text, grid) if not use else
+                 _compiled_cells(trial, word, duration, tr_text, grid, text_start, text_words, grid_start))
+        return fx, trial, duration, cells
+
+    fx, trial, duration, cells = cells_of("skip" if off_text == "dataviewer" else off_text)
+    if off_text == "dataviewer":  # runs as Data Viewer's: an off-text fixation ends a run (nothing else changes)
+        runs = cells_of("leave")[3]
+        cells.update({k: runs[k] for k in _RUN_CELLS})
+        del runs
     first = cells["first"]
     fixated = first >= 0
     at = first[fixated]  # the first fixation (a scanpath row) of each fixated cell

@@ -39,6 +39,7 @@ import polars as pl
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
 from readgaze.errors import DataError, SchemaError
+from readgaze.predictions import is_multiclass
 from readgaze.schema import PREDICTION_COLUMNS
 from readgaze.splits.regimes import ALL, REGIME_ORDER, REGIMES, TITLES
 
@@ -107,7 +108,7 @@ def evaluate_folds(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | Non
         one model in one fold.
     """
     frame = check_predictions(predictions, split)
-    multiclass = isinstance(frame.schema["prediction_prob"], pl.List)
+    multiclass = is_multiclass(frame)
     pooled = frame.with_columns(pl.lit(ALL).alias("regime"))
     chosen = {} if thresholds is None or multiclass else {
         (r["model"], int(r["fold_index"])): r["threshold"] for r in thresholds.iter_rows(named=True)}
@@ -165,7 +166,7 @@ def evaluate(predictions: pl.DataFrame | pl.LazyFrame, *, split: str | None = "t
     frame = predictions.collect() if isinstance(predictions, pl.LazyFrame) else predictions
     if thresholds is None and split == "test" and "split" in frame.columns and (frame["split"] == "val").any():
         val = frame.filter(pl.col("split") == "val")
-        if not isinstance(val.schema["prediction_prob"], pl.List):
+        if not is_multiclass(val):
             thresholds = choose_thresholds(val)
     per_fold = evaluate_folds(frame, split=split, thresholds=thresholds)
     aggregates = mean_sem(METRICS)
@@ -205,7 +206,7 @@ def choose_thresholds(validation: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
         As :func:`check_predictions`; SchemaError also for multiclass probabilities.
     """
     frame = check_predictions(validation, split=None)
-    if isinstance(frame.schema["prediction_prob"], pl.List):
+    if is_multiclass(frame):
         raise SchemaError("choose_thresholds needs binary predictions (Float64 prediction_prob)",
                           column="prediction_prob")
     rows = []
@@ -263,7 +264,7 @@ def goal_selection_folds(predictions: pl.DataFrame | pl.LazyFrame, *, split: str
         ``prediction_prob`` is not three class probabilities.
     """
     frame = check_predictions(predictions, split)
-    if not isinstance(frame.schema["prediction_prob"], pl.List) or int(
+    if not is_multiclass(frame) or int(
             frame["prediction_prob"].list.len().max() or 0) != 3:
         raise SchemaError("goal selection needs 3 class probabilities (lonely, coupled 1, coupled 2)",
                           column="prediction_prob")
@@ -495,6 +496,8 @@ def write_results(evaluation: pl.DataFrame, directory: str | Path, *, descriptio
 
 # ---- paired comparison of two models on the same test trials (modality ablations) ----
 
+T_TEST_MIN_FOLDS = 3
+"""The fewest folds a paired t-test over folds is made with (2 folds: one degree of freedom, no evidence)."""
 PAIRED_TESTS = ("paired t-test over folds (scipy.stats.ttest_rel, two-sided, df = folds - 1)",
                 "paired permutation test over trials (each trial's two predictions swapped at random, as within-fold "
                 "percentile ranks; statistic: the mean over folds of the metric difference; two-sided)")
@@ -509,8 +512,9 @@ def paired_comparison(predictions: pl.DataFrame | pl.LazyFrame, reference: str, 
     The difference is ``reference - other`` per fold (the metric of :func:`evaluate_folds`: ``"auroc"``, or
     ``"accuracy"``, which multiclass tasks use: AUROC swaps are for two classes only), then:
 
-    * ``t_test_p``: paired t-test of the per-fold values (:func:`scipy.stats.ttest_rel`), null with fewer than two
-      folds. Few folds give it little power (3 folds: df 2).
+    * ``t_test_p``: paired t-test of the per-fold values (:func:`scipy.stats.ttest_rel`), null with fewer than
+      :data:`T_TEST_MIN_FOLDS` folds or when every fold's difference is the same non-zero number (an infinite t is
+      no evidence); 1 when no fold differs. Few folds give it little power (3 folds: df 2).
     * ``permutation_p``: a paired permutation test over trials (approximate randomisation). Under the null the two
       models' predictions of a trial are exchangeable: each permutation swaps them for a random half of the trials,
       within each fold, and recomputes the statistic, the mean over folds of the metric difference. Scores are
@@ -532,7 +536,7 @@ def paired_comparison(predictions: pl.DataFrame | pl.LazyFrame, reference: str, 
     from scipy.stats import rankdata, ttest_rel
 
     frame = check_predictions(predictions, "test")
-    multiclass = isinstance(frame.schema["prediction_prob"], pl.List)
+    multiclass = is_multiclass(frame)
     if multiclass and metric != "accuracy":
         metric = "accuracy"
     keys = ["trial_id", "fold_index"]
@@ -571,10 +575,11 @@ def paired_comparison(predictions: pl.DataFrame | pl.LazyFrame, reference: str, 
         permuted /= len(folds)
         p_perm = (1 + np.sum(np.abs(permuted) >= abs(statistic) - 1e-12)) / (1 + n_permutations)
         p_t = None
-        if len(folds) > 1 and np.any(difference != difference[0]):
+        spread = np.ptp(difference) > 1e-9 * np.abs(difference).max()  # equal up to rounding: no spread
+        if len(folds) >= T_TEST_MIN_FOLDS and spread:
             p_t = float(ttest_rel(observed[:, 0], observed[:, 1]).pvalue)
-        elif len(folds) > 1:  # identical differences in every fold: the t statistic is infinite (or 0/0)
-            p_t = 1.0 if difference[0] == 0 else 0.0
+        elif len(folds) >= T_TEST_MIN_FOLDS and not np.any(difference):  # no difference in any fold
+            p_t = 1.0  # (equal non-zero differences: the t statistic is infinite, which is no evidence: no p)
         rows.append({"regime": regime, "metric": metric, "n_folds": len(folds),
                      "n_trials": int(sum(len(y) for y, _, _ in folds)),
                      "reference_mean": float(observed[:, 0].mean()), "other_mean": float(observed[:, 1].mean()),

@@ -17,10 +17,12 @@ import polars as pl  # noqa: E402
 from sklearn.metrics import roc_curve  # noqa: E402
 
 from readgaze.metrics import check_predictions, evaluate  # noqa: E402
+from readgaze.predictions import DISPLAY_NAMES, display_name, is_multiclass  # noqa: E402, F401 (plots.display_name)
 from readgaze.splits.regimes import ALL, REGIME_ORDER, regime_title  # noqa: E402
+from readgaze.tasks import TASKS  # noqa: E402
 
-POSITIVE_CLASS = {"reading_goal": "information seeking", "comprehension": "correct answer"}
-"""The class whose probability the ROC ranks by, per task (label 1)."""
+POSITIVE_CLASS = {name: task.positive_title for name, task in TASKS.items() if task.positive_title}
+"""The class whose probability the ROC ranks by, per task (label 1), from :data:`readgaze.tasks.TASKS`."""
 
 _FIXED_COLOURS = {"majority": "0.55", "reading_speed_logistic_regression": "C3", "RoBERTEyeF": "C0",
                   "BEyeLSTM": "C1", "PostFusionEye": "C2", "TextOnly": "C4", "RoBERTEyeW": "C5", "MAGEye": "C6",
@@ -41,24 +43,17 @@ def model_colour(model: str) -> str:
     return _FIXED_COLOURS.get(model) or _SPARE[zlib.crc32(model.encode()) % len(_SPARE)]
 
 
-DISPLAY_NAMES = {
-    "majority": "majority class", "reading_speed_logistic_regression": "reading speed (LR)",
-    "words_per_paragraph_time_logistic_regression": "words / paragraph time (LR)",
-    "mean_total_fixation_duration_logistic_regression": "mean total fixation duration (LR)",
-    "meziere_logistic_regression": "Mézière et al. (LR)", "svm": "SVM (Hollenstein et al.)",
-    "random_forest": "random forest (Makowski et al.)", "knn": "k nearest neighbours",
-    "gradient_boosting": "gradient boosting", "logistic_regression": "logistic regression",
-    "RoBERTEyeF": "RoBERTEye-F", "RoBERTEyeW": "RoBERTEye-W", "PostFusionEye": "PostFusion-Eye",
-    "MAGEye": "MAG-Eye", "PLMAS": "PLM-AS", "PLMASRM": "PLM-AS-RM", "TextOnly": "text only (RoBERTa)",
-    "ScanpathImage": "scanpath image", "AhnRNN": "Ahn et al. RNN", "AhnCNN": "Ahn et al. CNN",
-    "LogisticEnsemble": "logistic ensemble", "MajorityVote": "majority vote"}
-"""Readable names for figures and tables (a model not listed keeps its name, underscores as spaces)."""
+def model_linestyle(model: str):
+    """One line style (a matplotlib dash pattern) per model name in every figure: fixed for the package's models
+    (their place in the colour table, so neighbours differ), a stable hash otherwise."""
+    import zlib
+
+    names = list(_FIXED_COLOURS)
+    index = names.index(model) if model in names else zlib.crc32(model.encode())
+    return _LINESTYLES[index % len(_LINESTYLES)]
+
+
 _LINESTYLES = ("-", (0, (5, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)), (0, (2, 2)), (0, (8, 2, 1, 2, 1, 2)))
-
-
-def display_name(model: str) -> str:
-    """The name a figure or table shows for ``model`` (:data:`DISPLAY_NAMES`; else underscores as spaces)."""
-    return DISPLAY_NAMES.get(model, model.replace("_", " "))
 
 
 def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, split: str | None = "test",
@@ -68,14 +63,16 @@ def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, spli
     Each panel has one curve per model, computed on that regime's test trials pooled over folds; its legend, beside
     the panel (never over the curves), names each model readably (:func:`display_name`) with its per-fold AUROC
     mean ± SEM of :func:`readgaze.metrics.evaluate` (the number in the results table), best first. Chance is the
-    diagonal. Every curve stays visible: models alternate line styles, drawn thickest first, and a model whose
-    predictions equal an earlier one's in that regime says so in the legend (``= reading speed (LR)``). A model
+    diagonal. Each model keeps its colour (:func:`model_colour`) and its dash pattern (:func:`model_linestyle`) in
+    every figure; curves are drawn thickest first, so one under another still shows. No curve is hidden without a
+    word: a model whose curve in a panel equals an earlier one's says so in the legend (``the same curve as reading
+    speed (LR)``), and one that ranks every fold's trials exactly as an earlier model does (the same per-fold
+    AUROC: e.g. an ensemble that follows one member) says that (``ranks every fold's trials as BEyeLSTM``). A model
     whose predictions are constant within every fold (the majority baseline) is drawn on the diagonal: pooling its
     per-fold constants would draw a curve below chance for a model whose every fold scores 50. Multiclass
     predictions (``prediction_prob`` a list) are drawn as the micro-averaged one-vs-rest curve. A panel whose
-    trials hold one class says so instead of a curve. Each model keeps its colour in every figure
-    (:func:`model_colour`). A cell from fewer than :data:`readgaze.metrics.SMALL_SAMPLE_TRIALS` trials per fold
-    carries the small-sample mark.
+    trials hold one class says so instead of a curve. A cell from fewer than
+    :data:`readgaze.metrics.SMALL_SAMPLE_TRIALS` trials per fold carries the small-sample mark.
 
     Parameters
     ----------
@@ -109,8 +106,7 @@ def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, spli
     regimes = [*[r for r in headline if r in REGIME_ORDER], *[r for r in REGIME_ORDER if r not in headline]]
     marked = set(headline) if 0 < len(headline) < len(REGIME_ORDER) - 1 else set()
     models = frame["model"].unique(maintain_order=True).to_list()
-    style = {m: (_LINESTYLES[i % len(_LINESTYLES)], 3.0 - 1.6 * i / max(len(models) - 1, 1))
-             for i, m in enumerate(models)}
+    style = {m: (model_linestyle(m), 3.0 - 1.6 * i / max(len(models) - 1, 1)) for i, m in enumerate(models)}
     constant = _constant_per_fold(frame)
     columns = 2 if len(regimes) > 2 else len(regimes)
     rows = -(-len(regimes) // columns)
@@ -128,16 +124,13 @@ def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, spli
         drawn, entries = {}, []
         for model in models:
             part = cell.filter(pl.col("model") == model).sort("fold_index", "trial_id")
-            same = next((other for other, scores in drawn.items() if scores.shape == part["prediction_prob"].shape
-                         and part.height and np.allclose(scores, part["prediction_prob"].to_numpy(), atol=1e-9)),
-                        None) if not isinstance(part.schema["prediction_prob"], pl.List) else None
-            if part.height and not isinstance(part.schema["prediction_prob"], pl.List):
-                drawn[model] = part["prediction_prob"].to_numpy()
+            twin = _twin(part, drawn) if model not in constant else None
             mean, sem, small = auroc.get((model, regime), (None, None, False))
             any_small |= bool(small) and mean is not None
             line = _curve(ax, part, model_colour(model), style[model], _auroc_text(mean, sem, small, SMALL_MARK),
-                          on_diagonal=model in constant, same=None if same is None else display_name(same),
-                          name=display_name(model))
+                          on_diagonal=model in constant, twin=twin, name=display_name(model))
+            if part.height and model not in constant:
+                drawn[model] = part
             entries.append((-1.0 if mean is None else mean, line))
         handles = [ax.get_lines()[0], *[line for _, line in sorted(entries, key=lambda e: -e[0])]]
         ax.legend(handles=handles, labels=[h.get_label() for h in handles], loc="center left",
@@ -171,34 +164,64 @@ def _auroc_text(mean, sem, small: bool, mark: str) -> str:
 
 def _constant_per_fold(frame: pl.DataFrame) -> set[str]:
     """Models whose binary ``prediction_prob`` takes one value within every fold."""
-    if isinstance(frame.schema["prediction_prob"], pl.List) or "fold_index" not in frame.columns:
+    if is_multiclass(frame) or "fold_index" not in frame.columns:
         return set()
     spread = frame.group_by("model", "fold_index").agg(pl.col("prediction_prob").n_unique().alias("n"))
     per_model = spread.group_by("model").agg((pl.col("n") == 1).all().alias("constant"))
     return set(per_model.filter(pl.col("constant"))["model"].to_list())
 
 
-def _curve(ax, part: pl.DataFrame, colour: str, style: tuple, text: str, *, on_diagonal: bool = False,
-           same: str | None = None, name: str = ""):
-    """One model's pooled ROC curve on one panel (micro one-vs-rest when multiclass); returns its legend line."""
+def _pooled_roc(part: pl.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(false positive rate, true positive rate)`` of the pooled trials (micro one-vs-rest when multiclass); None
+    for no trials or one class."""
     labels = part["label"].to_numpy()
-    dashes, width = style
-    label = f"{name}: {text}" if name else text
     if part.height == 0 or np.unique(labels).size < 2:
-        return ax.plot([], [], color=colour, label=f"{name}: one class, no curve" if name else "one class: no curve")[0]
-    if same is not None:
-        label += f"\n    the same curve as {same}"
-    if on_diagonal:
-        return ax.plot([0, 1], [0, 1], color=colour, linewidth=width, linestyle=(0, (4, 3)),
-                       label=f"{label}\n    constant per fold: on the diagonal")[0]
-    if isinstance(part.schema["prediction_prob"], pl.List):
+        return None
+    if is_multiclass(part):
         scores = np.stack(part["prediction_prob"].to_list())
         onehot = np.eye(scores.shape[1], dtype=np.int64)[labels]
         labels, scores = onehot.ravel(), scores.ravel()
     else:
         scores = part["prediction_prob"].to_numpy()
     false_positive, true_positive, _ = roc_curve(labels, scores)
-    return ax.plot(false_positive, true_positive, color=colour, linewidth=width, linestyle=dashes, label=label)[0]
+    return false_positive, true_positive
+
+
+def _twin(part: pl.DataFrame, drawn: dict[str, pl.DataFrame]) -> tuple[str, str] | None:
+    """``(earlier model, "curve" | "ranks")`` when ``part`` (sorted by fold, trial) draws exactly an earlier model's
+    curve, or ranks every fold's trials as it does (binary); else None."""
+    if part.height == 0:
+        return None
+    mine = _pooled_roc(part)
+    for other, frame in drawn.items():
+        if frame.height != part.height or not frame["trial_id"].equals(part["trial_id"]):
+            continue
+        theirs = _pooled_roc(frame)
+        if mine is not None and theirs is not None and all(a.shape == b.shape and np.allclose(a, b, atol=1e-12)
+                                                           for a, b in zip(mine, theirs)):
+            return display_name(other), "curve"
+        if not is_multiclass(part):
+            rank = pl.col("prediction_prob").rank("average").over("fold_index")
+            if frame.select(rank)["prediction_prob"].equals(part.select(rank)["prediction_prob"]):
+                return display_name(other), "ranks"
+    return None
+
+
+def _curve(ax, part: pl.DataFrame, colour: str, style: tuple, text: str, *, on_diagonal: bool = False,
+           twin: tuple[str, str] | None = None, name: str = ""):
+    """One model's pooled ROC curve on one panel (micro one-vs-rest when multiclass); returns its legend line."""
+    dashes, width = style
+    label = f"{name}: {text}" if name else text
+    curve = _pooled_roc(part)
+    if curve is None:
+        return ax.plot([], [], color=colour, label=f"{name}: one class, no curve" if name else "one class: no curve")[0]
+    if twin is not None:
+        label += (f"\n    the same curve as {twin[0]}" if twin[1] == "curve" else
+                  f"\n    ranks every fold's trials as {twin[0]} does")
+    if on_diagonal:
+        return ax.plot([0, 1], [0, 1], color=colour, linewidth=width, linestyle=(0, (4, 3)),
+                       label=f"{label}\n    constant per fold: on the diagonal")[0]
+    return ax.plot(*curve, color=colour, linewidth=width, linestyle=dashes, label=label)[0]
 
 
 _SCANPATH_FIXATION_COLUMNS = ("x_px", "y_px", "duration_ms")

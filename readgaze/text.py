@@ -15,12 +15,11 @@ import numpy as np
 import polars as pl
 
 from readgaze.errors import ConfigError
+from readgaze.io.labels import NO_BREAK_SPACES, clean_label  # noqa: F401 (readgaze.text.clean_label, as before)
 from readgaze.qc import QCLog
 
 DIRECTIONS = ("ltr", "rtl")
 """Reading directions: left to right (English, German), right to left (Hebrew, Arabic)."""
-NO_BREAK_SPACES = "[\u00a0\u2007\u202f]"
-"""No-break spaces (U+00A0, U+2007, U+202F) that typeset texts leave inside interest-area labels."""
 
 
 def check_direction(direction: str) -> str:
@@ -28,11 +27,6 @@ def check_direction(direction: str) -> str:
     if direction not in DIRECTIONS:
         raise ConfigError(f"direction: got {direction!r}, expected 'ltr' (left to right) or 'rtl' (right to left)")
     return direction
-
-
-def clean_label(label: pl.Expr) -> pl.Expr:
-    """An interest-area label with no-break spaces written as plain spaces (labels compare equal)."""
-    return label.str.replace_all(NO_BREAK_SPACES, " ")
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("READGAZE_SHARED_DATA", REPO.parent / "shared" / "data"))
+SMALL_DATA = REPO / "tests" / "files"
 
 
 @pytest.fixture(scope="session")
@@ -19,6 +20,14 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real data folder {SHARED_DATA} is absent (set READGAZE_SHARED_DATA)")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def small_data() -> Path:
+    """``tests/files``: small excerpts of ``../shared/data`` in the same layout (``small_data / "bad_inputs"`` is a
+    copy of ``shared_data / "bad_inputs"``), in every clone. ``tests/files/README.md`` gives each file's source, cut
+    and SHA-256."""
+    return SMALL_DATA
 
 
 @pytest.fixture(scope="session")
@@ -31,9 +40,24 @@ def line_gold(shared_data):
 
 
 @pytest.fixture(scope="session")
+def line_gold_small(small_data):
+    """Four of the gold trials (``tests/files/line_assignment``: trial_1, trial_9, trial_15, trial_38), in every
+    clone."""
+    from readgaze.lines.gold import load_gold
+
+    return load_gold(small_data / "line_assignment")
+
+
+@pytest.fixture(scope="session")
 def line_gold_tuples(line_gold):
     """:func:`line_gold` as the ``(xy, line_y_px, word_xy, word_line)`` tuples the batched assigners take."""
     return [(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in line_gold]
+
+
+@pytest.fixture(scope="session")
+def line_gold_small_tuples(line_gold_small):
+    """:func:`line_gold_small` as ``(xy, line_y_px, word_xy, word_line)`` tuples."""
+    return [(t.xy, t.line_y_px, t.word_xy, t.word_line) for t in line_gold_small]
 
 
 @pytest.fixture

@@ -80,14 +80,14 @@ def test_align_words_is_the_same_compiled_or_not(method, monkeypatch):
     assert b["word_index"].null_count() < b.height // 2 and b["word_index"].n_unique() > 50
 
 
-def test_onestop_sample_compiled_matches_data_viewer_ids(shared_data, monkeypatch):
+def test_onestop_sample_compiled_matches_data_viewer_ids(small_data, monkeypatch):
     from readgaze.io.onestop import load_onestop
 
     monkeypatch.setattr(align, "_use_compiled", lambda n: True)
-    s = shared_data / "onestop_sample"
+    s = small_data / "onestop_sample"
     data = load_onestop(s / "fixations.csv", s / "ia.csv")
     fx = data.fixations.collect().rename({"word_index": "report_word_index"})
     out, qc = align_words(fx, data.words, data.trials, screen_px=(2560, 1440))
     out = out.collect()
-    assert out.select(pl.col("word_index").eq_missing(pl.col("report_word_index")).sum()).item() == 3209
+    assert out.select(pl.col("word_index").eq_missing(pl.col("report_word_index")).sum()).item() == 2249
     assert qc.total(reason="off_text", action="flagged") == 1

@@ -14,8 +14,8 @@ def _words(path) -> pl.DataFrame:
     return pl.read_csv(path).with_columns(pl.col("word_index").alias("ia_index"))
 
 
-def test_br13_shared_edge_and_overlap(shared_data):
-    d = shared_data / "bad_inputs"
+def test_br13_shared_edge_and_overlap(small_data):
+    d = small_data / "bad_inputs"
     fx = pl.read_csv(d / "BR-13_fix.csv")
     out, qc = align_words(fx, _words(d / "BR-13_words.csv"), pl.DataFrame({"trial_id": ["tr1"], "text_id": ["t1"]}))
     out = out.collect()
@@ -28,8 +28,8 @@ def test_br13_shared_edge_and_overlap(shared_data):
     assert qc.total(reason="off_text", action="flagged") == 0
 
 
-def test_br20_off_text_and_off_screen_counted(shared_data):
-    d = shared_data / "bad_inputs"
+def test_br20_off_text_and_off_screen_counted(small_data):
+    d = small_data / "bad_inputs"
     raw = pl.read_csv(d / "BR-20.csv", null_values=".")
     fx = raw.select(pl.lit("p01_1").alias("trial_id"), (pl.col("CURRENT_FIX_INDEX") - 1).alias("fixation_index"),
                     pl.col("CURRENT_FIX_START").alias("start_ms"), pl.col("CURRENT_FIX_DURATION").alias("duration_ms"),
@@ -60,16 +60,16 @@ def test_missing_column_raises_schema_error():
                     pl.DataFrame({"trial_id": ["a"], "text_id": ["t"]}))
 
 
-def test_onestop_sample_matches_data_viewer_ids(shared_data):
+def test_onestop_sample_matches_data_viewer_ids(small_data):
     from readgaze.io.onestop import load_onestop
 
-    s = shared_data / "onestop_sample"
+    s = small_data / "onestop_sample"
     data = load_onestop(s / "fixations.csv", s / "ia.csv")
     fx = data.fixations.collect().rename({"word_index": "report_word_index"})
     out, qc = align_words(fx, data.words, data.trials, screen_px=(2560, 1440))
     out = out.collect()
-    assert out.height == 3209
+    assert out.height == 2249
     same = out.select(pl.col("word_index").eq_missing(pl.col("report_word_index")).sum()).item()
-    assert same == 3209  # 3,208 in-word fixations on Data Viewer's word + the one off-word fixation
+    assert same == 2249  # 2,248 in-word fixations on Data Viewer's word + the one off-word fixation
     assert qc.total(reason="off_text", action="flagged") == 1
     assert qc.total(reason="off_screen", action="flagged") == 0

@@ -10,7 +10,7 @@ import pytest
 from synthetic import write_synthetic_dataset
 
 from readgaze.baselines import BASELINES, CLASSICAL, run_baseline, run_baselines, with_baseline_features
-from readgaze.feature_sets import FEATURE_SETS, compute_feature_sets, word_classes
+from readgaze.features import FEATURE_SETS, compute_feature_sets, word_classes
 from readgaze.metrics import evaluate, evaluate_folds
 from readgaze.splits import assign_fold, make_splits
 

@@ -2,8 +2,8 @@
 
 Compiled batched ``chain`` / ``split`` / ``segment`` votes, the flat second decoding pass, the forward-backward
 kernel's accumulation order, and the members' inference forward are compared with the per-trial code (or a
-plain-Python loop in the same order), bit for bit, on the real gold trials (skipped when ``../shared/data`` is
-absent) and on simulated and tie-heavy ones.
+plain-Python loop in the same order), bit for bit, on the real gold trials (four in tests/files; all 24 when
+``../shared/data`` is present) and on simulated and tie-heavy ones.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from readgaze.models import dist
 from readgaze.simulate import simulate_line_trials
 
 
-@pytest.fixture(scope="module")
-def gold(line_gold_tuples):
-    return line_gold_tuples
+@pytest.fixture(scope="module", params=["line_gold_small_tuples", "line_gold_tuples"])
+def gold(request):
+    """The four gold trials of tests/files, then all 24 of ../shared/data (skipped where it is absent)."""
+    return request.getfixturevalue(request.param)
 
 
 @pytest.fixture(scope="module")

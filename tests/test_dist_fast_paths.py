@@ -2,7 +2,8 @@
 
 The compiled batched ``warp`` and ``cluster`` (numba), the in-place k-means++ / Lloyd steps of ``cluster``, the
 compiled HMM decoding, and ``readgaze.models.dist.assign_trials`` as a whole are compared with one-trial-at-a-time or
-textbook references, on the real gold trials (skipped when ``../shared/data`` is absent) and on simulated ones.
+textbook references, on the real gold trials (four in tests/files; all 24 when ``../shared/data`` is present) and on
+simulated ones.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from readgaze.simulate import simulate_line_trials
 cluster_module = sys.modules["readgaze.lines.cluster"]
 
 
-@pytest.fixture(scope="module")
-def gold(line_gold_tuples):
-    return line_gold_tuples
+@pytest.fixture(scope="module", params=["line_gold_small_tuples", "line_gold_tuples"])
+def gold(request):
+    """The four gold trials of tests/files, then all 24 of ../shared/data (skipped where it is absent)."""
+    return request.getfixturevalue(request.param)
 
 
 @pytest.fixture(scope="module")

@@ -176,14 +176,14 @@ def test_block_without_end_gives_the_next_trialid_to_the_next_trial(tmp_path):
 
 
 # .asc at scale (issue 18): readgaze parses the blocks itself; mne on the repaired block is the oracle
-def test_polars_block_parser_equals_mne_on_every_real_and_bad_input_file(shared_data, tmp_path):
+def test_polars_block_parser_equals_mne_on_every_real_and_bad_input_file(small_data, tmp_path):
     from polars.testing import assert_frame_equal
 
     from readgaze.io import asc_block, asc_mne
     from readgaze.io.asc_repair import sample_fields, sample_times, write_block_for_mne
     from readgaze.io.asc_scan import scan_asc
 
-    files = sorted((shared_data / "eyelink_asc").glob("*.asc")) + sorted((shared_data / "bad_inputs").glob("*.asc"))
+    files = sorted((small_data / "eyelink_asc").glob("*.asc")) + sorted((small_data / "bad_inputs").glob("*.asc"))
     compared = 0
     for path in files:
         scan = scan_asc(path)

@@ -12,9 +12,9 @@ ASC = "eyelink_asc"
 
 
 @pytest.fixture(scope="module")
-def recordings(shared_data):
+def recordings(small_data):
     names = ["binocular", "monocular", "monocular_2khz", "monocular_no_dummy"]
-    return {n: read_asc(shared_data / ASC / f"eyelink_{n}_example.asc") for n in names}
+    return {n: read_asc(small_data / ASC / f"eyelink_{n}_example.asc") for n in names}
 
 
 @pytest.mark.parametrize("name, trial, rate, eyes, n_samples, n_fixations, n_events", [
@@ -50,8 +50,8 @@ def test_binocular_keeps_both_eyes_and_uses_right(recordings):
     assert open_sacc.select("kind", "eye", "start_ms").rows() == [("saccade", "left", 1409026.0)]
 
 
-def test_left_eye_on_request(shared_data):
-    rec = read_asc(shared_data / ASC / "eyelink_binocular_example.asc", eye="left")
+def test_left_eye_on_request(small_data):
+    rec = read_asc(small_data / ASC / "eyelink_binocular_example.asc", eye="left")
     assert rec.fixations["duration_ms"].to_list() == [107.0, 129.0]
     assert rec.fixations["eye"].unique().to_list() == ["left"]
 
@@ -89,8 +89,8 @@ def test_messages_include_those_mne_drops(recordings):
     assert enc["text"].to_list() == ["ENCODING TEST ÄÖÜ"]
 
 
-def test_trial_message_splits_a_block(shared_data):
-    rec = read_asc(shared_data / ASC / "eyelink_monocular_example.asc", trial_message=r"^TRIALID (\S+)")
+def test_trial_message_splits_a_block(small_data):
+    rec = read_asc(small_data / ASC / "eyelink_monocular_example.asc", trial_message=r"^TRIALID (\S+)")
     # TRIALID 0 precedes START; 1-4 are inside the block (4 is written out of time order).
     assert rec.trials["trial_id"].to_list() == ["0", "4", "1", "2", "3"]
     assert rec.trials["n_samples"].sum() == 16
@@ -99,15 +99,15 @@ def test_trial_message_splits_a_block(shared_data):
         ("0", 2), ("1", 4), ("2", 2), ("3", 7), ("4", 1)]
 
 
-def test_inspect_lists_trials_and_warnings(shared_data):
-    text = inspect_asc(shared_data / ASC / "eyelink_monocular_no_dummy_example.asc")
+def test_inspect_lists_trials_and_warnings(small_data):
+    text = inspect_asc(small_data / ASC / "eyelink_monocular_no_dummy_example.asc")
     assert "1 trial(s), 297 samples" in text
     assert "trial TEXT: block 0 (line 77), 500 Hz, eyes left (using left), 297 samples, 2 fixations" in text
     assert "warning: eyelink_monocular_no_dummy_example.asc line 77" in text
 
 
-def test_repeated_trial_messages_get_unique_ids(shared_data):
-    rec = read_asc(shared_data / ASC / "eyelink_monocular_example.asc", trial_message=r"^SYNCTIME\.P\d")
+def test_repeated_trial_messages_get_unique_ids(small_data):
+    rec = read_asc(small_data / ASC / "eyelink_monocular_example.asc", trial_message=r"^SYNCTIME\.P\d")
     assert rec.trials["trial_id"].is_unique().all()
     assert rec.trials["n_samples"].sum() == 16 and rec.samples.height == 16
     assert rec.trials["n_fixations"].sum() == 2

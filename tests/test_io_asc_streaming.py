@@ -32,14 +32,14 @@ def _assert_same(a, b, skip=()) -> None:
     assert a.qc.records == b.qc.records
 
 
-def _files(shared_data):
-    files = sorted((shared_data / "eyelink_asc").glob("*.asc")) + sorted((shared_data / "bad_inputs").glob("*.asc"))
+def _files(small_data):
+    files = sorted((small_data / "eyelink_asc").glob("*.asc")) + sorted((small_data / "bad_inputs").glob("*.asc"))
     assert len(files) == 13
     return files
 
 
-def test_streamed_and_in_memory_reads_give_identical_tables_on_the_real_files(shared_data, tmp_path):
-    for path in _files(shared_data):
+def test_streamed_and_in_memory_reads_give_identical_tables_on_the_real_files(small_data, tmp_path):
+    for path in _files(small_data):
         splits = [{}] + ([{"trial_message": r"^TRIALID (\S+)"}] if path.stem == "eyelink_monocular_example" else [])
         for options in splits:
             whole = read_asc(path, **options)

@@ -11,9 +11,9 @@ from readgaze.errors import ParseError, ReadgazeError
 from readgaze.io.csv import HEAD_ROWS, detect_separator, read_csv, require_numeric, scan_csv
 
 
-def test_br11_empty_first_120_rows_still_float(shared_data):
+def test_br11_empty_first_120_rows_still_float(small_data):
     """BR-11: the first 120 rows have empty x/y; default 100-row inference would make them String."""
-    path = shared_data / "bad_inputs" / "BR-11.csv"
+    path = small_data / "bad_inputs" / "BR-11.csv"
     df = scan_csv(path).collect()
     assert df.schema["x"] == pl.Float64 and df.schema["y"] == pl.Float64
     assert df.height == 130
@@ -22,8 +22,8 @@ def test_br11_empty_first_120_rows_still_float(shared_data):
     assert df["x"][:120].is_null().all() and df["x"][120:].is_not_null().all()
 
 
-def test_br19_decimal_comma_is_a_clear_error(shared_data):
-    path = shared_data / "bad_inputs" / "BR-19.csv"
+def test_br19_decimal_comma_is_a_clear_error(small_data):
+    path = small_data / "bad_inputs" / "BR-19.csv"
     assert detect_separator(path) == ";"
     with pytest.raises(ParseError) as e:
         scan_csv(path)
@@ -33,8 +33,8 @@ def test_br19_decimal_comma_is_a_clear_error(shared_data):
     assert e.value.row == 2 and e.value.column == "x"
 
 
-def test_br19_decimal_comma_option_parses(shared_data):
-    df = scan_csv(shared_data / "bad_inputs" / "BR-19.csv", decimal_comma=True).collect()
+def test_br19_decimal_comma_option_parses(small_data):
+    df = scan_csv(small_data / "bad_inputs" / "BR-19.csv", decimal_comma=True).collect()
     assert df.schema["x"] == pl.Float64 and df.schema["y"] == pl.Float64
     assert df["x"].to_list() == [390.6, 391.1, 397.3]
     assert df["y"].to_list() == [210.0, 207.5, 212.6]
@@ -147,7 +147,7 @@ def test_read_csv_columns_and_explicit_schema(tmp_path):
         read_csv(p, schema={"a": pl.Int64, "b": pl.Int64, "c": pl.Float64})
 
 
-def test_read_csv_equals_scan_csv_on_the_bad_inputs(shared_data):
+def test_read_csv_equals_scan_csv_on_the_bad_inputs(small_data):
     for name in ("BR-11.csv", "BR-12.csv", "BR-13_fix.csv", "BR-18.csv", "BR-20.csv", "BR-27_ia.csv"):
-        path = shared_data / "bad_inputs" / name
+        path = small_data / "bad_inputs" / name
         assert read_csv(path).equals(scan_csv(path).collect(), null_equal=True), name

@@ -1,6 +1,7 @@
-"""Issue 29, cause by cause: each test damages a copy of a real file of ``../shared/data`` the way the issue found it
-read silently, with a raw traceback or with an unclear error, and checks the rule: an error naming file, row and
-column, or a repair counted per reason (QC log, warning). Each failed before the fix (see the issue's lists)."""
+"""Issue 29, cause by cause: each test damages a copy of a real file of ``../shared/data`` (its excerpt in
+``tests/files``) the way the issue found it read silently, with a raw traceback or with an unclear error, and checks
+the rule: an error naming file, row and column, or a repair counted per reason (QC log, warning). Each failed before
+the fix (see the issue's lists)."""
 
 from __future__ import annotations
 
@@ -25,10 +26,10 @@ def _copy(src, dst, lines=None):
     return dst
 
 
-def _gaze(shared_data, tmp_path, n=400):
+def _gaze(small_data, tmp_path, n=400):
     """The first ``n`` lines of a real 1 kHz sample file (tab separated, CRLF)."""
-    return _copy(shared_data / "toy_reading_raw" / "trial_0_1.csv", tmp_path / "trial_0_1.csv",
-                 _lines(shared_data / "toy_reading_raw" / "trial_0_1.csv")[:n])
+    return _copy(small_data / "toy_reading_raw" / "trial_0_1.csv", tmp_path / "trial_0_1.csv",
+                 _lines(small_data / "toy_reading_raw" / "trial_0_1.csv")[:n])
 
 
 def _reasons(qc: QCLog) -> dict[str, int]:
@@ -37,10 +38,10 @@ def _reasons(qc: QCLog) -> dict[str, int]:
 
 # --- silent 1: a row with too few fields was padded with nulls ---------------------------------------------------
 
-def test_a_gaze_row_with_a_cell_deleted_is_an_error_naming_the_row(shared_data, tmp_path):
+def test_a_gaze_row_with_a_cell_deleted_is_an_error_naming_the_row(small_data, tmp_path):
     from readgaze.io.samples import read_gaze_csv
 
-    lines = _lines(_gaze(shared_data, tmp_path))
+    lines = _lines(_gaze(small_data, tmp_path))
     lines[100] = b"\t".join(lines[100].split(b"\t")[:2] + lines[100].split(b"\t")[3:])  # y deleted: x, stimuli, ...
     path = _copy(tmp_path / "trial_0_1.csv", tmp_path / "trial_0_1.csv", lines)
     with pytest.raises(ParseError) as e:
@@ -49,23 +50,23 @@ def test_a_gaze_row_with_a_cell_deleted_is_an_error_naming_the_row(shared_data, 
     assert str(e.value).startswith("trial_0_1.csv, row 101, column stimuli_y: 4 field(s) where the header has 5")
 
 
-def test_a_report_cut_mid_line_is_an_error_saying_the_file_looks_truncated(shared_data, tmp_path):
+def test_a_report_cut_mid_line_is_an_error_saying_the_file_looks_truncated(small_data, tmp_path):
     from readgaze.io.dataviewer import read_fixation_report
 
-    data = (shared_data / "onestop_sample" / "fixations.csv").read_bytes()
+    data = (small_data / "onestop_sample" / "fixations.csv").read_bytes()
     path = tmp_path / "fixations.csv"
     path.write_bytes(data[:data.rfind(b"\n", 0, len(data) - 1) + 120])  # the last row cut after 119 bytes
     with pytest.raises(ParseError, match="the file looks truncated") as e:
         read_fixation_report(path, source="onestop").collect()
-    assert e.value.row == 3210 and e.value.file == str(path)
+    assert e.value.row == 2250 and e.value.file == str(path)
 
 
 # --- silent 2: blank lines and trailing NUL bytes became rows of nulls --------------------------------------------
 
-def test_blank_lines_in_a_fixation_report_are_dropped_and_counted(shared_data, tmp_path):
+def test_blank_lines_in_a_fixation_report_are_dropped_and_counted(small_data, tmp_path):
     from readgaze.io.dataviewer import read_fixation_report
 
-    src = shared_data / "onestop_sample" / "fixations.csv"
+    src = small_data / "onestop_sample" / "fixations.csv"
     lines = _lines(src)
     path = _copy(src, tmp_path / "fixations.csv", lines[:1000] + [b"\n", b"\r\n"] + lines[1000:] + [b"\n"])
     qc = QCLog()
@@ -76,14 +77,14 @@ def test_blank_lines_in_a_fixation_report_are_dropped_and_counted(shared_data, t
     assert blank[0]["count"] == 3 and blank[0]["detail"] == "fixations.csv: first at line 1001"
 
 
-def test_blank_crlf_lines_in_gaze_samples_are_dropped_and_prep_samples_loads(shared_data, tmp_path):
+def test_blank_crlf_lines_in_gaze_samples_are_dropped_and_prep_samples_loads(small_data, tmp_path):
     from readgaze.data_prep.sources import load_samples
     from readgaze.io.samples import ScreenGeometry, read_gaze_csv
 
-    lines = _lines(_gaze(shared_data, tmp_path, 1500))
+    lines = _lines(_gaze(small_data, tmp_path, 1500))
     path = _copy(tmp_path / "trial_0_1.csv", tmp_path / "trial_0_1.csv", lines[:700] + [b"\r\n"] * 3 + lines[700:])
     # prep samples' loader: was "unexpected ValueError (cannot convert float NaN to integer)" in events._one_trial
-    loaded = load_samples([path], shared_data / "toy_reading_raw" / "toy_text_1_1_aoi.csv",
+    loaded = load_samples([path], small_data / "toy_reading_raw" / "toy_text_1_1_aoi.csv",
                           screen=ScreenGeometry(1280, 1024, 38.0, 30.2, 68.0))
     assert loaded.trials["n_samples"].to_list() == [1499] and loaded.fixations.height > 0
     assert loaded.qc.total(reason="blank line dropped") == 3
@@ -93,10 +94,10 @@ def test_blank_crlf_lines_in_gaze_samples_are_dropped_and_prep_samples_loads(sha
     assert _reasons(qc)["blank line dropped"] == 3
 
 
-def test_nul_padding_after_a_onestop_report_is_removed_and_counted(shared_data, tmp_path):
+def test_nul_padding_after_a_onestop_report_is_removed_and_counted(small_data, tmp_path):
     from readgaze.io.onestop import load_onestop
 
-    d = shared_data / "onestop_sample"
+    d = small_data / "onestop_sample"
     fix = tmp_path / "fixations.csv"
     fix.write_bytes((d / "fixations.csv").read_bytes() + b"\x00" * 16)
     data = load_onestop(fix, d / "ia.csv")
@@ -108,10 +109,10 @@ def test_nul_padding_after_a_onestop_report_is_removed_and_counted(shared_data, 
 
 # --- silent 3: a byte-order mark inside the file was glued to the first cell -------------------------------------
 
-def test_two_ia_exports_concatenated_with_a_bom_read_as_one(shared_data, tmp_path):
+def test_two_ia_exports_concatenated_with_a_bom_read_as_one(small_data, tmp_path):
     from readgaze.io.onestop import load_onestop
 
-    d = shared_data / "onestop_sample"
+    d = small_data / "onestop_sample"
     lines = _lines(d / "ia.csv")
     ia = _copy(d / "ia.csv", tmp_path / "ia.csv", lines[:1500] + [BOM + lines[0]] + lines[1500:])
     data = load_onestop(d / "fixations.csv", ia)
@@ -126,14 +127,14 @@ def test_two_ia_exports_concatenated_with_a_bom_read_as_one(shared_data, tmp_pat
 
 # --- silent 4 and 5: .asc fields that are not numbers; negative timestamps ----------------------------------------
 
-def _asc(shared_data, tmp_path, edit):
-    src = shared_data / "eyelink_asc" / "eyelink_monocular_example.asc"
+def _asc(small_data, tmp_path, edit):
+    src = small_data / "eyelink_asc" / "eyelink_monocular_example.asc"
     lines = _lines(src)
     edit(lines)
     return _copy(src, tmp_path / src.name, lines)
 
 
-def test_an_efix_field_that_is_not_a_number_is_an_error_naming_the_line(shared_data, tmp_path):
+def test_an_efix_field_that_is_not_a_number_is_an_error_naming_the_line(small_data, tmp_path):
     from readgaze.io.asc import read_asc
 
     def edit(lines):
@@ -142,7 +143,7 @@ def test_an_efix_field_that_is_not_a_number_is_an_error_naming_the_line(shared_d
         tokens[5] = b"abc"  # x
         lines[i] = b"\t".join(tokens) + b"\n"
 
-    path = _asc(shared_data, tmp_path, edit)
+    path = _asc(small_data, tmp_path, edit)
     with pytest.raises(ParseError) as e:
         read_asc(path)
     assert str(e.value) == ("eyelink_monocular_example.asc, row 120: EFIX field x_px: got 'abc', expected a number "
@@ -150,7 +151,7 @@ def test_an_efix_field_that_is_not_a_number_is_an_error_naming_the_line(shared_d
 
 
 @pytest.mark.parametrize("bad", [b"637,6", b"abc", b"--", b"12\x003", b"inf"])
-def test_a_sample_value_that_is_not_a_number_is_missing_and_counted(shared_data, tmp_path, bad):
+def test_a_sample_value_that_is_not_a_number_is_missing_and_counted(small_data, tmp_path, bad):
     from readgaze.io.asc import read_asc
 
     def edit(lines):
@@ -159,22 +160,22 @@ def test_a_sample_value_that_is_not_a_number_is_missing_and_counted(shared_data,
         tokens[3] = b"  " + bad  # the pupil field
         lines[i] = b"\t".join(tokens)
 
-    rec = read_asc(_asc(shared_data, tmp_path, edit))
-    clean = read_asc(shared_data / "eyelink_asc" / "eyelink_monocular_example.asc")
+    rec = read_asc(_asc(small_data, tmp_path, edit))
+    clean = read_asc(small_data / "eyelink_asc" / "eyelink_monocular_example.asc")
     assert rec.samples["pupil"].null_count() == clean.samples["pupil"].null_count() + 1
     assert rec.qc.total(reason="malformed value read as missing", action="changed") == 1
     assert any("line 95: 1 sample line(s) hold a value that is neither a number nor '.'" in w for w in rec.warnings)
 
 
-def test_a_sample_line_with_a_negative_timestamp_is_dropped_and_counted(shared_data, tmp_path):
+def test_a_sample_line_with_a_negative_timestamp_is_dropped_and_counted(small_data, tmp_path):
     from readgaze.io.asc import read_asc
 
     def edit(lines):
         i = [k for k, line in enumerate(lines) if line[:1].isdigit()][5]
         lines[i] = b"-" + lines[i]
 
-    rec = read_asc(_asc(shared_data, tmp_path, edit))
-    clean = read_asc(shared_data / "eyelink_asc" / "eyelink_monocular_example.asc")
+    rec = read_asc(_asc(small_data, tmp_path, edit))
+    clean = read_asc(small_data / "eyelink_asc" / "eyelink_monocular_example.asc")
     assert rec.samples.height == clean.samples.height - 1
     assert rec.qc.total(reason="sample line with a negative timestamp (EyeLink's clock never is) inside a block") == 1
     assert any("line 111: 1 sample line(s) with a negative timestamp" in w for w in rec.warnings)
@@ -182,8 +183,8 @@ def test_a_sample_line_with_a_negative_timestamp_is_dropped_and_counted(shared_d
 
 # --- silent 6, 7, 8: a required column missing; trial-key cells; an inf gaze sample --------------------------------
 
-def _ia_edit(shared_data, tmp_path, edit):
-    d = shared_data / "onestop_sample"
+def _ia_edit(small_data, tmp_path, edit):
+    d = small_data / "onestop_sample"
     lines = [line.decode() for line in _lines(d / "ia.csv")]
     edit(lines)
     return d, _copy(d / "ia.csv", tmp_path / "ia.csv", [line.encode() for line in lines])
@@ -202,7 +203,7 @@ def _set(lines: list[str], row: int, column: str, value: str) -> None:
     lines[row - 1] = out.getvalue()
 
 
-def test_an_ia_report_without_ia_bottom_is_a_schema_error(shared_data, tmp_path):
+def test_an_ia_report_without_ia_bottom_is_a_schema_error(small_data, tmp_path):
     from readgaze.io.dataviewer import read_ia_report
 
     def edit(lines):
@@ -215,26 +216,26 @@ def test_an_ia_report_without_ia_bottom_is_a_schema_error(shared_data, tmp_path)
         csv.writer(out, lineterminator="\n").writerows([r[:j] + r[j + 1:] for r in rows])
         lines[:] = [out.getvalue()]
 
-    _, ia = _ia_edit(shared_data, tmp_path, edit)
+    _, ia = _ia_edit(small_data, tmp_path, edit)
     with pytest.raises(SchemaError, match=r"no column for \['bottom_px'\] \(expected bottom_px <- IA_BOTTOM"):
         read_ia_report(ia, source="onestop").collect()
 
 
 @pytest.mark.parametrize("value", ["abc", "-32768", " 44", ""])
-def test_a_bad_trial_index_cell_is_an_error_naming_the_cell(shared_data, tmp_path, value):
+def test_a_bad_trial_index_cell_is_an_error_naming_the_cell(small_data, tmp_path, value):
     from readgaze.io.onestop import load_onestop
 
-    d, ia = _ia_edit(shared_data, tmp_path, lambda lines: _set(lines, 500, "TRIAL_INDEX", value))
+    d, ia = _ia_edit(small_data, tmp_path, lambda lines: _set(lines, 500, "TRIAL_INDEX", value))
     with pytest.raises(ParseError) as e:
         load_onestop(d / "fixations.csv", ia)
     assert (e.value.file, e.value.row, e.value.column) == (str(ia), 500, "TRIAL_INDEX")
 
 
-def test_an_inf_gaze_sample_is_missing_and_gives_no_fixation_at_inf(shared_data, tmp_path):
+def test_an_inf_gaze_sample_is_missing_and_gives_no_fixation_at_inf(small_data, tmp_path):
     from readgaze.events import detect_fixations
     from readgaze.io.samples import ScreenGeometry, read_gaze_csv
 
-    lines = _lines(_gaze(shared_data, tmp_path, 1500))
+    lines = _lines(_gaze(small_data, tmp_path, 1500))
     fields = lines[600].split(b"\t")
     fields[1] = b"inf"
     lines[600] = b"\t".join(fields)
@@ -250,10 +251,10 @@ def test_an_inf_gaze_sample_is_missing_and_gives_no_fixation_at_inf(shared_data,
 
 # --- the raw tracebacks -------------------------------------------------------------------------------------------
 
-def test_read_gaze_csv_long_row_latin1_byte_and_renamed_trial_column_are_readgaze_errors(shared_data, tmp_path):
+def test_read_gaze_csv_long_row_latin1_byte_and_renamed_trial_column_are_readgaze_errors(small_data, tmp_path):
     from readgaze.io.samples import read_gaze_csv
 
-    lines = _lines(_gaze(shared_data, tmp_path))
+    lines = _lines(_gaze(small_data, tmp_path))
     path = tmp_path / "trial_0_1.csv"
     long = lines[:200] + [lines[200].rstrip(b"\r\n") + b"\t7\r\n"] + lines[201:]
     _copy(path, path, long)
@@ -267,25 +268,25 @@ def test_read_gaze_csv_long_row_latin1_byte_and_renamed_trial_column_are_readgaz
         read_gaze_csv(path, trial_column="trial")
 
 
-def test_load_onestop_header_only_report_and_a_nan_ia_id_are_readgaze_errors(shared_data, tmp_path):
+def test_load_onestop_header_only_report_and_a_nan_ia_id_are_readgaze_errors(small_data, tmp_path):
     from readgaze.io.onestop import load_onestop
 
-    d = shared_data / "onestop_sample"
+    d = small_data / "onestop_sample"
     fix = _copy(d / "fixations.csv", tmp_path / "fixations.csv", _lines(d / "fixations.csv")[:1])
     with pytest.raises(ParseError) as e:
         load_onestop(fix, d / "ia.csv")
     assert str(e.value) == "fixations.csv, row 2: no data row after the header"
-    _, ia = _ia_edit(shared_data, tmp_path, lambda lines: _set(lines, 77, "IA_ID", "NaN"))
+    _, ia = _ia_edit(small_data, tmp_path, lambda lines: _set(lines, 77, "IA_ID", "NaN"))
     with pytest.raises(ParseError) as e:
         load_onestop(d / "fixations.csv", ia)
     assert (e.value.row, e.value.column) == (77, "IA_ID") and "expected an interest-area id" in str(e.value)
 
 
-def test_prep_onestop_with_an_unquoted_comma_in_a_label_names_the_row(shared_data, tmp_path, capsys):
+def test_prep_onestop_with_an_unquoted_comma_in_a_label_names_the_row(small_data, tmp_path, capsys):
     import csv
     import io
 
-    d = shared_data / "onestop_sample"
+    d = small_data / "onestop_sample"
     lines = _lines(d / "ia.csv")
     header = next(csv.reader(io.StringIO(lines[0].decode())))
     fields = next(csv.reader(io.StringIO(lines[700].decode())))
@@ -303,12 +304,12 @@ def test_prep_onestop_with_an_unquoted_comma_in_a_label_names_the_row(shared_dat
 
 # --- the unclear errors ------------------------------------------------------------------------------------------
 
-def test_prep_asc_on_a_recording_cut_before_its_first_fixation_names_the_file(shared_data, tmp_path, capsys):
-    src = shared_data / "eyelink_asc" / "eyelink_monocular_example.asc"
+def test_prep_asc_on_a_recording_cut_before_its_first_fixation_names_the_file(small_data, tmp_path, capsys):
+    src = small_data / "eyelink_asc" / "eyelink_monocular_example.asc"
     lines = _lines(src)
     first_fix = next(k for k, line in enumerate(lines) if line.startswith((b"SFIX", b"EFIX")))
     asc = _copy(src, tmp_path / src.name, lines[:first_fix])  # samples, but no fixation
-    code = main(["prep", "asc", str(asc), "--layout", str(shared_data / "pymovements_examples" /
+    code = main(["prep", "asc", str(asc), "--layout", str(small_data / "pymovements_examples" /
                                                              "potec_word_aoi_b0.tsv"), "--out", str(tmp_path / "ds"),
                  "--quiet"])
     err = capsys.readouterr().err
@@ -316,20 +317,20 @@ def test_prep_asc_on_a_recording_cut_before_its_first_fixation_names_the_file(sh
     assert "eyelink_monocular_example.asc: no fixation (EFIX line) in 1 recording(s)" in err
 
 
-def test_a_header_only_ia_report_names_itself(shared_data, tmp_path):
+def test_a_header_only_ia_report_names_itself(small_data, tmp_path):
     from readgaze.io.onestop import load_onestop
 
-    d = shared_data / "onestop_sample"
+    d = small_data / "onestop_sample"
     ia = _copy(d / "ia.csv", tmp_path / "ia.csv", _lines(d / "ia.csv")[:1])
     with pytest.raises(ReadgazeError) as e:
         load_onestop(d / "fixations.csv", ia)
     assert e.value.file == str(ia) and e.value.row == 2
 
 
-def test_an_ia_id_of_minus_32768_points_at_the_cell(shared_data, tmp_path):
+def test_an_ia_id_of_minus_32768_points_at_the_cell(small_data, tmp_path):
     from readgaze.io.onestop import load_onestop
 
-    d, ia = _ia_edit(shared_data, tmp_path, lambda lines: _set(lines, 1200, "IA_ID", "-32768"))
+    d, ia = _ia_edit(small_data, tmp_path, lambda lines: _set(lines, 1200, "IA_ID", "-32768"))
     with pytest.raises(ParseError) as e:
         load_onestop(d / "fixations.csv", ia)
     assert str(e.value).startswith("ia.csv, row 1200, column IA_ID: got -32768 (EyeLink's missing-value code")
@@ -351,12 +352,12 @@ def test_repairs_without_a_qc_log_are_warned(shared_data, tmp_path):
 
 # --- found by the fuzz after the issue's lists ----------------------------------------------------------------------
 
-def test_a_column_named_twice_in_the_header_is_an_error_naming_it(shared_data, tmp_path):
+def test_a_column_named_twice_in_the_header_is_an_error_naming_it(small_data, tmp_path):
     """Two exports pasted side by side, or a column copied in a spreadsheet: polars renames the second
     ``X_duplicated_0`` and the reader took the first, silently."""
     from readgaze.io.sbsat import read_sbsat_fixations
 
-    src = shared_data / "pymovements_examples" / "18sat_fixfinal.csv"
+    src = small_data / "pymovements_examples" / "18sat_fixfinal.csv"
     lines = _lines(src)
     header = lines[0].decode().rstrip("\r\n").split(",")
     j = header.index("CURRENT_FIX_X")
@@ -368,11 +369,11 @@ def test_a_column_named_twice_in_the_header_is_an_error_naming_it(shared_data, t
     assert f"(columns {j + 1}, {len(header) + 1})" in str(e.value)
 
 
-def test_a_row_deleted_from_the_sbsat_trials_is_flagged(shared_data, tmp_path):
+def test_a_row_deleted_from_the_sbsat_trials_is_flagged(small_data, tmp_path):
     """A trial row lost (a cut-and-paste in a spreadsheet) leaves a gap in the participant's INDEX: flagged."""
     from readgaze.io.sbsat import read_sbsat_trials
 
-    src = shared_data / "sbsat" / "fixation" / "18sat_trialfinal.csv"
+    src = small_data / "sbsat" / "fixation" / "18sat_trialfinal.csv"
     lines = _lines(src)[:600]
     path = _copy(src, tmp_path / src.name, lines[:150] + lines[151:])  # msd003, INDEX 2 of 1..74
     qc, clean = QCLog(), QCLog()
@@ -382,11 +383,11 @@ def test_a_row_deleted_from_the_sbsat_trials_is_flagged(shared_data, tmp_path):
     assert (_reasons(clean).get(reason, 0), _reasons(qc)[reason]) == (0, 1)
 
 
-def test_two_fixation_rows_swapped_are_flagged(shared_data, tmp_path):
+def test_two_fixation_rows_swapped_are_flagged(small_data, tmp_path):
     """A sort or a hand edit that swaps two rows of a trial: the fixation numbers run backwards once; flagged."""
     from readgaze.io.dataviewer import read_fixation_report
 
-    src = shared_data / "onestop_sample" / "fixations.csv"
+    src = small_data / "onestop_sample" / "fixations.csv"
     lines = _lines(src)[:800]
     path = _copy(src, tmp_path / "fixations.csv", lines[:190] + [lines[191], lines[190]] + lines[192:])
     qc, clean = QCLog(), QCLog()
@@ -396,13 +397,13 @@ def test_two_fixation_rows_swapped_are_flagged(shared_data, tmp_path):
     assert (_reasons(clean).get(reason, 0), _reasons(qc)[reason]) == (0, 1)
 
 
-def test_a_utf16_file_is_an_error_saying_so(shared_data, tmp_path):
+def test_a_utf16_file_is_an_error_saying_so(small_data, tmp_path):
     """A spreadsheet's "Unicode text" (UTF-16): read as UTF-8 every value held a NUL byte, and the error named a
     column ``t i m e s t a m p``."""
     from readgaze.io.asc import read_asc
     from readgaze.io.samples import read_gaze_csv
 
-    gaze = _gaze(shared_data, tmp_path)
+    gaze = _gaze(small_data, tmp_path)
     (tmp_path / "utf16").mkdir()
     utf16 = tmp_path / "utf16" / gaze.name
     utf16.write_bytes(gaze.read_bytes().decode().encode("utf-16"))
@@ -410,19 +411,19 @@ def test_a_utf16_file_is_an_error_saying_so(shared_data, tmp_path):
         read_gaze_csv(utf16).collect()
     assert (e.value.file, e.value.row) == (str(utf16), 1)
     assert read_gaze_csv(utf16, encoding="utf-16").collect().equals(read_gaze_csv(gaze).collect())
-    src = shared_data / "eyelink_asc" / "eyelink_monocular_example.asc"
+    src = small_data / "eyelink_asc" / "eyelink_monocular_example.asc"
     asc = tmp_path / src.name
     asc.write_bytes(src.read_bytes().decode().encode("utf-16"))
     with pytest.raises(ParseError, match="the file is UTF-16 text"):
         read_asc(asc)
 
 
-def test_a_participant_cell_changed_on_one_row_is_flagged(shared_data, tmp_path):
+def test_a_participant_cell_changed_on_one_row_is_flagged(small_data, tmp_path):
     """``msd001`` typed over as ``abc`` on one row of an SB-SAT fixation report: a one-fixation phantom trial of a
     phantom participant, and the real trial split in two. The split is flagged."""
     from readgaze.io.sbsat import read_sbsat_fixations
 
-    src = shared_data / "pymovements_examples" / "18sat_fixfinal.csv"
+    src = small_data / "pymovements_examples" / "18sat_fixfinal.csv"
     lines = _lines(src)
     lines[49] = lines[49].replace(b"msd001", b"abc", 1)
     path = _copy(src, tmp_path / src.name, lines)
@@ -435,19 +436,19 @@ def test_a_participant_cell_changed_on_one_row_is_flagged(shared_data, tmp_path)
         "18sat_fixfinal.csv: first trial_id msd001_1 (a changed key cell, or a file sorted otherwise?)"]
 
 
-def test_mixed_line_ends_are_an_error_naming_the_first_lone_cr(shared_data, tmp_path):
+def test_mixed_line_ends_are_an_error_naming_the_first_lone_cr(small_data, tmp_path):
     """Some lines ending with a CR alone, others with a line feed: polars said "CSV file contained column names not
     specified in schema (n_extra = 3)", read_asc "no recording block (no START line)"."""
     from readgaze.io.asc import read_asc
     from readgaze.io.samples import read_gaze_csv
 
-    lines = [line.rstrip(b"\r\n") + b"\n" for line in _lines(_gaze(shared_data, tmp_path))]
+    lines = [line.rstrip(b"\r\n") + b"\n" for line in _lines(_gaze(small_data, tmp_path))]
     lines[100:150] = [line.rstrip(b"\n") + b"\r" for line in lines[100:150]]  # (CR-only from the header on: read)
     path = _copy(tmp_path / "trial_0_1.csv", tmp_path / "trial_0_1.csv", lines)
     with pytest.raises(ParseError, match="ends with a CR alone while others end with a line feed") as e:
         read_gaze_csv(path).collect()
     assert e.value.row == 101
-    src = shared_data / "eyelink_asc" / "eyelink_monocular_example.asc"
+    src = small_data / "eyelink_asc" / "eyelink_monocular_example.asc"
     lines = _lines(src)
     lines = [line.rstrip(b"\r\n") + (b"\r" if k < len(lines) - 10 else b"\n") for k, line in enumerate(lines)]
     asc = _copy(src, tmp_path / src.name, lines)
@@ -456,12 +457,12 @@ def test_mixed_line_ends_are_an_error_naming_the_first_lone_cr(shared_data, tmp_
     assert (e.value.file, e.value.row) == (str(asc), 1)
 
 
-def test_a_number_with_spaces_around_it_is_an_error_naming_the_cell(shared_data, tmp_path):
+def test_a_number_with_spaces_around_it_is_an_error_naming_the_cell(small_data, tmp_path):
     """``" -1.0 "`` typed into a numeric column: the parser read the whole column as text (issue 29: silent; then a
     QC flag beside a column of strings; issue 39: an error naming file, row and column)."""
     from readgaze.io.samples import read_gaze_csv
 
-    lines = _lines(_gaze(shared_data, tmp_path, 1500))
+    lines = _lines(_gaze(small_data, tmp_path, 1500))
     fields = lines[756].split(b"\t")
     fields[3] = b" " + fields[3] + b" "
     lines[756] = b"\t".join(fields)
@@ -472,23 +473,23 @@ def test_a_number_with_spaces_around_it_is_an_error_naming_the_cell(shared_data,
     assert (e.value.file, e.value.row, e.value.column) == (str(path), 757, "stimuli_x")
 
 
-def test_a_title_line_above_the_header_is_an_error_saying_so(shared_data, tmp_path):
+def test_a_title_line_above_the_header_is_an_error_saying_so(small_data, tmp_path):
     """polars said "CSV file contained column names not specified in schema (n_extra = 24)"."""
     from readgaze.io.dataviewer import read_fixation_report
 
-    src = shared_data / "onestop_sample" / "fixations.csv"
+    src = small_data / "onestop_sample" / "fixations.csv"
     path = _copy(src, tmp_path / "fixations.csv", [b"# exported 2024-05-01\n"] + _lines(src)[:500])
     with pytest.raises(ParseError, match="is line 1 a title or a comment rather than the header") as e:
         read_fixation_report(path, source="onestop").collect()
     assert (e.value.file, e.value.row) == (str(path), 1)
 
 
-def test_a_padded_number_in_a_onestop_word_feature_is_an_error_naming_the_cell(shared_data, tmp_path):
+def test_a_padded_number_in_a_onestop_word_feature_is_an_error_naming_the_cell(small_data, tmp_path):
     """OneStop's word features are read from chosen rows; ``' 15 '`` in ``head_word_index`` made the column text
     in ``words`` silently (then flagged beside a column of strings; now an error naming file, row and column)."""
     from readgaze.io.onestop import load_onestop
 
-    d, ia = _ia_edit(shared_data, tmp_path, lambda lines: _set(lines, 3693, "head_word_index", " 15 "))
+    d, ia = _ia_edit(small_data, tmp_path, lambda lines: _set(lines, 2325, "head_word_index", " 15 "))
     with pytest.raises(ParseError, match="' 15 ' is not a number") as e:
         load_onestop(d / "fixations.csv", ia)
-    assert (e.value.file, e.value.row, e.value.column) == (str(ia), 3693, "head_word_index")
+    assert (e.value.file, e.value.row, e.value.column) == (str(ia), 2325, "head_word_index")

@@ -13,8 +13,8 @@ from readgaze.qc import QCLog
 from readgaze.schema import validate
 
 
-def test_br12_dots_labels_and_three_state_flags(shared_data):
-    path = shared_data / "bad_inputs" / "BR-12.csv"
+def test_br12_dots_labels_and_three_state_flags(small_data):
+    path = small_data / "bad_inputs" / "BR-12.csv"
     ia = read_ia_report(path).collect()
     assert ia["word"].to_list() == ["The", "however,", '"Yes,"', "--", "end."]
     assert ia["ia_index"].to_list() == [0, 1, 2, 3, 4]  # IA_ID 1..5, base 1 detected
@@ -34,9 +34,9 @@ def test_br12_dots_labels_and_three_state_flags(shared_data):
     assert by_word['"Yes,"']["first_fixation_duration_ms"] == 180.0
 
 
-def test_br18_duplicate_trial_key_is_an_error(shared_data):
+def test_br18_duplicate_trial_key_is_an_error(small_data):
     with pytest.raises(DataError) as e:
-        read_fixation_report(shared_data / "bad_inputs" / "BR-18.csv")
+        read_fixation_report(small_data / "bad_inputs" / "BR-18.csv")
     msg = str(e.value)
     assert msg.startswith("BR-18.csv, row 5, column CURRENT_FIX_INDEX:")
     assert "rows 5–6 (data rows 4–5)" in msg
@@ -45,8 +45,8 @@ def test_br18_duplicate_trial_key_is_an_error(shared_data):
     assert "session_key" in msg
 
 
-def test_br18_session_key_splits_the_readings(shared_data):
-    fix = read_fixation_report(shared_data / "bad_inputs" / "BR-18.csv", session_key="restart", ia_id_base=1).collect()
+def test_br18_session_key_splits_the_readings(small_data):
+    fix = read_fixation_report(small_data / "bad_inputs" / "BR-18.csv", session_key="restart", ia_id_base=1).collect()
     a = fix.filter(pl.col("trial_id") == "p01_1_s0")
     b = fix.filter(pl.col("trial_id") == "p01_1_s1")
     assert a.height == 3 and b.height == 2
@@ -57,8 +57,8 @@ def test_br18_session_key_splits_the_readings(shared_data):
     assert b["fixation_index"].to_list() == [0, 1]
 
 
-def test_br27_id_bases_detected_by_label_agreement(shared_data):
-    fix_path, ia_path = shared_data / "bad_inputs" / "BR-27_fix.csv", shared_data / "bad_inputs" / "BR-27_ia.csv"
+def test_br27_id_bases_detected_by_label_agreement(small_data):
+    fix_path, ia_path = small_data / "bad_inputs" / "BR-27_fix.csv", small_data / "bad_inputs" / "BR-27_ia.csv"
     ia = read_ia_report(ia_path)
     check = detect_ia_id_base(read_fixation_report(fix_path, ia_id_base=0), ia, fixation_file=fix_path,
                               ia_file=ia_path)
@@ -72,11 +72,11 @@ def test_br27_id_bases_detected_by_label_agreement(shared_data):
     assert dash.height == 1 and dash["len"].fill_null(0).item() == 0
 
 
-def test_br27_labels_disagreeing_under_both_bases_name_both_files(shared_data, tmp_path):
-    text = (shared_data / "bad_inputs" / "BR-27_fix.csv").read_text()
+def test_br27_labels_disagreeing_under_both_bases_name_both_files(small_data, tmp_path):
+    text = (small_data / "bad_inputs" / "BR-27_fix.csv").read_text()
     bad = tmp_path / "scrambled_fix.csv"
     bad.write_text(text.replace("Wolves", "Bears").replace('"howl,"', "growl"))
-    ia_path = shared_data / "bad_inputs" / "BR-27_ia.csv"
+    ia_path = small_data / "bad_inputs" / "BR-27_ia.csv"
     with pytest.raises(DataError) as e:
         detect_ia_id_base(read_fixation_report(bad, ia_id_base=0), read_ia_report(ia_path),
                           fixation_file=bad, ia_file=ia_path)
@@ -84,9 +84,9 @@ def test_br27_labels_disagreeing_under_both_bases_name_both_files(shared_data, t
     assert "base 1: 33.3%" in str(e.value)
 
 
-def test_sbsat_fixations_and_trials(shared_data):
+def test_sbsat_fixations(small_data):
     qc = QCLog()
-    fix = read_sbsat_fixations(shared_data / "pymovements_examples" / "18sat_fixfinal.csv", qc=qc)
+    fix = read_sbsat_fixations(small_data / "pymovements_examples" / "18sat_fixfinal.csv", qc=qc)
     assert qc.total(reason="off_word", action="flagged") == 2
     validate(fix, "fixations")
     f = fix.collect()
@@ -96,19 +96,32 @@ def test_sbsat_fixations_and_trials(shared_data):
     assert f["start_ms"].null_count() == 112  # SB-SAT's report has no start time
     assert (f["x_px"][0], f["y_px"][0], f["pupil"][0], f["duration_ms"][0]) == (59.8, 125.4, 1430.0, 22.0)
     assert f["ia_label"][1] == "long" and f["word_index"][1] == 23
-    trials = read_sbsat_trials(shared_data / "sbsat" / "fixation" / "18sat_trialfinal.csv")
+
+
+def _sbsat_trials(folder) -> pl.DataFrame:
+    trials = read_sbsat_trials(folder / "sbsat" / "fixation" / "18sat_trialfinal.csv")
     validate(trials, "trials")
     t = trials.collect()
-    assert t.height == 7298 and t["trial_id"].n_unique() == 7298 and t["participant_id"].n_unique() == 95
     first = t.filter(pl.col("trial_id") == "msd001_1").row(0, named=True)
-    assert first["FIXATION_COUNT"] == f.height and first["text_id"] == "reading-dickens-1"
+    assert first["FIXATION_COUNT"] == 112 and first["text_id"] == "reading-dickens-1"  # the fixation report's 112
     assert first["item_id"] == "dickens" and first["is_correct"] is None
+    q = t.filter(pl.col("trial_id") == "msd001_8").row(0, named=True)  # answer 3, key 1
+    assert q["is_correct"] is False and q["selected_answer"] == "3"
+    return t
+
+
+def test_sbsat_trials_excerpt(small_data):
+    t = _sbsat_trials(small_data)  # the trial report's first 599 rows: 8 readers, msd001 ... msd009
+    assert t.height == 599 and t["trial_id"].n_unique() == 599 and t["participant_id"].n_unique() == 8
+
+
+def test_sbsat_trials(shared_data):
+    t = _sbsat_trials(shared_data)
+    assert t.height == 7298 and t["trial_id"].n_unique() == 7298 and t["participant_id"].n_unique() == 95
     reading = t.filter(pl.col("type") == "reading")
     assert reading.height == 2358 and reading["repeated_reading"].sum() == 304
     revisited = reading.group_by("participant_id", "text_id").len().filter(pl.col("len") > 1)
     assert revisited.height == 229
-    q = t.filter(pl.col("trial_id") == "msd001_8").row(0, named=True)  # answer 3, key 1
-    assert q["is_correct"] is False and q["selected_answer"] == "3"
 
 
 def test_column_map_override_and_errors(tmp_path):

@@ -1,4 +1,7 @@
-"""OneStop loader on the real sample (scanpath-studio subset of OneStop; counts from its README)."""
+"""OneStop loader on the real sample (scanpath-studio subset of OneStop; counts from its README).
+
+The unit tests read ``tests/files/onestop_sample`` (the sample's trials of paragraphs 1, 4, 5 and 6, rows unchanged);
+the whole-sample figures are checked on ``../shared/data/onestop_sample`` when it is present."""
 
 from __future__ import annotations
 
@@ -11,34 +14,47 @@ from readgaze.schema import validate
 
 
 @pytest.fixture(scope="module")
-def sample(shared_data):
-    d = shared_data / "onestop_sample"
+def sample(small_data):
+    d = small_data / "onestop_sample"
     return d, load_onestop(d / "fixations.csv", d / "ia.csv")
 
 
 def test_counts_and_id_bases(sample):
     d, data = sample
     trials, fix, ia = data.trials.collect(), data.fixations.collect(), data.ia_rows.collect()
-    assert fix.height == 3209 and fix["trial_id"].n_unique() == 24 and fix["participant_id"].n_unique() == 2
-    assert ia.height == 3922 and ia["trial_id"].n_unique() == 36 and ia["participant_id"].n_unique() == 3
-    assert trials.height == 36 and trials["fixation_count"].null_count() == 12  # l25_1042: no fixations
+    assert fix.height == 2249 and fix["trial_id"].n_unique() == 16 and fix["participant_id"].n_unique() == 2
+    assert ia.height == 2554 and ia["trial_id"].n_unique() == 24 and ia["participant_id"].n_unique() == 3
+    assert trials.height == 24 and trials["fixation_count"].null_count() == 8  # l25_1042: no fixations
     assert trials.filter(pl.col("fixation_count").is_null())["participant_id"].unique().to_list() == ["l25_1042"]
     assert data.id_bases == {str(d / "fixations.csv"): 1, str(d / "ia.csv"): 0}
     for frame, table in ((data.trials, "trials"), (data.words, "words"), (data.fixations, "fixations")):
         validate(frame, table)
 
 
+def test_whole_sample_counts(shared_data):
+    """The sample as staged: 3,209 fixations of 24 trials, 3,922 IA rows of 36 (README); 20 versioned layouts."""
+    d = shared_data / "onestop_sample"
+    data = load_onestop(d / "fixations.csv", d / "ia.csv")
+    trials, fix, ia = data.trials.collect(), data.fixations.collect(), data.ia_rows.collect()
+    assert fix.height == 3209 and fix["trial_id"].n_unique() == 24 and fix["participant_id"].n_unique() == 2
+    assert ia.height == 3922 and ia["trial_id"].n_unique() == 36 and ia["participant_id"].n_unique() == 3
+    assert trials.height == 36 and trials["fixation_count"].null_count() == 12  # l25_1042: no fixations
+    assert fix["ia_index"].is_not_null().sum() == 3208 and data.qc.total(reason="off_word", action="flagged") == 1
+    assert sorted(trials["text_id"].unique().str.contains("_v").value_counts()["count"].to_list()) == [2, 20]
+    assert data.qc.total(reason="layout_versions", action="flagged") == 20
+
+
 def test_every_fixation_with_an_id_maps_to_the_same_label(sample):
     _, data = sample
     fix = data.fixations.collect()
     on_word = fix.filter(pl.col("ia_index").is_not_null())
-    assert on_word.height == 3208
+    assert on_word.height == 2248
     j = on_word.join(data.ia_rows.collect(), on=["trial_id", "ia_index"], how="left")
-    assert (j["ia_label"] == j["word"]).sum() == 3208  # 100 %
+    assert (j["ia_label"] == j["word"]).sum() == 2248  # 100 %
     # and each lies inside its (half-open) box
     inside = ((j["left_px"] <= j["x_px"]) & (j["x_px"] < j["right_px"])
               & (j["top_px"] <= j["y_px"]) & (j["y_px"] < j["bottom_px"]))
-    assert inside.sum() == 3208
+    assert inside.sum() == 2248
     off = fix.filter(pl.col("word_index").is_null())
     assert off.height == 1 and off["trial_id"].item().startswith("l37_1129")
     assert data.qc.total(reason="off_word", action="flagged") == 1
@@ -80,9 +96,9 @@ def test_hyphen_split_word_and_layout_versions(sample):
     assert pair["line_index"][1] == pair["line_index"][0] + 1
     assert split["word_index"][-1] == 140
     assert w.filter(pl.col("text_id") == other).height == 141
-    # 10 of the 12 paragraphs were shown to l25_1042 with another layout; 2 texts keep plain ids
-    assert sorted(t["text_id"].unique().str.contains("_v").value_counts()["count"].to_list()) == [2, 20]
-    assert data.qc.total(reason="layout_versions", action="flagged") == 20
+    # 7 of the 8 paragraphs were shown to l25_1042 with another layout; 1 text (2_2_Ele_4) keeps its plain id
+    assert sorted(t["text_id"].unique().str.contains("_v").value_counts()["count"].to_list()) == [1, 14]
+    assert data.qc.total(reason="layout_versions", action="flagged") == 14
 
 
 def test_words_lines_and_features(sample):
@@ -99,24 +115,24 @@ def test_words_lines_and_features(sample):
     assert "IA_DWELL_TIME" not in w.columns and "IA_DWELL_TIME" in data.ia_rows.collect_schema().names()
 
 
-def test_alias_and_base_disagreement(shared_data, tmp_path):
-    d = shared_data / "onestop_sample"
+def test_alias_and_base_disagreement(small_data, tmp_path):
+    d = small_data / "onestop_sample"
     fix = pl.read_csv(d / "fixations.csv", null_values=".", infer_schema_length=None)
     ia = pl.read_csv(d / "ia.csv", null_values=".", infer_schema_length=None)
     fix.with_columns(pl.col("participant_id").replace({"l7_1090": "l38_97"})).write_csv(tmp_path / "f.csv")
     ia.with_columns(pl.col("participant_id").replace({"l7_1090": "l38_97"})).write_csv(tmp_path / "i.csv")
     data = load_onestop(tmp_path / "f.csv", tmp_path / "i.csv")
     f = data.fixations.collect()
-    assert "l38_97" not in f["participant_id"].to_list() and (f["participant_id"] == "l38_104").sum() == 1215
-    assert data.qc.total(reason="participant_alias", table="fixations", action="changed") == 1215
-    assert data.trials.collect()["trial_id"].str.starts_with("l38_104_").sum() == 12
+    assert "l38_97" not in f["participant_id"].to_list() and (f["participant_id"] == "l38_104").sum() == 876
+    assert data.qc.total(reason="participant_alias", table="fixations", action="changed") == 876
+    assert data.trials.collect()["trial_id"].str.starts_with("l38_104_").sum() == 8
     ia.with_columns(pl.col("IA_ID") + 5).write_csv(tmp_path / "shifted.csv")
     with pytest.raises(DataError) as e:
         load_onestop(d / "fixations.csv", tmp_path / "shifted.csv")
     assert "fixations.csv" in str(e.value) and "shifted.csv" in str(e.value)
 
 
-def test_layout_version_ids_are_stable_across_processes(sample, shared_data):
+def test_layout_version_ids_are_stable_across_processes(sample):
     """The _v suffix is a SHA-1 of the layout and the grouping hash is seeded: same ids in a fresh process."""
     import subprocess
     import sys
@@ -124,7 +140,7 @@ def test_layout_version_ids_are_stable_across_processes(sample, shared_data):
     _, data = sample
     ours = data.trials.select("trial_id", "text_id").sort("trial_id").collect()
     assert ours.filter(pl.col("trial_id") == "l25_1042_2_1_Adv_5_r0")["text_id"].item() == "2_1_Adv_5_ve1fdcb"
-    d = shared_data / "onestop_sample"
+    d, _ = sample
     code = ("from readgaze.io.onestop import load_onestop\n"
             f"t = load_onestop({str(d / 'fixations.csv')!r}, {str(d / 'ia.csv')!r}).trials.sort('trial_id').collect()\n"
             "print(';'.join(t['text_id']))")

@@ -35,10 +35,10 @@ def test_real_windows_and_labels(bookwise):
     assert constant["subj_acc_level"] and constant["native"] and not constant["acc_level"]
 
 
-def test_feature_order_is_x_y_pupil_duration(bookwise, shared_data):
+def test_feature_order_is_x_y_pupil_duration(bookwise, small_data):
     """The first 5 test windows are rows 0-104 of msd001's fixation report, durations min-max scaled over [1, 3834]."""
     array = read_sbsat_windows(bookwise).arrays["test"]
-    report = pl.read_csv(shared_data / "pymovements_examples" / "18sat_fixfinal.csv", infer_schema_length=None)
+    report = pl.read_csv(small_data / "pymovements_examples" / "18sat_fixfinal.csv", infer_schema_length=None)
     flat = array[:5].reshape(-1, 4).astype(np.float64)
     duration = report["CURRENT_FIX_DURATION"].to_numpy()[:105].astype(np.float64)
     np.testing.assert_allclose(flat[:, WINDOW_FEATURES.index("duration")] * (3834 - 1) + 1, duration, atol=1e-3)

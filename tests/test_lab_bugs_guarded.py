@@ -245,7 +245,7 @@ def test_scaled_training_features_do_not_depend_on_validation_or_test_trials(dat
 
 
 def test_a_missing_word_measure_is_flagged_not_copied_from_the_previous_trial(datamodule, dataset):
-    from readgaze.models.data.features import WORD_FEATURES
+    from readgaze.features import WORD_FEATURES
 
     column = WORD_FEATURES.index("first_fixation_duration_ms")
     indicator = WORD_FEATURES.index("first_fixation_duration_ms_missing")

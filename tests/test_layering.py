@@ -3,7 +3,9 @@ models -> readgaze, kernels (and data_prep for the demo only). Walks every modul
 
 Also: no module imports another package's private names (``_x``, or anything from a ``_module``), the ``readgaze``
 command table names modules that exist, offer the command protocol and respect the layers, and the
-``readgaze.line_assigners`` entry points name functions that exist."""
+``readgaze.line_assigners`` entry points name functions that exist; no two modules import each other, directly or
+round a loop (imports inside functions and under TYPE_CHECKING count); inside ``readgaze`` every module has a layer
+(:data:`LAYERS`) and imports only its own or lower ones."""
 
 from __future__ import annotations
 
@@ -207,3 +209,156 @@ def test_line_assigner_entry_points_name_functions_that_exist():
         module, _, attr = target.partition(":")
         assert attr in _top_level_names(_file(module)), f"entry point {name}: {module} has no {attr}"
         assert name not in METHODS, f"entry point {name} shadows the classical method of that name"
+
+
+# ---- no import loop; inside readgaze, imports point down its layers ----
+
+LAYERS = (
+    ("readgaze", "errors", "fingerprint", "_jit", "_pairwise", "_grid"),  # the package root imports errors only
+    ("schema", "qc"),
+    ("io", "dataset", "splits", "word_features"),
+    ("text", "simulate"),
+    ("lines", "scanpath", "events", "_align_search", "_measures_pass"),
+    ("align", "measures"),
+    ("features", "metrics", "tasks", "predictions", "corrections", "metrics_regression", "reader_aggregation",
+     "eyebench_tables"),
+    ("generation_metrics", "baselines", "plots", "inspect", "baselines_regression", "eyebench_copco"),
+    ("cli", "review"),
+)
+"""The library's modules (and subpackages) from the bottom up: a module imports its own layer or lower ones only.
+``io`` reads files into frames and knows nothing of text layout; ``dataset`` (a folder's tables) sits beside it;
+text, lines, alignment and measures build on them; features, tasks and metrics on those; the commands on top (a
+subpackage's ``cli`` module, e.g. ``readgaze.lines.cli``, is a command: the top layer)."""
+KNOWN_LOOPS = {frozenset({"readgaze.lines", "readgaze.lines.frame", "readgaze.lines.vote"})}
+"""Loops left for now: ``readgaze.lines.frame`` and ``.vote`` import, inside a function, the method table that
+``readgaze/lines/__init__.py`` defines (moving it to a module of its own ends the loop)."""
+
+
+def _module_names(root: Path, parts: dict[str, str]) -> dict[str, Path]:
+    """Dotted module name -> file, for every module of the parts under ``root`` (a package by its __init__)."""
+    out = {}
+    for folder, prefix in parts.items():
+        for path in sorted((root / folder).rglob("*.py")):
+            rel = list(path.relative_to(root / folder).with_suffix("").parts)
+            rel = rel[:-1] if rel[-1] == "__init__" else rel
+            out[".".join([prefix, *rel])] = path
+    return out
+
+
+def import_graph(root: Path = REPO, parts: dict[str, str] = PARTS) -> dict[str, set[str]]:
+    """Module -> the project modules it imports anywhere (top level, in a function, under TYPE_CHECKING):
+    ``from a.b import c`` is an edge to ``a.b.c`` when that is a module, else to ``a.b``."""
+    modules = _module_names(root, parts)
+    top = {p.split(".")[0] for p in parts.values()}
+
+    def resolve(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for module, path in modules.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    base = ".".join([*up, *([base] if base else [])])
+                names = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            else:
+                continue
+            for name in names:
+                target = resolve(name) if name.split(".")[0] in top else None
+                if target and target != module:
+                    graph[module].add(target)
+    return graph
+
+
+def import_loops(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    loops = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    loops.append(frozenset(component))
+    return loops
+
+
+def test_no_import_loop_between_modules():
+    loops = set(import_loops(import_graph()))
+    assert loops <= KNOWN_LOOPS, "import loops:\n" + "\n".join(" <-> ".join(sorted(c)) for c in loops - KNOWN_LOOPS)
+    assert KNOWN_LOOPS <= loops, f"known loops that are gone (remove them from KNOWN_LOOPS): {KNOWN_LOOPS - loops}"
+
+
+def _layer_of(module: str) -> int | None:
+    """The layer of a ``readgaze`` library module (None for models, data_prep, kernels)."""
+    parts = module.split(".")
+    if len(parts) > 1 and parts[1] in ("models", "data_prep", "kernels"):
+        return None
+    if parts[-1] == "cli":
+        return len(LAYERS) - 1
+    name = parts[1] if len(parts) > 1 else "readgaze"
+    return next((i for i, layer in enumerate(LAYERS) if name in layer), -1)
+
+
+def test_every_library_module_has_a_layer_and_imports_point_down():
+    graph = import_graph()
+    unplaced = sorted({m.split(".")[1] for m in graph if _layer_of(m) == -1})
+    assert not unplaced, f"readgaze modules without a layer (add them to LAYERS): {unplaced}"
+    upward = [f"{m} (layer {_layer_of(m)}) imports {t} (layer {_layer_of(t)})"
+              for m in sorted(graph) for t in sorted(graph[m])
+              if _layer_of(m) is not None and _layer_of(t) is not None and _layer_of(t) > _layer_of(m)]
+    assert not upward, "upward imports inside readgaze:\n" + "\n".join(upward)
+
+
+def test_the_loop_and_layer_checks_catch_a_made_up_loop_and_an_upward_import(tmp_path):
+    """The checks on a made-up package (they must not pass by seeing nothing): a loop through a function-level
+    import and a TYPE_CHECKING import is found; io importing text is upward."""
+    package = tmp_path / "readgaze"
+    (package / "io").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "io" / "__init__.py").write_text("")
+    (package / "io" / "keys.py").write_text("def f():\n    from readgaze.text import clean\n")
+    (package / "text.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                     "    from readgaze.io import keys\n")
+    (package / "errors.py").write_text("")
+    graph = import_graph(tmp_path, {"readgaze": "readgaze"})
+    assert graph["readgaze.io.keys"] == {"readgaze.text"} and graph["readgaze.text"] == {"readgaze.io.keys"}
+    assert import_loops(graph) == [frozenset({"readgaze.io.keys", "readgaze.text"})]
+    assert _layer_of("readgaze.io.keys") < _layer_of("readgaze.text")  # so keys -> text is upward
+    assert import_loops({"a": {"b"}, "b": {"c"}, "c": set()}) == []

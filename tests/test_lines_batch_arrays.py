@@ -57,9 +57,11 @@ def test_slice_batch_equals_slice_on_simulated_and_noise_trials(sims, edge_phant
     assert leftovers[0] > 50          # step 4 (leftover runs, placed across trials) really ran
 
 
-def test_slice_batch_equals_slice_on_the_gold_trials(line_gold):
-    _same_as_slice([(t.xy, t.line_y_px, None, None) for t in line_gold])
-    _same_as_slice([(t.xy, t.line_y_px, None, None) for t in line_gold], edge_phantoms=True)
+@pytest.mark.parametrize("gold", ["line_gold_small", "line_gold"])  # tests/files' 4 trials; ../shared's 24
+def test_slice_batch_equals_slice_on_the_gold_trials(gold, request):
+    trials = request.getfixturevalue(gold)
+    _same_as_slice([(t.xy, t.line_y_px, None, None) for t in trials])
+    _same_as_slice([(t.xy, t.line_y_px, None, None) for t in trials], edge_phantoms=True)
 
 
 def test_slice_batch_takes_px_thresholds_and_decimal_positions(sims):

@@ -20,9 +20,46 @@ EYEKIT_DEV = {"attach": 83.70, "chain": 86.70, "cluster": 88.63, "merge": 90.74,
 CARR_48_COMPARE = 60.74
 
 
+# (hits, scored) per trial of the four-trial excerpt (tests/files/line_assignment), the same in the whole folder
+EXCERPT_HITS = {"slice": [(103, 103), (114, 114), (67, 68), (124, 124)],
+                "nearest": [(65, 103), (114, 114), (67, 68), (116, 124)],
+                "cluster": [(102, 103), (114, 114), (67, 68), (117, 124)]}
+
+
 @pytest.fixture(scope="module")
 def gold(line_gold):
     return line_gold
+
+
+@pytest.mark.parametrize("method", list(EXCERPT_HITS))
+def test_excerpt_trials_are_scored_trial_by_trial(line_gold_small, method):
+    assert [t.trial_id for t in line_gold_small] == ["trial_1", "trial_9", "trial_15", "trial_38"]
+    assert [len(t.xy) for t in line_gold_small] == [103, 117, 69, 124]  # trials.csv's n_fixations
+    hits = score_method(line_gold_small, method)["hits"]
+    assert [hits[t.trial_id] for t in line_gold_small] == EXCERPT_HITS[method]
+
+
+def test_excerpt_trials_score_the_same_in_the_whole_folder(gold):
+    by_id = {t.trial_id: t for t in gold}
+    for method, expected in EXCERPT_HITS.items():
+        hits = score_method([by_id[i] for i in ("trial_1", "trial_9", "trial_15", "trial_38")], method)["hits"]
+        assert list(hits.values()) == expected
+        whole = score_method(gold, method)["hits"]
+        assert [whole[i] for i in ("trial_1", "trial_9", "trial_15", "trial_38")] == expected
+
+
+def test_eval_lines_command_on_the_excerpt(small_data, tmp_path):
+    out = tmp_path / "scores.json"
+    assert main(["eval-lines", "--data", str(small_data / "line_assignment"), "--method", "slice,nearest",
+                 "--json", str(out)]) == 0
+    table = json.loads(out.read_text())
+    assert list(table) == ["slice", "nearest", "oracle", "human:jc", "human:vp"]
+    assert table["slice"]["pooled"] == pytest.approx(100 * 408 / 409)
+    assert table["nearest"]["pooled"] == pytest.approx(100 * 362 / 409)
+    assert table["nearest"]["worst_trial"] == pytest.approx(100 * 65 / 103)
+    assert table["slice"]["trials_at_oracle"] == 4 and table["nearest"]["trials_at_oracle"] == 2
+    assert table["human:jc"]["pooled"] == pytest.approx(99.27, abs=0.01)
+    assert table["human:vp"]["pooled"] == pytest.approx(99.76, abs=0.01)
 
 
 def test_gold_folder_matches_its_manifest(gold):

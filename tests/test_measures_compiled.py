@@ -14,9 +14,9 @@ from polars.testing import assert_frame_equal
 from test_prep_post_fast_paths import _corpus
 
 from readgaze import measures
+from readgaze.features import compute_trial_features
 from readgaze.lines._common import pairwise as _pairwise  # the sums the measures pass calls
 from readgaze.measures import compute_word_measures, use_compiled
-from readgaze.trial_features import compute_trial_features
 
 
 def test_pairwise_matches_numpy_reduceat():
@@ -121,14 +121,14 @@ def test_forward_saccade_amplitude_equals_the_per_group_diff():
     assert got["mean_forward_saccade_amplitude_px"].null_count() < 10
 
 
-def test_compiled_passes_on_the_onestop_sample(shared_data, tmp_path, monkeypatch):
+def test_compiled_passes_on_the_onestop_sample(small_data, tmp_path, monkeypatch):
     """The OneStop sample prepped with the compiled passes (threshold 0) gives the same four tables as with
     NumPy (the default at this size when numba is not loaded)."""
     import sys
 
     from readgaze.cli import main
 
-    s = shared_data / "onestop_sample"
+    s = small_data / "onestop_sample"
     args = ["prep", "onestop", "--fixation-report", str(s / "fixations.csv"), "--ia-report", str(s / "ia.csv"),
             "--quiet", "--no-cache", "--force", "--line-assigner", "nearest"]
     monkeypatch.setattr(measures, "COMPILED_FROM", 10**12)

@@ -8,8 +8,8 @@ import polars as pl
 import pytest
 
 from readgaze.align import align_words
+from readgaze.features import compute_trial_features
 from readgaze.measures import compute_word_measures
-from readgaze.trial_features import compute_trial_features
 
 # five words on one line, 100 px each: w0 [0,100) ... w4 [400,500), y [100, 150)
 WORDS = pl.DataFrame({"text_id": "t", "ia_index": range(5), "word_index": range(5), "line_index": 0,
@@ -79,11 +79,11 @@ def test_five_word_trial_features(measures):
         sum(math.hypot(dx, dy) for dx, dy in forward) / len(forward))
 
 
-def test_br12_never_fixated_words_have_null_durations(shared_data):
+def test_br12_never_fixated_words_have_null_durations(small_data):
     from readgaze.io.csv import scan_csv
     from readgaze.text import layout_from_ia_rows
 
-    words = layout_from_ia_rows(scan_csv(shared_data / "bad_inputs" / "BR-12.csv").collect(), text_id="t").words
+    words = layout_from_ia_rows(scan_csv(small_data / "bad_inputs" / "BR-12.csv").collect(), text_id="t").words
     trials = pl.DataFrame({"trial_id": ["p01_1"], "text_id": ["t"]})
     fx = pl.DataFrame({"trial_id": "p01_1", "fixation_index": range(4), "duration_ms": [210.0, 180.0, 120.0, 130.0],
                        "x_px": [130.0, 300.0, 450.0, 500.0], "y_px": 175.0, "start_ms": [0.0, 300.0, 600.0, 800.0]})
@@ -102,8 +102,8 @@ def test_br12_never_fixated_words_have_null_durations(shared_data):
     assert fixated["first_fixation_progressive"].to_list() == [True, True, True]
 
 
-def test_br20_measures_exclude_off_text_fixations(shared_data):
-    d = shared_data / "bad_inputs"
+def test_br20_measures_exclude_off_text_fixations(small_data):
+    d = small_data / "bad_inputs"
     raw = pl.read_csv(d / "BR-20.csv", null_values=".")
     fx = raw.select(pl.lit("p01_1").alias("trial_id"), (pl.col("CURRENT_FIX_INDEX") - 1).alias("fixation_index"),
                     pl.col("CURRENT_FIX_START").alias("start_ms"), pl.col("CURRENT_FIX_DURATION").alias("duration_ms"),
@@ -123,8 +123,8 @@ def test_two_regression_rates_two_names_one_computation_each():
     and the models' ``fixation_regression_rate`` a share of fixations with a known next word (2 of 7: w0>w1,
     w1>w1, w1>w3, w3>w2, w2>w1, w1>w3, w3>w4; w4>off, off>w4 and the last have no step). Both consumers of the
     second get the same number from the one expression (the datamodule once computed 2/10 under the first name)."""
-    from readgaze.feature_sets import compute_feature_sets
-    from readgaze.models.data import features as feat
+    from readgaze import features as feat
+    from readgaze.features import compute_feature_sets
 
     aligned, _ = align_words(FIX, WORDS, TRIALS)
     measures = compute_word_measures(aligned, WORDS, TRIALS)

@@ -11,10 +11,10 @@ import pytest
 from synthetic import write_synthetic_dataset
 
 from readgaze.errors import ConfigError
+from readgaze.features import FIXATION_FEATURES, WORD_FEATURES
 from readgaze.metrics import paired_comparison
 from readgaze.models.data import ReadingDataModule
 from readgaze.models.data.ablate import TEXT_IDENTITY, gaze_donors
-from readgaze.models.data.features import FIXATION_FEATURES, WORD_FEATURES
 
 N_OWN = len(FIXATION_FEATURES) - len(WORD_FEATURES)
 MOVING = (*TEXT_IDENTITY, *(f"{c}_missing" for c in TEXT_IDENTITY))  # a word's lexical values and missing flags

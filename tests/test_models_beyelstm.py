@@ -11,7 +11,7 @@ import torch
 from sklearn.metrics import roc_auc_score
 from synthetic import write_synthetic_dataset
 
-from readgaze.feature_sets import FEATURE_SETS, REDUCED_POS, word_classes
+from readgaze.features import FEATURE_SETS, REDUCED_POS, word_classes
 from readgaze.models.beyelstm import BEyeLSTM
 from readgaze.models.data import ReadingDataModule
 from readgaze.models.fse import FSE
@@ -60,10 +60,10 @@ def test_reduced_pos_sequence_comes_from_reduced_pos(onestop_like):
     assert set(expected) - {0} <= {1, 2, 3, 4, 5} and len(set(expected) - {0}) >= 3
 
 
-def test_real_onestop_reduced_pos_is_used_as_given(shared_data):
+def test_real_onestop_reduced_pos_is_used_as_given(small_data):
     from readgaze.io.onestop import load_onestop
 
-    sample = shared_data / "onestop_sample"
+    sample = small_data / "onestop_sample"
     words = load_onestop(sample / "fixations.csv", sample / "ia.csv").words.lazy()
     classes = word_classes(words).collect()
     given = (words.group_by("text_id", "word_index").agg(pl.col("Reduced_POS").drop_nulls().first()).collect()

@@ -92,7 +92,7 @@ def test_fit_reports_a_missing_dataset_file(tmp_path, capsys):
     code = cli_main(["fit", "-c", str(config), "--data.path", str(tmp_path), "--trainer.max_epochs", "1",
                      "--trainer.default_root_dir", str(tmp_path), *TINY])
     assert code == 2
-    assert "has no trials.parquet" in capsys.readouterr().err
+    assert "not a dataset folder (no trials.parquet); make one with readgaze prep" in capsys.readouterr().err
 
 
 @pytest.mark.slow
@@ -116,10 +116,10 @@ def test_cv_writes_predictions_table_and_roc_per_regime(dataset, tmp_path):
 
 
 @pytest.mark.slow
-def test_fit_on_the_prepared_onestop_sample(shared_data, tmp_path):
+def test_fit_on_the_prepared_onestop_sample(small_data, tmp_path):
     from readgaze.cli import main as readgaze_main
 
-    sample = shared_data / "onestop_sample"
+    sample = small_data / "onestop_sample"
     prepared = tmp_path / "onestop"
     assert readgaze_main(["prep", "onestop", "--fixation-report", str(sample / "fixations.csv"),
                           "--ia-report", str(sample / "ia.csv"), "--out", str(prepared)]) == 0
@@ -129,7 +129,7 @@ def test_fit_on_the_prepared_onestop_sample(shared_data, tmp_path):
                      "--trainer.max_epochs", "2", "--trainer.default_root_dir", str(tmp_path / "run"), *TINY])
     assert code == 0
     predictions = pl.read_parquet(tmp_path / "run" / "csv" / "version_0" / "predictions_val.parquet")
-    assert predictions.height == 8 and predictions["label"].to_list() == [1] * 8  # all information seeking
+    assert predictions.height == 6 and predictions["label"].to_list() == [1] * 6  # all information seeking
     assert predictions["participant_id"].is_in(["l37_1129", "l7_1090"]).all()
 
 

@@ -8,9 +8,9 @@ import pytest
 import torch
 from synthetic import write_synthetic_dataset
 
+from readgaze.features import FIXATION_FEATURES, WORD_FEATURES
 from readgaze.models.data import ReadingDataModule
 from readgaze.models.data.batch import OFF_TEXT
-from readgaze.models.data.features import FIXATION_FEATURES, WORD_FEATURES
 from readgaze.models.text_encoder import load_tokenizer
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -7,10 +7,10 @@ import torch
 from synthetic import write_synthetic_dataset
 from transformers import RobertaConfig, RobertaForSequenceClassification, RobertaModel
 
+from readgaze.features import FIXATION_FEATURES, TRIAL_FEATURE_NAMES
 from readgaze.models.beyelstm import BEyeLSTM
 from readgaze.models.data import ReadingDataModule
 from readgaze.models.data.batch import OFF_TEXT, ReadingBatch
-from readgaze.models.data.features import FIXATION_FEATURES, TRIAL_FEATURE_NAMES
 from readgaze.models.postfusion_eye import PostFusionEye
 from readgaze.models.roberteye_f import RoBERTEyeF
 from readgaze.models.text_encoder import ensure_token_types, load_tokenizer

@@ -9,7 +9,8 @@ import pytest
 import torch
 from synthetic import pad_batch, write_synthetic_dataset
 
-from readgaze.models.data import ReadingDataModule, features
+from readgaze import features
+from readgaze.models.data import ReadingDataModule
 from readgaze.models.training.registry import MODELS, find, main, rows
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -15,8 +15,8 @@ def _files(folder):
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
-def test_prepare_writes_what_the_command_writes(shared_data, tmp_path, capsys):
-    fix, ia = shared_data / "onestop_sample" / "fixations.csv", shared_data / "onestop_sample" / "ia.csv"
+def test_prepare_writes_what_the_command_writes(small_data, tmp_path, capsys):
+    fix, ia = small_data / "onestop_sample" / "fixations.csv", small_data / "onestop_sample" / "ia.csv"
     assert main(["prep", "onestop", "--fixation-report", str(fix), "--ia-report", str(ia), "--out",
                  str(tmp_path / "cli"), "--quiet", "--no-cache"]) == 0
     printed = capsys.readouterr().err.replace(str(tmp_path / "cli"), "OUT")
@@ -24,8 +24,8 @@ def test_prepare_writes_what_the_command_writes(shared_data, tmp_path, capsys):
     assert result.out == tmp_path / "py" and result.format == "parquet"
     assert _files(tmp_path / "py") == _files(tmp_path / "cli")  # tables and manifest (QC, notes, config)
     assert "\n".join(result.summary()).replace(str(tmp_path / "py"), "OUT") + "\n" == printed
-    assert printed.startswith("wrote OUT (parquet): trials 24, words ")
-    assert result.prepared.trials.height == 24 and result.prepared.qc.records
+    assert printed.startswith("wrote OUT (parquet): trials 16, words ")
+    assert result.prepared.trials.height == 16 and result.prepared.qc.records
 
 
 def test_prepare_takes_a_labels_table_and_names_its_keywords_in_errors(tmp_path):

@@ -24,10 +24,10 @@ def _prep(fix, ia, out, *extra) -> int:
 
 
 @pytest.fixture
-def sample(shared_data, tmp_path, monkeypatch):
+def sample(small_data, tmp_path, monkeypatch):
     """The OneStop sample copied to tmp (so a test may edit it), and a private cache folder."""
     for name in ("fixations.csv", "ia.csv"):
-        shutil.copy(shared_data / "onestop_sample" / name, tmp_path / name)
+        shutil.copy(small_data / "onestop_sample" / name, tmp_path / name)
     monkeypatch.setenv("READGAZE_CACHE_DIR", str(tmp_path / "cache"))
     return tmp_path / "fixations.csv", tmp_path / "ia.csv"
 
@@ -70,8 +70,8 @@ def test_checksum_is_memoised_by_stat_and_follows_the_content(tmp_path):
     assert checksum(f, tmp_path / "c") != first
 
 
-def test_read_rows_equals_the_whole_parse(shared_data, tmp_path):
-    ia = shared_data / "onestop_sample" / "ia.csv"
+def test_read_rows_equals_the_whole_parse(small_data, tmp_path):
+    ia = small_data / "onestop_sample" / "ia.csv"
     whole = read_csv(ia)
     rows = np.array([0, 1, 2, 500, 501, whole.height - 1])
     cols = ["question", "subtlex_frequency", "entity_type", "is_correct", "IA_LABEL", "head_word_index"]

@@ -136,9 +136,9 @@ def test_format_csv_and_both(export, tmp_path):
     assert not list(csv_only.glob("*.parquet")) and (csv_only / "word_measures.csv").is_file()
 
 
-def test_wrong_mode_hints(shared_data, export, tmp_path, capsys):
+def test_wrong_mode_hints(small_data, export, tmp_path, capsys):
     """Friction 13: an .asc to prep dataviewer, an IA report as fixation report, a fixation report as IA report."""
-    asc = shared_data / "eyelink_asc" / "eyelink_monocular_example.asc"
+    asc = small_data / "eyelink_asc" / "eyelink_monocular_example.asc"
     assert prep("dataviewer", "--fixation-report", asc, "--ia-report", export["ia"], "--out", tmp_path / "a") == 2
     err = capsys.readouterr().err
     assert "looks like an EyeLink .asc recording: use  readgaze prep asc FILE.asc --layout LAYOUT" in err
@@ -149,10 +149,10 @@ def test_wrong_mode_hints(shared_data, export, tmp_path, capsys):
     assert "looks like a Data Viewer fixation report: use  readgaze prep dataviewer" in capsys.readouterr().err
 
 
-def test_sbsat_fixation_report_alone_with_its_trial_report(shared_data, tmp_path, capsys):
+def test_sbsat_fixation_report_alone_with_its_trial_report(small_data, tmp_path, capsys):
     """Friction 2: SB-SAT's real fixation report (no IA report) + its real trial report as the labels table."""
-    fix = shared_data / "pymovements_examples" / "18sat_fixfinal.csv"
-    trial_report = shared_data / "sbsat" / "fixation" / "18sat_trialfinal.csv"
+    fix = small_data / "pymovements_examples" / "18sat_fixfinal.csv"
+    trial_report = small_data / "sbsat" / "fixation" / "18sat_trialfinal.csv"
     assert prep("dataviewer", "--fixation-report", fix, "--ia-report", fix, "--out", tmp_path / "x") == 2
     assert "--ia-report is a fixation report" in capsys.readouterr().err
     out = tmp_path / "sb"
@@ -178,9 +178,9 @@ def test_sbsat_fixation_report_alone_with_its_trial_report(shared_data, tmp_path
     assert {r["reason"] for r in manifest["qc"] if r["step"] == "load"} >= {"boxes_estimated_from_fixations"}
 
 
-def test_fixation_report_with_a_pymovements_word_aoi_table(shared_data, tmp_path):
+def test_fixation_report_with_a_pymovements_word_aoi_table(small_data, tmp_path):
     """Friction 2: word boxes from a separate PoTeC word AOI file (one text every trial shows)."""
-    aoi = shared_data / "pymovements_examples" / "potec_word_aoi_b0.tsv"
+    aoi = small_data / "pymovements_examples" / "potec_word_aoi_b0.tsv"
     boxes = pl.read_csv(aoi, separator="\t")
     centres = boxes.head(5).select(((pl.col("start_x") + pl.col("end_x")) / 2).alias("CURRENT_FIX_X"),
                                    ((pl.col("start_y") + pl.col("end_y")) / 2).alias("CURRENT_FIX_Y"))
@@ -196,26 +196,26 @@ def test_fixation_report_with_a_pymovements_word_aoi_table(shared_data, tmp_path
     assert [words["word"][i] for i in fx["word_index"]] == boxes["character"].head(5).to_list()
 
 
-def test_asc_with_no_fixation_on_a_word_and_a_multi_trial_ia_layout(shared_data, tmp_path, capsys):
+def test_asc_with_no_fixation_on_a_word_and_a_multi_trial_ia_layout(small_data, tmp_path, capsys):
     """Friction 3: no raw ValueError when no fixation lands on a word; a multi-trial IA layout names the file."""
-    asc = shared_data / "eyelink_asc" / "eyelink_monocular_example.asc"
-    toy = shared_data / "pymovements_examples" / "toy_text_1_1_aoi.csv"
+    asc = small_data / "eyelink_asc" / "eyelink_monocular_example.asc"
+    toy = small_data / "pymovements_examples" / "toy_text_1_1_aoi.csv"
     out = tmp_path / "a"
     assert prep("asc", asc, "--layout", toy, "--line-assigner", "nearest", "--out", out) == 0
     assert "none of the 2 fixations lies on a word box" in capsys.readouterr().err
     wm = pl.read_parquet(out / "word_measures.parquet")
     assert wm.height == 12 and wm["first_fixation_duration_ms"].null_count() == 12
-    ia = shared_data / "onestop_sample" / "ia.csv"
+    ia = small_data / "onestop_sample" / "ia.csv"
     assert prep("asc", asc, "--layout", ia, "--out", tmp_path / "b") == 2
     err = capsys.readouterr().err
-    assert err.startswith("readgaze prep: error: ia.csv: the layout holds 36 texts (l25_1042_17, ")
+    assert err.startswith("readgaze prep: error: ia.csv: the layout holds 24 texts (l25_1042_17, ")
     assert "pass --text-id when every trial shows one; Data Viewer reports: readgaze prep dataviewer" in err
 
 
-def test_asc_trials_join_labels_on_the_recording_trial(shared_data, tmp_path, capsys):
-    a = shared_data / "eyelink_asc"
+def test_asc_trials_join_labels_on_the_recording_trial(small_data, tmp_path, capsys):
+    a = small_data / "eyelink_asc"
     files = [a / "eyelink_monocular_example.asc", a / "eyelink_binocular_example.asc"]
-    layout = shared_data / "pymovements_examples" / "potec_word_aoi_b0.tsv"
+    layout = small_data / "pymovements_examples" / "potec_word_aoi_b0.tsv"
     first = tmp_path / "first"
     assert prep("asc", *files, "--layout", layout, "--language", "de", "--out", first) == 0
     trials = pl.read_parquet(first / "trials.parquet")
@@ -228,9 +228,9 @@ def test_asc_trials_join_labels_on_the_recording_trial(shared_data, tmp_path, ca
     assert got["reading_goal"].to_list() == pl.read_csv(table).sort("participant_id")["reading_goal"].to_list()
 
 
-def test_onestop_mode_takes_a_column_map(shared_data, tmp_path):
+def test_onestop_mode_takes_a_column_map(small_data, tmp_path):
     """Friction 9: prep onestop --columns (the sample with its participant column renamed)."""
-    d = shared_data / "onestop_sample"
+    d = small_data / "onestop_sample"
     fix, ia = tmp_path / "fixations.csv", tmp_path / "ia.csv"
     fix.write_text((d / "fixations.csv").read_text().replace("participant_id", "subject", 1))
     ia.write_text((d / "ia.csv").read_text().replace("participant_id", "subject", 1))
@@ -255,7 +255,7 @@ def test_inspect_dataset_shows_labels_per_task(export, tmp_path, capsys):
     assert "participants 6, items 3; folds: not with 10: use --data.n_folds 3 (or fewer, at least 3)" in text
     assert "warning: the label is constant within every participant (6)" in text
     correct = labels["is_correct"].sum()
-    assert f"task comprehension: 18 labelled trials; labels false {18 - correct}, true {correct}" in text
+    assert f"task comprehension: 18 labelled trials; labels correct {correct}, incorrect {18 - correct}" in text
     assert "task goal_question: not available (no onestopqa_question_id column" in text
     bare = tmp_path / "bare"
     assert prep("dataviewer", "--fixation-report", export["fixations"], "--ia-report", export["ia"],
@@ -275,7 +275,7 @@ def test_one_class_label_is_warned(tmp_path, capsys):
     assert "    warning: one class only (information_seeking): a model of this task measures nothing" in lines
 
 
-def test_prep_asc_passes_encoding_and_screen_size_to_the_reader(shared_data, tmp_path, capsys):
+def test_prep_asc_passes_encoding_and_screen_size_to_the_reader(small_data, tmp_path, capsys):
     """``prep asc --encoding`` decodes a cp1252 recording; ``--screen-px`` stands in for a missing DISPLAY_COORDS."""
     samples = "\n".join(f"{1002 + 2 * i}\t  100.0\t  200.0\t 1000.0\t..." for i in range(10))
     text = ("** CONVERTED FROM t.edf using edfapi 4.2.1 Linux\n**\n\nMSG\t1000 TRIALID caf\u00e9\n"
@@ -286,7 +286,7 @@ def test_prep_asc_passes_encoding_and_screen_size_to_the_reader(shared_data, tmp
             "END\t1022 \tSAMPLES\tEVENTS\tRES\t  38.00\t  36.00\n")
     asc = tmp_path / "rec.asc"
     asc.write_bytes(text.encode("cp1252"))
-    toy = shared_data / "pymovements_examples" / "toy_text_1_1_aoi.csv"
+    toy = small_data / "pymovements_examples" / "toy_text_1_1_aoi.csv"
     assert prep("asc", asc, "--layout", toy, "--line-assigner", "nearest", "--out", tmp_path / "plain") == 0
     err = capsys.readouterr().err
     assert "not valid utf-8" in err and "off-screen detection is off" in err

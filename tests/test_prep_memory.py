@@ -49,8 +49,8 @@ def test_small_tables_or_null_ids_are_one_block():
     assert only[1] is nulls
 
 
-def test_prepare_in_blocks_equals_one_block(shared_data, monkeypatch):
-    s = shared_data / "onestop_sample"
+def test_prepare_in_blocks_equals_one_block(small_data, monkeypatch):
+    s = small_data / "onestop_sample"
     loaded = sources.load_onestop(s / "fixations.csv", s / "ia.csv", None)
 
     def run():
@@ -58,7 +58,7 @@ def test_prepare_in_blocks_equals_one_block(shared_data, monkeypatch):
                        screen_px=(2560.0, 1440.0))
 
     whole = run()
-    monkeypatch.setattr(pipeline, "BLOCK_FIXATIONS", 500)
+    monkeypatch.setattr(pipeline, "BLOCK_FIXATIONS", 400)  # 6 blocks of the excerpt's 2,249 fixations
     assert len(list(trial_blocks(whole.trials, whole.fixations))) > 5
     blocked = run()
     for name in ("trials", "words", "fixations", "word_measures"):

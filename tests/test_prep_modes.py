@@ -9,8 +9,8 @@ import polars as pl
 from readgaze.cli import main
 
 
-def test_dataviewer_pair_with_mixed_id_bases(shared_data, tmp_path):
-    d = shared_data / "bad_inputs"
+def test_dataviewer_pair_with_mixed_id_bases(small_data, tmp_path):
+    d = small_data / "bad_inputs"
     out = tmp_path / "dv"
     assert main(["prep", "dataviewer", "--fixation-report", str(d / "BR-27_fix.csv"), "--ia-report",
                  str(d / "BR-27_ia.csv"), "--out", str(out), "--screen-px", "1280x1024", "--quiet"]) == 0
@@ -27,11 +27,11 @@ def test_dataviewer_pair_with_mixed_id_bases(shared_data, tmp_path):
     assert words.filter(pl.col("word") == "Wolves")["frequency_zipf"][0] > 2.0
 
 
-def test_asc_recordings_with_an_aoi_layout(shared_data, tmp_path):
-    a = shared_data / "eyelink_asc"
+def test_asc_recordings_with_an_aoi_layout(small_data, tmp_path):
+    a = small_data / "eyelink_asc"
     out = tmp_path / "asc"
     assert main(["prep", "asc", str(a / "eyelink_monocular_example.asc"), str(a / "eyelink_binocular_example.asc"),
-                 "--layout", str(shared_data / "pymovements_examples" / "potec_word_aoi_b0.tsv"),
+                 "--layout", str(small_data / "pymovements_examples" / "potec_word_aoi_b0.tsv"),
                  "--language", "de", "--out", str(out), "--quiet"]) == 0
     trials = pl.read_parquet(out / "trials.parquet")
     assert trials["trial_id"].is_unique().all()
@@ -44,8 +44,8 @@ def test_asc_recordings_with_an_aoi_layout(shared_data, tmp_path):
         r["count"] for r in m["qc"] if r["table"] == "fixations" and r["action"] == "dropped" and r["step"] == "clean")
 
 
-def test_dataviewer_column_map_renames_source_columns(shared_data, tmp_path):
-    d = shared_data / "bad_inputs"
+def test_dataviewer_column_map_renames_source_columns(small_data, tmp_path):
+    d = small_data / "bad_inputs"
     fix = tmp_path / "fix.csv"
     ia = tmp_path / "ia.csv"
     fix.write_text((d / "BR-27_fix.csv").read_text().replace("participant_id", "subject", 1))

@@ -13,8 +13,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from readgaze.align import align_words, nearest_line
+from readgaze.features.trial import _entropies, compute_trial_features
 from readgaze.measures import compute_word_measures
-from readgaze.trial_features import _entropies, compute_trial_features
 
 
 def _corpus(seed: int, n_trials: int = 60, long_words: bool = True):

@@ -1,7 +1,8 @@
 """`readgaze prep samples`: gaze-sample CSVs -> pymovements fixation detection -> the prep pipeline.
 
 Real 1 kHz reading samples (pymovements' toy dataset, ``../shared/data/toy_reading_raw``; its AOI file is a text
-none of the trials shows, so it serves as a layout, not as a check of word assignment).
+none of the trials shows, so it serves as a layout, not as a check of word assignment). The unit tests read the
+first 4 s of two trials (``tests/files/toy_reading_raw``); the whole trials are checked when ``../shared`` is present.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ KEEP = ["trial_id", "fixation_index", "start_ms", "duration_ms", "x_px", "y_px"]
 
 
 @pytest.fixture(scope="module")
-def toy(shared_data):
-    return shared_data / "toy_reading_raw"
+def toy(small_data):
+    return small_data / "toy_reading_raw"
 
 
 def _prep(files, layout, out, *extra) -> int:
@@ -43,18 +44,28 @@ def test_two_recordings_give_the_detectors_fixations_aligned_and_measured(toy, t
                           for f in files])
     fixations = pl.read_parquet(out / "fixations.parquet")
     assert_frame_equal(fixations.select(KEEP), expected.select(KEEP), check_dtypes=False)
-    assert fixations.height == 161
+    assert fixations.height == 34
     trials = pl.read_parquet(out / "trials.parquet")
     assert trials.select("trial_id", "participant_id", "trial", "n_samples").rows() == [
-        ("trial_0_1", "trial_0_1", "trial_0_1", 17_223), ("trial_1_2", "trial_1_2", "trial_1_2", 22_294)]
+        ("trial_0_1", "trial_0_1", "trial_0_1", 4_000), ("trial_1_2", "trial_1_2", "trial_1_2", 4_000)]
     assert set(trials["text_id"]) == {"toy_text_1_1_aoi"}
     # the detector's counts reach the manifest, summed over the files: trial_1_2's 83 samples at -32768 are missing
     assert _manifest_count(out, "missing") == 83
-    assert _manifest_count(out, "in fixation") == 14_549 + 18_759
+    assert _manifest_count(out, "in fixation") == 6_595
     assert trials["n_missing_samples"].to_list() == [0, 83]
     # every fixation on a word box is counted once in the word measures
     measures = pl.read_parquet(out / "word_measures.parquet")
     assert measures["fixation_count"].sum() == fixations["word_index"].is_not_null().sum() > 0
+
+
+def test_two_whole_recordings(shared_data, tmp_path):
+    toy = shared_data / "toy_reading_raw"
+    out = tmp_path / "ds"
+    assert _prep([toy / "trial_0_1.csv", toy / "trial_1_2.csv"], toy / "toy_text_1_1_aoi.csv", out) == 0
+    assert pl.read_parquet(out / "fixations.parquet").height == 161
+    assert pl.read_parquet(out / "trials.parquet")["n_samples"].to_list() == [17_223, 22_294]
+    assert _manifest_count(out, "missing") == 83
+    assert _manifest_count(out, "in fixation") == 14_549 + 18_759
 
 
 def test_the_missing_value_sentinel_can_be_turned_off(toy, tmp_path):
@@ -106,12 +117,12 @@ def test_labels_join_on_the_trial_ids(toy, tmp_path):
     assert pl.read_parquet(out / "trials.parquet")["reading_goal"].to_list() == ["ordinary", "information_seeking"]
 
 
-def test_bad_input_gets_one_message_naming_the_file(toy, shared_data, tmp_path, capsys):
+def test_bad_input_gets_one_message_naming_the_file(toy, small_data, tmp_path, capsys):
     layout = toy / "toy_text_1_1_aoi.csv"
     assert main(["prep", "samples", str(toy / "trial_0_1.csv"), "--layout", str(layout), "--out",
                  str(tmp_path / "a"), "--quiet"]) == 2
     assert "--screen-cm" in capsys.readouterr().err
-    report = shared_data / "onestop_sample" / "fixations.csv"
+    report = small_data / "onestop_sample" / "fixations.csv"
     assert _prep([report], layout, tmp_path / "b") == 2
     err = capsys.readouterr().err
     assert "fixations.csv" in err and "readgaze prep onestop" in err
@@ -142,21 +153,21 @@ def test_a_time_column_in_microseconds_is_caught_and_converted(toy, tmp_path, ca
     assert _prep([us], layout, tmp_path / "us", "--time-unit", "us") == 0
     assert _prep([toy / "trial_0_1.csv"], layout, tmp_path / "ms") == 0
     got, want = (pl.read_parquet(tmp_path / d / "fixations.parquet").select(KEEP[1:]) for d in ("us", "ms"))
-    assert got.height == 72
+    assert got.height == 18
     assert_frame_equal(got, want)
 
 
-def test_implausible_detections_and_layouts_are_warned_about(toy, shared_data, tmp_path, capsys):
+def test_implausible_detections_and_layouts_are_warned_about(toy, small_data, tmp_path, capsys):
     layout = toy / "toy_text_1_1_aoi.csv"
     assert _prep([toy / "trial_0_1.csv"], layout, tmp_path / "a") == 0
     err = capsys.readouterr().err
-    assert "only 24 of the 72 fixations (33%) lie on a word box" in err  # the toy AOI is not this trial's text
+    assert "only 4 of the 18 fixations (22%) lie on a word box" in err  # the toy AOI is not this trial's text
     assert "fewer than 1 fixation per second" not in err
     far = ["--screen-px", "1280x1024", "--screen-cm", "38x30.2", "--distance-cm", "680"]  # 68 cm, typed wrong
     assert main(["prep", "samples", str(toy / "trial_0_1.csv"), "--layout", str(layout), *far, "--out",
                  str(tmp_path / "b"), "--quiet"]) == 0
-    assert "trial_0_1: 6 in 17.2 s; reading makes 3-5" in capsys.readouterr().err
-    sparse = shared_data / "bad_inputs" / "BR-11.csv"  # 130 samples, the first 100 without coordinates
+    assert "trial_0_1: 3 in 4.0 s; reading makes 3-5" in capsys.readouterr().err
+    sparse = small_data / "bad_inputs" / "BR-11.csv"  # 130 samples, the first 100 without coordinates
     assert _prep([sparse], layout, tmp_path / "c") == 2
     assert "--columns, e.g. --columns time_ms=timestamp_ms" in capsys.readouterr().err
     assert _prep([sparse], layout, tmp_path / "d", "--columns", "time_ms=timestamp_ms") == 2
@@ -184,8 +195,9 @@ def test_column_pairs_override_a_yaml_map_in_either_order(tmp_path):
         parse_columns([str(yaml)])
 
 
-def test_a_tobii_style_study_with_comma_labels_keeps_its_settings_and_warnings(toy, tmp_path, capsys):
+def test_a_tobii_style_study_with_comma_labels_keeps_its_settings_and_warnings(shared_data, tmp_path, capsys):
     """Tab-separated decimal-comma exports in microseconds, labels written as a plain CSV."""
+    toy = shared_data / "toy_reading_raw"
     study = []
     for name, trials in (("P01", ["trial_0_1", "trial_1_1"]), ("P02", ["trial_2_1"])):
         parts = [pl.read_csv(toy / f"{t}.csv", separator="\t").with_columns(pl.lit(t).alias("Stimulus"))

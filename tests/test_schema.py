@@ -12,11 +12,13 @@ from readgaze.errors import SchemaError
 
 
 def test_the_writer_the_datamodule_and_the_metrics_take_their_tables_from_the_schema():
+    from readgaze import dataset as folder
     from readgaze.data_prep import dataset
     from readgaze.metrics import NEEDED
     from readgaze.models.data import datamodule
 
-    assert dataset.TABLES is schema.DATASET_TABLES is datamodule.TABLES
+    assert dataset.TABLES is schema.DATASET_TABLES is folder.TABLES
+    assert datamodule.Dataset is folder.Dataset
     assert NEEDED == schema.PREDICTION_COLUMNS == ("trial_id", "label", "prediction_prob", "regime", "fold_index")
 
 

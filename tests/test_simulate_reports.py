@@ -23,10 +23,10 @@ def _read(path):
     return pl.read_csv(path, null_values=".", infer_schema_length=None)
 
 
-def test_columns_order_and_dtypes_match_the_real_sample(reports, shared_data):
+def test_columns_order_and_dtypes_match_the_real_sample(reports, small_data):
     _, fix_path, ia_path = reports
-    for ours, real in ((fix_path, shared_data / "onestop_sample" / "fixations.csv"),
-                       (ia_path, shared_data / "onestop_sample" / "ia.csv")):
+    for ours, real in ((fix_path, small_data / "onestop_sample" / "fixations.csv"),
+                       (ia_path, small_data / "onestop_sample" / "ia.csv")):
         a, b = _read(ours), _read(real)
         assert a.columns[:b.width] == b.columns  # the sample's columns, in its order, then extras
         wrong = {c: (a.schema[c], b.schema[c]) for c in b.columns if a.schema[c] != b.schema[c]}

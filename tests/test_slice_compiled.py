@@ -63,6 +63,14 @@ def test_compiled_equals_slice_on_the_gold_trials(line_gold):
     assert round(min(100 * h / n for h, n in hits), 2) == 92.83
 
 
+def test_compiled_equals_slice_on_the_four_gold_trials_of_tests_files(line_gold_small):
+    trials = [(t.xy, t.line_y_px, None, None) for t in line_gold_small]
+    got = _check(trials)
+    _check(trials, edge_phantoms=True)
+    hits = [(int((g == t.gold_line)[t.scored].sum()), int(t.scored.sum())) for g, t in zip(got, line_gold_small)]
+    assert hits == [(103, 103), (114, 114), (67, 68), (124, 124)]  # as eval-lines scores slice on them
+
+
 @pytest.mark.parametrize("edge_phantoms", [False, True])
 def test_compiled_equals_slice_on_simulated_and_noise_trials(sims, edge_phantoms, monkeypatch):
     trials = sims + _noise(150, seed=9)

@@ -11,8 +11,8 @@ from readgaze.errors import ParseError
 from readgaze.text import layout_from_ia_rows, read_aoi_file, read_passages
 
 
-def test_potec_word_aois_build_eleven_lines(shared_data):
-    layout = read_aoi_file(shared_data / "pymovements_examples" / "potec_word_aoi_b0.tsv", text_id="b0")
+def test_potec_word_aois_build_eleven_lines(small_data):
+    layout = read_aoi_file(small_data / "pymovements_examples" / "potec_word_aoi_b0.tsv", text_id="b0")
     w = layout.words
     assert w.height == 149
     assert w["ia_index"].to_list() == list(range(149))  # aoi 1.0 .. 149.0 -> 0-based
@@ -28,8 +28,8 @@ def test_potec_word_aois_build_eleven_lines(shared_data):
     assert "Agarose-Sieb*v" in w["word"].to_list()
 
 
-def test_character_aois_become_words(shared_data):
-    layout = read_aoi_file(shared_data / "pymovements_examples" / "toy_text_1_1_aoi.csv")
+def test_character_aois_become_words(small_data):
+    layout = read_aoi_file(small_data / "pymovements_examples" / "toy_text_1_1_aoi.csv")
     w = layout.words
     assert w["word"].to_list() == ["ABSTRACT", "pymovements:", "A", "Python", "package", "for", "eye",
                                    "movement", "data", "processing,", "ETRA", "2023"]
@@ -53,8 +53,8 @@ def test_passages_json_builds_every_passage(shared_data):
     assert one.words.row(1, named=True)["left_px"] == 392.0
 
 
-def test_hyphen_split_word_keeps_one_index(shared_data):
-    ia = pl.read_csv(shared_data / "onestop_sample" / "ia.csv", null_values=".", infer_schema_length=None)
+def test_hyphen_split_word_keeps_one_index(small_data):
+    ia = pl.read_csv(small_data / "onestop_sample" / "ia.csv", null_values=".", infer_schema_length=None)
     rows = ia.filter(pl.col("unique_trial_id") == "l25_1042_2_1_5_Adv_r0")
     layout = layout_from_ia_rows(rows, text_id="2_1_5_Adv")
     w = layout.words
@@ -66,10 +66,10 @@ def test_hyphen_split_word_keeps_one_index(shared_data):
     assert w["word_index"].max() == 140
 
 
-def test_ia_rows_keep_labels_with_commas_and_quotes(shared_data):
+def test_ia_rows_keep_labels_with_commas_and_quotes(small_data):
     from readgaze.io.csv import scan_csv
 
-    layout = layout_from_ia_rows(scan_csv(shared_data / "bad_inputs" / "BR-12.csv").collect())
+    layout = layout_from_ia_rows(scan_csv(small_data / "bad_inputs" / "BR-12.csv").collect())
     assert layout.words["word"].to_list() == ["The", "however,", '"Yes,"', "--", "end."]
     assert layout.words["ia_index"].to_list() == [0, 1, 2, 3, 4]  # 1-based ids re-based
     assert layout.n_lines == 1

@@ -109,7 +109,10 @@ def test_bench_records_a_failed_unit_resumes_without_rerunning_and_retries_it(da
         column = board.filter((pl.col("metric") == "auroc") & (pl.col("regime") == row["regime"])
                               & (pl.col("kind") == "baseline"))
         assert row["reference"] == column.sort("mean")["model"][-1]
-    assert tested["p"].is_not_null().any() and (tested["p_holm"] == tested["p"]).all()  # one row: Holm = p
+    assert tested["p"].is_null().all()  # 2 folds (fold 1 failed): no t-test over folds, no star
+    assert tested["p_permutation"].is_not_null().all()  # the permutation test over trials works with any folds
+    assert (tested["p_permutation_holm"] == tested["p_permutation"]).all()  # one row: Holm = p
+    assert "no t-test over folds: this run has 2 fold(s)" in markdown
     assert (out / "figures/roc_syn_reading_goal.png").stat().st_size > 10_000
     assert (out / "figures/leaderboard.png").stat().st_size > 10_000
 
@@ -128,7 +131,11 @@ def test_bench_records_a_failed_unit_resumes_without_rerunning_and_retries_it(da
     after = _done_times(out)
     assert {k: v for k, v in after.items() if k in before} == before and len(after) == 6
     assert "PARTIAL" not in (out / "leaderboard.md").read_text()
-    assert pl.read_csv(out / "leaderboard.csv").filter(pl.col("model") == "FlakyLinear")["n_folds"].max() == 3
+    board = pl.read_csv(out / "leaderboard.csv")
+    assert board.filter(pl.col("model") == "FlakyLinear")["n_folds"].max() == 3
+    tested = board.filter((pl.col("kind") == "model") & (pl.col("metric") == "auroc"))
+    assert tested["p"].is_not_null().all() and (tested["p_holm"] == tested["p"]).all()  # 3 folds: tested
+    assert "over the 3 folds of this run" in (out / "leaderboard.md").read_text()
 
     changed = bench_config(tmp_path, dataset, trainer={"max_epochs": 3})
     with pytest.raises(ConfigError, match="made with another configuration"):

@@ -118,7 +118,9 @@ def test_a_built_wheel_ships_the_configs(tmp_path):
     assert {name.split("/")[0] for name in names} == {"readgaze", f"readgaze-{readgaze.__version__}.dist-info"}
     for shipped in ("readgaze/configs/reading_goal/roberteye_f.yaml", "readgaze/models/training/configs.py",
                     "readgaze/models/dist/weights/dist_small.pt", "readgaze/models/demo/configs/roberteye_f.yaml",
-                    "readgaze/kernels/cross_attention.py", "readgaze/data_prep/cli.py"):
+                    "readgaze/kernels/cross_attention.py", "readgaze/data_prep/cli.py",
+                    "readgaze/review/static/index.html", "readgaze/review/static/trial.js",
+                    "readgaze/review/static/style.css"):  # the review page (package data, no build step)
         assert shipped in names, shipped
     entry_points = zipfile.ZipFile(wheel).read(f"readgaze-{readgaze.__version__}.dist-info/entry_points.txt").decode()
     assert "dist = readgaze.models.dist:ASSIGNER" in entry_points

@@ -33,7 +33,7 @@ import numpy as np
 import polars as pl
 
 from readgaze.errors import ConfigError
-from readgaze.models.data.features import WORD_LEXICAL, WORD_MEASURES
+from readgaze.features import WORD_LEXICAL, WORD_MEASURES
 from readgaze.qc import QCLog
 
 ABLATIONS = ("text", "gaze")

@@ -56,7 +56,7 @@ class ReadingBatch:
         ``(B, F)`` int64 fixated word (0-based), :data:`OFF_TEXT` for an off-text fixation and for padding.
     fixation_word_category : torch.Tensor
         ``(B, F)`` int64 reduced part of speech of the fixated word (1 FUNC, 2 NOUN, 3 VERB, 4 ADJ, 5 UNKNOWN; from
-        ``Reduced_POS``, else ``universal_pos``, else word length: :func:`readgaze.feature_sets.word_classes`), 0 off
+        ``Reduced_POS``, else ``universal_pos``, else word length: :func:`readgaze.features.word_classes`), 0 off
         text/padding.
     fixation_word_is_content : torch.Tensor
         ``(B, F)`` int64: 2 content word, 1 function word, 0 off text/padding.

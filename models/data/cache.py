@@ -8,10 +8,12 @@ the grid point. It is stored once per machine under ``<cache>/arrays/<key>/`` an
 read only where a batch touches them). What depends on the fold (the split, the scalers fit on the training
 trials) is computed per fold; the scalers are cached too, under the fold's training trials.
 
-The key (:func:`array_key`) is a SHA-256 of the dataset's table files (path, size, modification time), the task
-settings, the readgaze code that builds the arrays (source bytes) and the numpy/polars versions: a re-prepared dataset
-or a new readgaze never reads an old entry. An entry is written to a temporary folder and renamed into place, under a
-lock, so units that start together on one machine build it once and never read half an entry. ``<cache>`` is
+The key (:func:`array_key`) is a SHA-256 of the dataset's fingerprint (:meth:`readgaze.Dataset.fingerprint`: table
+files' size and modification time), the task settings, the feature definitions in use
+(:func:`readgaze.features.definitions_fingerprint`), the code that arranges the arrays and the numpy/polars versions:
+a re-prepared dataset or a new readgaze never reads an old entry. An entry is written to a temporary folder and
+renamed into place, under a lock, so units that start together on one machine build it once and never read half an
+entry. ``<cache>`` is
 ``readgaze.data_prep.cache.cache_dir()`` (``$READGAZE_CACHE_DIR``, else ``~/.cache/readgaze``); entries not used for
 :data:`KEEP_DAYS` days are removed when a new one is written; deleting the folder is always safe.
 ``READGAZE_ARRAY_CACHE=0`` turns the cache off (every setup builds in memory, as before).
@@ -32,9 +34,13 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from readgaze.dataset import Dataset
+from readgaze.fingerprint import fingerprint
+
 FORMAT = 2
 KEEP_DAYS = 30
-_CODE = ("datamodule.py", "features.py", "tokenise.py", "tasks.py", "cache.py")
+_CODE = ("datamodule.py", "dataset.py", "tokenise.py", "tasks.py", "cache.py")
+"""The files of :mod:`readgaze.models.data` that arrange the arrays (the features: :mod:`readgaze.features`)."""
 
 
 def enabled() -> bool:
@@ -48,28 +54,24 @@ def root() -> Path:
 
 
 def _code_fingerprint() -> str:
+    """The code that builds an entry: every feature definition as it is now
+    (:func:`readgaze.features.definitions_fingerprint`: a replaced or edited definition gives another key) and the
+    source of the modules here that arrange the arrays (:data:`_CODE`) and of the text encoder's tokenizer loading."""
+    import importlib
+
+    from readgaze.features import definitions_fingerprint
+
     here = Path(__file__).resolve().parent
-    digest = hashlib.sha256()
-    for name in _CODE:
-        digest.update((here / name).read_bytes())
-    for module in ("readgaze.feature_sets", "readgaze.models.text_encoder"):
-        import importlib
-
-        digest.update(Path(importlib.import_module(module).__file__).read_bytes())
-    return digest.hexdigest()
+    files = [here / name for name in _CODE] + [Path(importlib.import_module("readgaze.models.text_encoder").__file__)]
+    return definitions_fingerprint() + fingerprint(files, content=True, length=24)
 
 
-def _stat(path: Path) -> list:
-    if not path.exists():
-        return [str(path), None]
-    stat = path.stat()
-    return [str(path.resolve()), stat.st_size, stat.st_mtime_ns]
-
-
-def array_key(dataset: Path, tables: tuple[str, ...], settings: dict, extra_files: tuple = ()) -> str:
-    """The entry's name: SHA-256 (24 hex digits) of the table files' stats, ``settings`` and the code."""
-    files = [_stat(Path(dataset) / f"{t}.parquet") for t in tables] + [_stat(Path(f)) for f in extra_files if f]
-    text = json.dumps({"format": FORMAT, "files": files, "settings": settings, "code": _code_fingerprint(),
+def array_key(dataset: Dataset, settings: dict, extra_files: tuple = ()) -> str:
+    """The entry's name: SHA-256 (24 hex digits) of the dataset's fingerprint (:meth:`readgaze.Dataset.fingerprint`)
+    and folder, ``extra_files``' stats, ``settings`` and the code."""
+    text = json.dumps({"format": FORMAT, "dataset": [str(dataset.path.resolve()), dataset.fingerprint()],
+                       "extra": fingerprint(sorted(str(Path(f).resolve()) for f in extra_files if f)),
+                       "settings": settings, "code": _code_fingerprint(),
                        "numpy": np.__version__, "polars": pl.__version__}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 

@@ -8,7 +8,7 @@ docstring is the reference of its ~20 options.
 
 Steps (``setup``): read the trials of the task, give each its split and regime for the fold
 (:func:`readgaze.splits.assign_fold`), build word-, fixation- and trial-level features
-(:mod:`readgaze.models.data.features`),
+(:mod:`readgaze.features`),
 fit the scalers on the training split only, and tokenise each text once with the encoder's tokenizer, keeping the
 token ↔ word alignment from the tokenizer's ``word_ids()``.
 
@@ -38,21 +38,21 @@ import polars as pl
 import torch
 from torch.utils.data import DataLoader
 
+from readgaze import features as feat
+from readgaze.dataset import Dataset
 from readgaze.errors import ConfigError, DataError, SchemaError
-from readgaze.feature_sets import FEATURE_SETS, compute_feature_sets, feature_matrix
-from readgaze.models.data import features as feat
+from readgaze.features import FEATURE_SETS, compute_feature_sets, feature_matrix
 from readgaze.models.data.batch import OFF_TEXT
 from readgaze.models.data.dataset import _offsets, _TrialDataset, collate
 from readgaze.models.data.tasks import TASKS
 from readgaze.models.data.tokenise import _encode
 from readgaze.models.text_encoder import load_tokenizer
 from readgaze.qc import QCLog
-from readgaze.schema import DATASET_TABLES as TABLES
-from readgaze.schema import validate
 from readgaze.splits import assign_fold, make_splits, read_fold_files
+from readgaze.splits.regimes import fold_roles
 
 log = logging.getLogger(__name__)
-Task = Literal["reading_goal", "comprehension", "goal_question"]
+Task = Literal[tuple(TASKS)]  # every classification task of readgaze.tasks: one registry entry adds one here
 ReadingRegime = Literal["ordinary", "information_seeking", "all"]
 FEATURE_SOURCES = {
     "surprisal_bits": ("words", "readgaze prep ... --surprisal-model PATH (a local causal LM)"),
@@ -118,9 +118,9 @@ class ReadingDataModule(L.LightningDataModule):
         ``article_batch``, as the goal-decoding code's per-batch split) within which participants and items are
         dealt evenly to folds (:func:`readgaze.splits.make_splits` ``within``).
     trial_feature_set : {"readgaze", "beyelstm_global", "fse_global"}
-        What ``trial_features`` holds: readgaze's trial features (:data:`readgaze.models.data.features.TRIAL_FEATURES`,
+        What ``trial_features`` holds: readgaze's trial features (:data:`readgaze.features.TRIAL_FEATURES`,
         default),
-        or a published global set of :data:`readgaze.feature_sets.FEATURE_SETS` (BEyeLSTM's 692 grouped
+        or a published global set of :data:`readgaze.features.FEATURE_SETS` (BEyeLSTM's 692 grouped
         means and entropies; FSE's 4 global features), computed per trial and scaled on the training split.
     strict : bool
         :func:`readgaze.splits.assign_fold`'s strict regimes.
@@ -177,7 +177,7 @@ class ReadingDataModule(L.LightningDataModule):
         self.trial_features_raw: pl.DataFrame | None = None  # unscaled TRIAL_FEATURES per trial (baselines)
         self._datasets: dict[str, _TrialDataset] = {}
         self._num_classes: int | None = None
-        self._checked: set[str] = set()  # tables validated against readgaze.schema
+        self._dataset: Dataset | None = None
         self.scalers: dict[str, feat.RobustScaler] | None = None
         """The fitted word, fixation and trial scalers (after ``setup``; saved in a model bundle, which brings its
         own when scoring new data)."""
@@ -193,8 +193,6 @@ class ReadingDataModule(L.LightningDataModule):
 
     @property
     def n_trial_features(self) -> int:
-        if self.trial_feature_set == "readgaze":
-            return len(feat.TRIAL_FEATURE_NAMES)
         return len(feat.with_indicators(FEATURE_SETS[self.trial_feature_set]))
 
     @property
@@ -205,7 +203,7 @@ class ReadingDataModule(L.LightningDataModule):
                     and "onestopqa_question_id" not in self._scan("trials").collect_schema()):
                 raise ConfigError("task goal_question needs the column onestopqa_question_id (which of the "
                                   "paragraph's questions the reader was given); this dataset has none",
-                                  file=self.path / "trials.parquet", column="onestopqa_question_id")
+                                  file=self.dataset.file("trials"), column="onestopqa_question_id")
             self._num_classes = TASKS[self.task].num_classes
         return self._num_classes
 
@@ -216,6 +214,8 @@ class ReadingDataModule(L.LightningDataModule):
             return "all"
         if self.task == "goal_question":
             return "information_seeking"
+        if self.task != "comprehension":  # another task of the registry (dyslexia, ...): every trial
+            return "all"
         if self.reading_regime is not None:
             return self.reading_regime
         return "ordinary" if "reading_goal" in self._scan("trials").collect_schema().names() else "all"
@@ -296,7 +296,7 @@ class ReadingDataModule(L.LightningDataModule):
         settings = {"task": self.task, "reading_regime": self.effective_reading_regime, "questions": self.questions,
                     "trial_feature_set": self.trial_feature_set, "text_encoder": self.text_encoder,
                     "max_text_tokens": self.max_text_tokens}
-        self._cache_key = cache.array_key(self.path, TABLES, settings, extra_files=(self.questions,))
+        self._cache_key = cache.array_key(self.dataset, settings, extra_files=(self.questions,))
         entry, built = cache.load_or_build(self._cache_key, self._build_shared)
         log.info("%s arrays for task %s (%s)", "built and cached" if built else "read the cached", self.task,
                  self._cache_key)
@@ -332,17 +332,18 @@ class ReadingDataModule(L.LightningDataModule):
                           num_workers=self.num_workers, collate_fn=functools.partial(collate, pad_token_id=pad_id))
 
     # ---- steps of setup ----
+    @property
+    def dataset(self) -> Dataset:
+        """The dataset folder (:class:`readgaze.Dataset`), opened on first use; raises :class:`ConfigError` when
+        ``path`` is not a dataset folder."""
+        if self._dataset is None:
+            self._dataset = Dataset(self.path)
+        return self._dataset
+
     def _scan(self, table: str) -> pl.LazyFrame:
-        """``<table>.parquet`` of the dataset folder, its columns checked against :mod:`readgaze.schema` (required
-        columns present, each canonical column of its dtype's kind); raises :class:`SchemaError` naming the file
-        and column, or :class:`ConfigError` when the file is absent."""
-        file = self.path / f"{table}.parquet"
-        if not file.is_file():
-            raise ConfigError(f"dataset folder {self.path} has no {table}.parquet (expected {', '.join(TABLES)})")
-        if table not in self._checked:
-            validate(pl.scan_parquet(file), table, source=file, exact=False)
-            self._checked.add(table)
-        return pl.scan_parquet(file)
+        """A table of the dataset folder (:meth:`readgaze.Dataset.scan`: validated against :mod:`readgaze.schema`
+        on first use; :class:`SchemaError` naming the file and column, :class:`ConfigError` when absent)."""
+        return self.dataset.scan(table)
 
     def _read_trials(self, needed: list[str]) -> pl.DataFrame:
         """``trials.parquet`` without practice and repeated-reading trials (counted in QC).
@@ -353,7 +354,7 @@ class ReadingDataModule(L.LightningDataModule):
         missing = [c for c in needed if c not in trials.columns]
         if missing:
             raise SchemaError(f"trials.parquet lacks column(s) {missing} needed for task {self.task}",
-                              file=self.path / "trials.parquet")
+                              file=self.dataset.file("trials"))
         for flag in ("practice", "repeated_reading"):
             if flag in trials.columns:
                 self.qc.add("task", "trials", f"{flag} trial", trials[flag].fill_null(False).sum())
@@ -367,7 +368,7 @@ class ReadingDataModule(L.LightningDataModule):
         if self.reading_regime not in (None, "all") and self.task == "comprehension":
             if "reading_goal" not in trials.columns:
                 raise SchemaError(f"data.reading_regime {self.reading_regime}: trials.parquet has no reading_goal "
-                                  f"column (use reading_regime all)", file=self.path / "trials.parquet",
+                                  f"column (use reading_regime all)", file=self.dataset.file("trials"),
                                   column="reading_goal")
         labelled = spec.trials(trials, self)
         keep = pl.col("label").is_not_null()
@@ -379,7 +380,7 @@ class ReadingDataModule(L.LightningDataModule):
             self.qc.add("task", "trials", f"reading_regime {regime}: other reading goal", other)
             if other and other == labelled.height:
                 goals = sorted(labelled["reading_goal"].drop_nulls().unique().to_list())
-                raise ConfigError(f"{self.path / 'trials.parquet'}: comprehension keeps the {regime} trials "
+                raise ConfigError(f"{self.dataset.file('trials')}: comprehension keeps the {regime} trials "
                                   f"(data.reading_regime, default ordinary, as EyeBench), but all {other:,} labelled "
                                   f"trials have reading_goal {', '.join(goals) or 'null'}; pass "
                                   f"--data.reading_regime all (or {goals[0] if goals else 'information_seeking'})")
@@ -388,7 +389,7 @@ class ReadingDataModule(L.LightningDataModule):
 
     def _warn_missing_features(self) -> None:
         """Warn once per feature column the dataset lacks (it becomes all-missing), naming the prep option."""
-        derived = set(getattr(feat, "SHARES", {}))  # computed by readgaze.models.data.features from other measures
+        derived = set(getattr(feat, "SHARES", {}))  # computed by readgaze.features from other measures
         sources = {c: ("word_measures", "readgaze prep (re-run it: this version computes the word measure)")
                    for c in feat.WORD_MEASURES if c not in derived}
         sources.update(FEATURE_SOURCES)
@@ -414,7 +415,7 @@ class ReadingDataModule(L.LightningDataModule):
             stratify = "reading_goal" if "reading_goal" in trials.columns else None
             if self.split_within is not None and self.split_within not in trials.columns:
                 raise ConfigError(f"data.split_within: trials.parquet has no column {self.split_within!r}",
-                                  file=self.path / "trials.parquet", column=self.split_within)
+                                  file=self.dataset.file("trials"), column=self.split_within)
             try:
                 splits = make_splits(trials, n_folds=self.n_folds, seed=self.split_seed, stratify_by=stratify,
                                      within=self.split_within)
@@ -445,7 +446,7 @@ class ReadingDataModule(L.LightningDataModule):
         no_words = trials.height - trial_words["trial_row"].n_unique()
         if no_words:
             raise DataError(f"{no_words} trials have a text_id with no rows in words.parquet",
-                            file=self.path / "words.parquet", column="text_id")
+                            file=self.dataset.file("words"), column="text_id")
         fixations = feat.fixation_table(lazy, self._scan("fixations"), trial_words.lazy()).collect()
         trial_table = feat.trial_feature_table(lazy, fixations.lazy(), trial_words.lazy()).collect()
         n = trials.height
@@ -481,8 +482,7 @@ class ReadingDataModule(L.LightningDataModule):
         train = np.sort(self.trials.filter(pl.col("split") == "train")["trial_row"].to_numpy().astype(np.int64))
         is_train = np.zeros(n, bool)
         is_train[train] = True
-        trial_names = feat.TRIAL_FEATURES if self.trial_feature_set == "readgaze" else \
-            FEATURE_SETS[self.trial_feature_set]
+        trial_names = FEATURE_SETS[self.trial_feature_set]
         names = {"word": feat.WORD_MEASURES + feat.WORD_LEXICAL, "fixation": feat.FIXATION_OWN, "trial": trial_names}
 
         def fit() -> dict[str, np.ndarray]:
@@ -522,7 +522,7 @@ class ReadingDataModule(L.LightningDataModule):
         }
 
     def _published_trial_features(self, trials: pl.DataFrame, names: tuple[str, ...]) -> np.ndarray:
-        """``(n_trials, len(names))`` float64 of a :mod:`readgaze.feature_sets` set, rows in ``trial_row`` order."""
+        """``(n_trials, len(names))`` float64 of a :mod:`readgaze.features` set, rows in ``trial_row`` order."""
         tables = {t: self._scan(t) for t in ("fixations", "words", "word_measures")}
         table = compute_feature_sets(tables["fixations"], tables["words"], tables["word_measures"],
                                      trials.lazy().select("trial_id", "text_id"), sets=(self.trial_feature_set,))
@@ -587,7 +587,7 @@ class ReadingDataModule(L.LightningDataModule):
 
 class _ScaledRows:
     """Rows of one or more unscaled matrices (memory-mapped from the array cache), each part scaled by its
-    :class:`~readgaze.models.data.features.RobustScaler` when read; the parts' columns side by side.
+    :class:`~readgaze.features.RobustScaler` when read; the parts' columns side by side.
 
     ``rows[a:b]`` gives ``(b - a, n_columns)`` float32, ``rows[i]`` one row: what a scaled matrix would give, without
     holding the whole scaled matrix in every process.
@@ -615,7 +615,8 @@ def _trial_assignment(trials: pl.DataFrame, n_folds: int, fold: int, seed: int) 
     order = np.random.default_rng(seed).permutation(trials.height)
     trial_fold = np.empty(trials.height, np.int64)
     trial_fold[order] = np.arange(trials.height) % n_folds
-    split = np.where(trial_fold == fold, "val", np.where(trial_fold == (fold + 1) % n_folds, "test", "train"))
+    val, test = fold_roles(fold, n_folds)
+    split = np.where(trial_fold == val, "val", np.where(trial_fold == test, "test", "train"))
     return pl.DataFrame({"trial_id": trials["trial_id"], "fold_index": pl.Series([fold] * trials.height,
                                                                                  dtype=pl.Int32),
                          "split": split, "regime": "seen"})

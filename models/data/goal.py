@@ -146,7 +146,7 @@ class GoalReconstructionData(ReadingDataModule):
         no_text = trials.filter(pl.col("paragraph").is_null()).height
         if no_text:
             raise DataError(f"{no_text} trials have a text_id with no rows in words.parquet",
-                            file=self.path / "words.parquet", column="text_id")
+                            file=self.dataset.file("words"), column="text_id")
         self.qc.add("scanpath", "trials", "no fixations (empty scanpath)", trials["scanpath"].null_count(), "changed")
         trials = trials.with_columns(pl.col("scanpath").fill_null(HEADER), pl.col("n_fixations").fill_null(0))
         self.trials = trials.join(_slowest_span(fixations, trials), on="trial_id", how="left").sort(

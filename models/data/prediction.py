@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from readgaze import features as feat
 from readgaze.errors import SchemaError
-from readgaze.models.data import features as feat
-from readgaze.models.data.batch import REGIMES
 from readgaze.models.data.datamodule import ReadingDataModule
 from readgaze.models.data.dataset import _TrialDataset
 from readgaze.models.data.tasks import TASKS
+from readgaze.splits.regimes import regime_expr
 
 
 class PredictionData(ReadingDataModule):
@@ -58,13 +58,12 @@ class PredictionData(ReadingDataModule):
             trials = spec.trials(trials, self)  # label null where the task has none for a trial
         elif self.task == "goal_question":
             raise SchemaError(f"task goal_question reads {list(spec.needs)} from trials.parquet",
-                              file=self.path / "trials.parquet")
+                              file=self.dataset.file("trials"))
         else:
             trials = trials.with_columns(pl.lit(None, pl.Int64).alias("label"))
         seen_p = pl.col("participant_id").cast(pl.String).is_in(self.training_participants)
         seen_i = pl.col("item_id").cast(pl.String).is_in(self.training_items)
-        regime = (pl.when(seen_p & seen_i).then(pl.lit(REGIMES[0])).when(seen_p).then(pl.lit("new_item"))
-                  .when(seen_i).then(pl.lit("new_participant")).otherwise(pl.lit("new_item_participant")))
+        regime = regime_expr(~seen_p, ~seen_i)
         self.trials = (trials.with_columns(pl.col("label").cast(pl.Int64), seen_p.alias("participant_seen"),
                                            seen_i.alias("item_seen"), regime.alias("regime"),
                                            pl.lit("predict").alias("split"))

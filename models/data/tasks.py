@@ -1,7 +1,9 @@
-"""The tasks: which trials each takes, its label, and the second text segment the text models read.
+"""What the models add to a task of :mod:`readgaze.tasks` (the one registry of tasks and labels): the second text
+segment the text models read and, for ``goal_question``, the labelling from the paragraph's questions.
 
-``TASKS`` maps a task name to a :class:`TaskSpec`. Labels: ``reading_goal`` 1 = information seeking;
-``comprehension`` 1 = ``is_correct``; ``goal_question`` the role of the reader's question (:data:`QUESTION_ROLES`).
+``TASKS`` maps the name of every classification task of the registry to a :class:`TaskSpec`; its label is the
+registry's (``reading_goal`` 1 = information seeking; ``comprehension`` 1 = ``is_correct``; ``goal_question`` the
+role of the reader's question, :data:`QUESTION_ROLES`, built here).
 """
 
 from __future__ import annotations
@@ -10,29 +12,27 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import polars as pl
 
 from readgaze.errors import ConfigError, DataError, SchemaError
-
-if TYPE_CHECKING:
-    from readgaze.models.data.datamodule import ReadingDataModule
-
-QUESTION_ROLES = ("lonely", "coupled_1", "coupled_2")
-"""goal_question classes: the paragraph's question on its own critical span, then the two sharing one span."""
+from readgaze.qc import QCLog
+from readgaze.tasks import QUESTION_ROLES
+from readgaze.tasks import TASKS as REGISTRY
 
 
-def _reading_goal_trials(trials: pl.DataFrame, datamodule: ReadingDataModule) -> pl.DataFrame:
-    """1 = information seeking, 0 = ordinary; other goals get a null label."""
-    goal = pl.col("reading_goal")
-    return trials.with_columns(pl.when(goal.is_in(["ordinary", "information_seeking"]))
-                               .then((goal == "information_seeking").cast(pl.Int64)).alias("label"))
+class ReadingDataModule(Protocol):
+    """What a task's labelling reads of the datamodule (:class:`readgaze.models.data.ReadingDataModule`, which
+    imports this module: a protocol, not an import, keeps the two out of an import loop)."""
 
+    questions: str | None
+    qc: QCLog
 
-def _comprehension_trials(trials: pl.DataFrame, datamodule: ReadingDataModule) -> pl.DataFrame:
-    """1 = correct answer; the reading regime is applied by the datamodule (counted)."""
-    return trials.with_columns(pl.col("is_correct").cast(pl.Int64).alias("label"))
+def _registry_trials(trials: pl.DataFrame, datamodule: ReadingDataModule) -> pl.DataFrame:
+    """The registry's label (:meth:`readgaze.tasks.Task.label_expr`) of the datamodule's task; a reading regime is
+    applied by the datamodule (counted)."""
+    return trials.with_columns(REGISTRY[datamodule.task].label_expr())
 
 
 def _goal_question_trials(trials: pl.DataFrame, datamodule: ReadingDataModule) -> pl.DataFrame:
@@ -123,12 +123,17 @@ MAX_QUESTION_TOKENS = 30
 """Token budget of the comprehension question (EyeBench ``max_q_len``); longer questions lose their end."""
 
 
-TASKS: dict[str, TaskSpec] = {
-    "reading_goal": TaskSpec(("reading_goal",), _reading_goal_trials, pl.lit(None, pl.String)),
-    "comprehension": TaskSpec(("is_correct", "question"), _comprehension_trials,
-                              pl.concat_str(pl.lit(QUESTION_PREFIX), pl.col("question")),
-                              second_max_tokens=MAX_QUESTION_TOKENS),
-    "goal_question": TaskSpec(("reading_goal", "question"), _goal_question_trials,
-                              pl.col("candidate_questions"), num_classes=len(QUESTION_ROLES)),
-}
+SECOND_SEGMENTS = {"comprehension": (pl.concat_str(pl.lit(QUESTION_PREFIX), pl.col("question")), MAX_QUESTION_TOKENS),
+                   "goal_question": (pl.col("candidate_questions"), None)}
+"""The second text segment of a task whose text model reads one (and its token budget); others read the text only."""
+
+
+def _spec(name: str) -> TaskSpec:
+    task = REGISTRY[name]
+    second, budget = SECOND_SEGMENTS.get(name, (pl.lit(None, pl.String), None))
+    return TaskSpec((*task.needs, *task.inputs), _goal_question_trials if task.label is None else _registry_trials,
+                    second, num_classes=task.num_classes, second_max_tokens=budget)
+
+
+TASKS: dict[str, TaskSpec] = {name: _spec(name) for name, task in REGISTRY.items() if task.kind == "classification"}
 """Task name -> :class:`TaskSpec`; ``trials`` returns the trials with an Int64 ``label`` (null = not in the task)."""

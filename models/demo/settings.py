@@ -47,12 +47,11 @@ def elapsed(start: float) -> str:
 
 
 def label_frame(trials: pl.DataFrame, task: str) -> pl.DataFrame:
-    """Trials of a task with an Int64 ``label`` (as :class:`readgaze.models.data.ReadingDataModule` builds it)."""
-    if task == "reading_goal":
-        return trials.filter(pl.col("reading_goal").is_in(["ordinary", "information_seeking"])).with_columns(
-            (pl.col("reading_goal") == "information_seeking").cast(pl.Int64).alias("label"))
-    return trials.filter(pl.col("is_correct").is_not_null()).with_columns(pl.col("is_correct").cast(pl.Int64)
-                                                                          .alias("label"))
+    """Trials of a task with an Int64 ``label`` (the registry's, :data:`readgaze.tasks.TASKS`, as
+    :class:`readgaze.models.data.ReadingDataModule` builds it); trials outside the task are left out."""
+    from readgaze.tasks import get_task
+
+    return get_task(task).labelled(trials).filter(pl.col("label").is_not_null())
 
 
 def readme_text(settings: DemoSettings, notes: dict, seconds: dict[str, float], results_markdown: str) -> str:

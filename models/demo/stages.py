@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from readgaze.dataset import Dataset
 from readgaze.errors import ReadgazeError
 from readgaze.models.demo.settings import BASELINE, CONFIGS, MODEL_NAMES, DemoSettings, label_frame
 
@@ -115,7 +116,7 @@ class Stages:
     def line_accuracy(self, corpus) -> None:
         """Share of fixations on the gold line / word: after line assignment vs the reports' raw box hits."""
         gold = corpus.fixations.select("trial_id", "fixation_index", "true_line_index", "true_word_index")
-        fix = pl.read_parquet(self.out / "dataset" / "fixations.parquet").join(
+        fix = Dataset(self.out / "dataset").fixations.collect().join(
             gold, on=["trial_id", "fixation_index"], how="inner")
         on_line = fix.filter(pl.col("true_line_index").is_not_null())
         self.notes["line_accuracy"] = {
@@ -173,7 +174,7 @@ class Stages:
         from readgaze.splits import assign_fold, describe, make_splits
 
         s = self.settings
-        trials = label_frame(pl.read_parquet(dataset / "trials.parquet"), s.task)
+        trials = label_frame(Dataset(dataset).trials.collect(), s.task)
         splits = make_splits(trials, n_folds=s.n_folds, seed=s.seed, stratify_by="reading_goal")
         assignment = pl.concat([assign_fold(trials, splits, fold) for fold in s.folds])
         description = describe(trials, assignment, label="label")
@@ -198,7 +199,7 @@ class Stages:
                  .group_by("trial_id").agg(pl.col(score).eq_missing(pl.col("true_word_index")).mean().alias("hit"))
                  .sort("hit", "trial_id").row(0, named=True))
         trial = corpus.trials.filter(pl.col("trial_id") == worst["trial_id"]).row(0, named=True)
-        words = pl.read_parquet(dataset / "words.parquet").filter(pl.col("text_id") == trial["text_id"])
+        words = Dataset(dataset).words.collect().filter(pl.col("text_id") == trial["text_id"])
         span = (trial["critical_span_start_index"][0], trial["critical_span_end_index"][0])
         title = (f"{trial['trial_id']} (information seeking; critical span shaded): fixations coloured by the line "
                  f"'{self.notes['line_assigner']}' assigned; raw box hits on the gold word: {worst['hit']:.0%}")

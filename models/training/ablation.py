@@ -29,6 +29,7 @@ import yaml
 
 from readgaze.errors import ConfigError
 from readgaze.metrics import PAIRED_TESTS, REGIME_ORDER, paired_comparison
+from readgaze.splits import regime_title
 
 DATA_ABLATIONS = ("text", "gaze")
 TWINS = {"text_only": "readgaze.models.text_only.TextOnly", "gaze_only": "readgaze.models.fse.FSE"}
@@ -132,19 +133,18 @@ def ablation_markdown(frame: pl.DataFrame, *, headline: tuple[str, ...] = ()) ->
     """One row per comparison, one column per regime: the other's score, the difference and both p-values (%).
 
     The first row is the model itself. A cell reads ``62.5 (-12.5 ± 3.1; t .041, perm .020)``: the other's score,
-    the model minus the other (mean ± SEM over folds), the t-test and permutation p-values; ``*`` marks a
-    permutation p below :data:`ALPHA`, ``†`` a t-test p below it.
+    the model minus the other (mean ± SEM over folds), the t-test and permutation p-values; as in ``readgaze
+    bench``'s leaderboard, ``*`` marks a t-test p below :data:`ALPHA`, ``+`` a permutation p below it (``†`` is kept
+    for small samples in every table).
     """
     if frame.height == 0:
         return "No comparison could be made (no shared test trials).\n"
     name, metric = frame["model"][0], frame["metric"][0].upper()
     present = set(frame["regime"])
     regimes = [r for r in (*headline, *[r for r in REGIME_ORDER if r not in headline]) if r in present]
-    titles = {"new_item": "New item", "new_participant": "New participant",
-              "new_item_participant": "New item & participant", "all": "All (pooled per fold)"}
     cells = {(r["comparison"], r["regime"]): r for r in frame.iter_rows(named=True)}
     first = frame["comparison"][0]
-    lines = ["| " + metric + " (%) | " + " | ".join(titles.get(r, r) for r in regimes) + " |",
+    lines = ["| " + metric + " (%) | " + " | ".join(regime_title(r) for r in regimes) + " |",
              "|---|" + "---|" * len(regimes),
              f"| **{name}** (full) | " + " | ".join(_own(cells.get((first, r))) for r in regimes) + " |"]
     for comparison in frame["comparison"].unique(maintain_order=True):
@@ -152,7 +152,8 @@ def ablation_markdown(frame: pl.DataFrame, *, headline: tuple[str, ...] = ()) ->
     folds = sorted(set(frame["n_folds"].to_list()))
     notes = [f"Each cell: the other's {metric}, then ({name} minus the other, mean ± SEM over "
              f"{'/'.join(map(str, folds))} fold(s) on the same test trials; t = paired t-test p, perm = paired "
-             f"permutation test p). * permutation p < {ALPHA}; † t-test p < {ALPHA}.",
+             f"permutation test p). * t-test p < {ALPHA}; + permutation p < {ALPHA} (no t-test with fewer than "
+             f"3 folds).",
              f"Tests: {PAIRED_TESTS[0]}; {PAIRED_TESTS[1]}. With few folds the t-test has little power (3 folds: "
              f"df 2); the permutation test uses every test trial.",
              "A twin as good as the model (no significant difference) means the model did not use what the twin "
@@ -172,8 +173,8 @@ def _cell(row: dict | None) -> str:
         return "–"
     sem = "" if row["difference_sem"] is None else f" ± {100 * row['difference_sem']:.1f}"
     t_p = "" if row["t_test_p"] is None else f"t {_p(row['t_test_p'])}, "
-    marks = ("*" if row["permutation_p"] < ALPHA else "") + (
-        "†" if row["t_test_p"] is not None and row["t_test_p"] < ALPHA else "")
+    marks = ("*" if row["t_test_p"] is not None and row["t_test_p"] < ALPHA else "") + (
+        "+" if row["permutation_p"] < ALPHA else "")
     return (f"{100 * row['other_mean']:.1f} ({100 * row['difference_mean']:+.1f}{sem}; {t_p}perm "
             f"{_p(row['permutation_p'])}){marks}")
 

@@ -5,11 +5,14 @@ Commands::
 
     readgaze bench -c bench.yaml --out DIR [--workers 2] [--address auto] [--gpus-per-unit 0.5] [--retry-failed]
     readgaze bench --dataset FOLDER --tasks reading_goal comprehension --models beyelstm roberteye_f --out DIR ...
+    readgaze bench ... --data.n_folds 4 --data.text_encoder tiny --trainer.max_epochs 3  # as cv and fit take them
     readgaze bench ... --ablate text gaze   # each model's ablated twins too (rows "<Model> (<model>_ablate_<kind>)")
     readgaze bench status DIR      # done, running, failed (error, log), left, and the time left
     readgaze bench report DIR      # the leaderboard again from the finished units
 
-The configuration (:mod:`readgaze.models.training.bench_config`) is checked in full first: a task, model, baseline,
+The configuration (:mod:`readgaze.models.training.bench_config`; ``--data.X`` and ``--trainer.X`` flags go into its
+``data:`` and ``trainer:``) is checked in full first, and a cluster at ``--address`` joined, before anything is
+written (no cluster there: one line saying to ``ray start --head``): a task, model, baseline,
 grid or LightningCLI key that does not exist stops the run before any unit starts, naming the closest valid one;
 the dataset's arrays for each task are built once into the array cache (:mod:`readgaze.models.data.cache`), which
 every unit then memory-maps. Units (:mod:`readgaze.models.training.bench_unit`) run on
@@ -43,6 +46,7 @@ import time
 import warnings
 from pathlib import Path
 
+from readgaze.dataset import Dataset
 from readgaze.errors import ConfigError, ReadgazeError
 from readgaze.models.training import bench_config as bc
 from readgaze.models.training.bench_status import status_command, time_left, unit_states
@@ -66,9 +70,11 @@ def main(argv: list[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="readgaze bench", description=__doc__.split("\n\nThe configuration")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="Any other --KEY VALUE (--data.X, --trainer.X, --model.init_args.X) goes "
-                                            "to every model unit.\nSee docs/benchmark.md; 'readgaze bench status DIR' "
-                                            "shows a run's progress.")
+                                     epilog="--data.X V and --trainer.X V (as cv and fit take them) set the "
+                                            "configuration's data: and trainer: (the folds, the arrays, every unit);"
+                                            "\nany other --KEY VALUE (--model.init_args.X) goes to every model unit."
+                                            "\nSee docs/benchmark.md; 'readgaze bench status DIR' shows a run's "
+                                            "progress.")
     parser.add_argument("-c", "--config", help="bench YAML (datasets, tasks, models, baselines, folds, seeds, grid)")
     parser.add_argument("--out", required=True, help="benchmark folder (resumed when it exists)")
     parser.add_argument("--dataset", action="append", metavar="[NAME=]FOLDER", help="dataset folder (repeatable)")
@@ -107,7 +113,7 @@ def run_command(argv: list[str]) -> int:
              "baselines": (args.baselines[0] if len(args.baselines) == 1 and args.baselines[0] in (
                  "default", "all", "none") else args.baselines) if args.baselines else None}
     config = bc.load(args.config, flags)
-    config.overrides += extra
+    bc.apply_overrides(config, extra)
     engine = Engine(workers=args.workers, address=args.address, cpus_per_unit=args.cpus_per_unit,
                     gpus_per_unit=args.gpus_per_unit)
     return run_bench(config, Path(args.out), engine, retry_failed=args.retry_failed)
@@ -119,17 +125,21 @@ def prepare(config: bc.BenchConfig, out: Path) -> tuple[list[bc.Unit], list[str]
 
     configs, notes = bc.model_configs(config)
     for name, folder in config.datasets.items():
-        if not (Path(folder) / "trials.parquet").is_file():
-            raise ConfigError(f"dataset {name!r}: not a dataset folder (no trials.parquet); make one with "
-                              f"readgaze prep", file=folder)
-        _check_design(folder, config.n_folds)
+        try:
+            Dataset(folder)
+        except ConfigError as error:
+            raise ConfigError(f"dataset {name!r}: {error.message}", file=folder) from None
+        _check_design(folder, config.n_folds, command="bench")
     bad = [f for f in config.fold_list() if not 0 <= f < config.n_folds]
     if bad:
         raise ConfigError(f"folds {bad} do not exist: data.n_folds is {config.n_folds} (folds 0 .. "
-                          f"{config.n_folds - 1})")
+                          f"{config.n_folds - 1}); use --folds with folds below {config.n_folds} or a larger "
+                          f"--data.n_folds")
+    instead = {"path": "--dataset", "task": "--tasks", "fold": "--folds"}
     for key in config.data:
-        if key in ("path", "task", "fold"):
-            raise ConfigError(f"data.{key} is set by readgaze bench per unit; remove it from data:")
+        if key in instead:
+            raise ConfigError(f"data.{key} is set by readgaze bench per unit: remove it (data: in the YAML or "
+                              f"--data.{key} on the command line) and use {instead[key]}")
     first = next(iter(config.datasets.values()))
     for (task, model), path in configs.items():
         _check_checkpoint(path)
@@ -154,6 +164,15 @@ def run_bench(config: bc.BenchConfig, out: Path, engine: Engine, *, retry_failed
     stopped)."""
     log = log or sys.stderr
     units, notes = prepare(config, out)
+    runner = UnitRunner(engine, out=log).connect()  # a cluster that is not there: one line, nothing written
+    try:
+        return _run_units(config, out, engine, runner, units, notes, retry_failed, log)
+    finally:
+        runner.close()
+
+
+def _run_units(config: bc.BenchConfig, out: Path, engine: Engine, runner: UnitRunner, units: list[bc.Unit],
+               notes: list[str], retry_failed: bool, log) -> int:
     todo = _resume_state(out, units, retry_failed)
     warm_cache(config, units, log)
     same_plan = (out / "plan.json").is_file() and json.loads((out / "plan.json").read_text(encoding="utf-8")) == \
@@ -177,7 +196,7 @@ def run_bench(config: bc.BenchConfig, out: Path, engine: Engine, *, retry_failed
     started, finished, failed = time.perf_counter(), 0, 0
     stopped = None
     try:
-        with UnitRunner(engine, out=log) as runner:
+        with runner:
             parallel = runner.parallel
             _atomic_json(out / "driver.json", {**json.loads((out / "driver.json").read_text(encoding="utf-8")),
                                                 "workers": parallel})
@@ -344,6 +363,7 @@ def _write_report(out: Path, config: bc.BenchConfig | None, units, notes) -> dic
     import polars as pl
 
     from readgaze.models.training import bench_report as report
+    from readgaze.models.training.bench_figure import plot_leaderboard
     from readgaze.plots import plot_roc
     from readgaze.splits import describe
 
@@ -376,7 +396,7 @@ def _write_report(out: Path, config: bc.BenchConfig | None, units, notes) -> dic
             lines += [f"{dataset}/{task}: {n}" for n in description.notes]
         plot_roc(frames.filter(pl.col("split") == "test"), figures / f"roc_{dataset}_{task}.png", task=task,
                  headline=headline)
-    report.plot_leaderboard(board, figures / "leaderboard.png")
+    plot_leaderboard(board, figures / "leaderboard.png")
     folds = sorted({u["fold"] for u in plan})
     header = ["# readgaze bench leaderboard", ""]
     if partial:
@@ -389,11 +409,8 @@ def _write_report(out: Path, config: bc.BenchConfig | None, units, notes) -> dic
                   f"(mean ± SEM over folds); the best per column in **bold**.")
     notes = [*notes, "Grid points: chosen per model and fold by the lowest validation loss (mean over seeds); "
              "grid.csv. Every unit's scores: units.csv.",
-             "Significance: each model and ensemble against the column's strongest baseline, paired by fold, "
-             "corrected resampled t-test (Nadeau & Bengio 2003: the folds' training sets overlap, so the plain "
-             "paired t-test is too optimistic), two-sided, Holm-adjusted over the rows of a column; * p < 0.05, "
-             "** p < 0.01, *** p < 0.001. p-values in leaderboard.csv. With 3 folds only large, consistent "
-             "differences can reach significance.",
+             report.significance_note(board.filter(pl.col("kind").is_in(["model", "ensemble"]))["n_folds"]
+                                      .drop_nulls().to_list()),
              "Ensembles: fit per fold on the models' validation predictions, applied to their test predictions.",
              "Figures: figures/roc_<dataset>_<task>.png (one ROC panel per regime, every row), "
              "figures/leaderboard.png.", *lines]

@@ -33,6 +33,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -111,16 +112,50 @@ def load(path: str | None, flags: dict) -> BenchConfig:
     grid = raw.get("grid") or {}
     if not isinstance(grid, dict) or not all(isinstance(v, dict) for v in grid.values()):
         raise ConfigError("grid: expected model -> {key: [values]} (model '*' for every model)")
-    return BenchConfig(datasets={str(k): str(v) for k, v in datasets.items()},
-                       tasks=[str(t) for t in _list(raw.get("tasks", ["reading_goal"]))],
-                       models=[str(m) for m in _list(raw.get("models", []))],
-                       baselines=baseline_list(raw.get("baselines", "default")),
-                       ensembles=bool(raw.get("ensembles", True)), folds=folds, seeds=seeds,
-                       data=dict(raw.get("data") or {}), trainer=dict(raw.get("trainer") or {}),
-                       grid={str(m): {str(k): list(v) if isinstance(v, list) else [v] for k, v in g.items()}
-                             for m, g in grid.items()},
-                       overrides=[str(o) for o in _list(raw.get("overrides", []))],
-                       ablate=ablation_list(raw.get("ablate")))
+    config = BenchConfig(datasets={str(k): str(v) for k, v in datasets.items()},
+                         tasks=[str(t) for t in _list(raw.get("tasks", ["reading_goal"]))],
+                         models=[str(m) for m in _list(raw.get("models", []))],
+                         baselines=baseline_list(raw.get("baselines", "default")),
+                         ensembles=bool(raw.get("ensembles", True)), folds=folds, seeds=seeds,
+                         data=dict(raw.get("data") or {}), trainer=dict(raw.get("trainer") or {}),
+                         grid={str(m): {str(k): list(v) if isinstance(v, list) else [v] for k, v in g.items()}
+                               for m, g in grid.items()},
+                         ablate=ablation_list(raw.get("ablate")))
+    apply_overrides(config, [str(o) for o in _list(raw.get("overrides", []))])  # --data.X there: into data
+    return config
+
+
+OVERRIDE = re.compile(r"--(data|trainer)\.([A-Za-z_]\w*)(?:=(.*))?", re.DOTALL)
+
+
+def apply_overrides(config: BenchConfig, args: list[str]) -> None:
+    """The command line's other flags, as ``readgaze cv`` and ``fit`` take them: ``--data.KEY VALUE`` and
+    ``--trainer.KEY VALUE`` (or ``--KEY=VALUE``) go into ``config.data`` / ``config.trainer`` (on top of the YAML's;
+    so they decide the folds, the array cache and every check, as the YAML's do); everything else (``--model.*``,
+    ``--seed_everything``, a nested ``--trainer.logger.*``) goes to every model unit as given. A value is read as
+    YAML (``4`` is a number, ``true`` a boolean, ``null`` None), as LightningCLI reads it.
+
+    Raises :class:`ConfigError` for a ``--data.KEY`` or ``--trainer.KEY`` without a value.
+    """
+    rest, i = [], 0
+    while i < len(args):
+        match = OVERRIDE.fullmatch(args[i])
+        if match is None:
+            rest.append(args[i])
+            i += 1
+            continue
+        section, key, value = match.groups()
+        if value is None:
+            if i + 1 >= len(args) or args[i + 1].startswith("--"):
+                raise ConfigError(f"--{section}.{key}: expected a value (--{section}.{key} VALUE)")
+            value, i = args[i + 1], i + 1
+        i += 1
+        try:
+            parsed = yaml.safe_load(value) if value.strip() else value
+        except yaml.YAMLError:
+            parsed = value
+        (config.data if section == "data" else config.trainer)[key] = parsed
+    config.overrides += rest
 
 
 def ablation_list(value) -> list[str]:
@@ -235,13 +270,10 @@ def config_text(path: Path) -> str:
 
 
 def dataset_fingerprint(folder: str | Path) -> str:
-    """SHA-256 of the dataset's table files (name, size, modification time): a re-prepared dataset differs."""
-    stats = []
-    for name in ("trials", "words", "fixations", "word_measures", "manifest"):
-        for path in sorted(Path(folder).glob(f"{name}.*")):
-            stat = path.stat()
-            stats.append([path.name, stat.st_size, stat.st_mtime_ns])
-    return hashlib.sha256(json.dumps(stats).encode()).hexdigest()[:16]
+    """:meth:`readgaze.Dataset.fingerprint` of the folder: a re-prepared dataset differs."""
+    from readgaze.dataset import Dataset
+
+    return Dataset(folder).fingerprint()
 
 
 @dataclass

@@ -3,23 +3,34 @@
 Rows: *Chance* (50 for AUROC and a binary balanced accuracy, 1/C for C classes), the baselines (*majority* first),
 the models, then their ensembles (:class:`~readgaze.models.training.ensemble.MajorityVote` and
 :class:`~readgaze.models.training.ensemble.LogisticEnsemble`, fit per fold on the models' validation predictions
-and applied to their test predictions). Columns: per (dataset,) task, the regimes *new reader* (new participant),
-*new text* (new item), *both* (new item & participant) and *all* (the fold's test trials pooled). Cells: the metric
-per fold, mean ± SEM over folds (:func:`readgaze.metrics.evaluate`), in %; the best per column in bold. One table
-per metric: AUROC, balanced accuracy at 0.5 (EyeBench's), balanced accuracy at the threshold chosen on validation.
+and applied to their test predictions), each under its display name (:func:`readgaze.plots.display_name`;
+``leaderboard.csv`` keeps the ids). Columns: per (dataset,) task, the regimes of :mod:`readgaze.splits` in its order
+and with its titles (*New item*, *New participant*, *New item & participant*, *All (pooled per fold)*: the fold's
+test trials pooled). Cells: the metric per fold, mean ± SEM over folds (:func:`readgaze.metrics.evaluate`), in %;
+the best per column in bold; ``†`` on a cell whose per-fold scores come from fewer than
+:data:`readgaze.metrics.SMALL_SAMPLE_TRIALS` trials on average (or where a fold held one class), as in every
+results table. One table per metric: AUROC, balanced accuracy at 0.5 (EyeBench's), balanced accuracy at the
+threshold chosen on validation.
 
 Grid points are chosen per (model, fold) by the lowest validation loss, averaged over seeds (as ``readgaze cv``);
 the chosen point's first seed gives the predictions (every unit's scores stay in ``units.csv``).
 
 Significance: each model and ensemble against the column's strongest baseline (the baseline with the highest
-mean in that column: the hardest reference), paired by fold, with the corrected resampled t-test (Nadeau & Bengio,
-2003, Machine Learning 52:239; Bouckaert & Frank, 2004): ``t = mean(d) / sqrt((1/k + n_test/n_train) var(d))``
-over the k per-fold differences d, k - 1 degrees of freedom, two-sided. Why not the plain paired t-test: the
-folds' training sets overlap (each pair shares most of its trials), so per-fold scores are positively correlated and
-the plain test's variance is too small, its p too optimistic (Dietterich, 1998); the correction inflates the
-variance by the test/train size ratio. Why not Wilcoxon's signed-rank test: with 3-10 folds it has almost no power
-(3 folds can never reach p < 0.05) and ignores the same correlation. The p-values are Holm-adjusted over the rows
-of a column; ``*``, ``**``, ``***`` mark adjusted p < 0.05, 0.01, 0.001 (``leaderboard.csv`` has every p).
+mean in that column: the hardest reference), two tests, each Holm-adjusted over the rows of a column:
+
+* over folds, the corrected resampled t-test (Nadeau & Bengio, 2003, Machine Learning 52:239; Bouckaert & Frank,
+  2004): ``t = mean(d) / sqrt((1/k + n_test/n_train) var(d))`` over the k per-fold differences d, k - 1 degrees of
+  freedom, two-sided. Why not the plain paired t-test: the folds' training sets overlap (each pair shares most of
+  its trials), so per-fold scores are positively correlated and the plain test's variance is too small, its p too
+  optimistic (Dietterich, 1998); the correction inflates the variance by the test/train size ratio. No test (no
+  p, no star) with fewer than :data:`MIN_T_TEST_FOLDS` folds or when the k differences are equal (zero variance:
+  the t statistic is infinite, which is no evidence). ``*``, ``**``, ``***``: adjusted p < 0.05, 0.01, 0.001.
+* over trials (AUROC tables), the paired permutation test of ``readgaze cv --ablate``
+  (:func:`readgaze.metrics.paired_comparison`: each test trial's two predictions swapped at random, within folds;
+  :data:`N_PERMUTATIONS` permutations, two-sided); valid with any number of folds. ``+``, ``++``, ``+++``:
+  adjusted p < 0.05, 0.01, 0.001.
+
+``leaderboard.csv`` has every p (``p``, ``p_holm``: t-test; ``p_permutation``, ``p_permutation_holm``).
 """
 
 from __future__ import annotations
@@ -32,11 +43,16 @@ import numpy as np
 import polars as pl
 
 from readgaze.errors import DataError
-from readgaze.metrics import choose_thresholds, evaluate_folds, mean_sem
+from readgaze.metrics import SMALL_MARK, SMALL_SAMPLE_TRIALS, choose_thresholds, evaluate_folds, mean_sem
 from readgaze.models.training.ensemble import ENSEMBLES, fit_predict_fold
+from readgaze.predictions import is_multiclass
+from readgaze.splits import REGIME_ORDER as REGIMES
+from readgaze.splits import regime_title
 
-REGIMES = ("new_participant", "new_item", "new_item_participant", "all")
-TITLES = {"new_participant": "new reader", "new_item": "new text", "new_item_participant": "both", "all": "all"}
+MIN_T_TEST_FOLDS = 3
+"""Fewer folds than this: no t-test over folds (2 folds give one degree of freedom: no evidence)."""
+N_PERMUTATIONS = 2000
+"""Permutations of the paired test over trials (the smallest p it can give: 1 / 2001)."""
 METRICS = {"auroc": "AUROC", "balanced_accuracy": "Balanced accuracy @ 0.5",
            "balanced_accuracy_tuned": "Balanced accuracy @ validation threshold"}
 KIND_ORDER = {"chance": 0, "baseline": 1, "model": 2, "ensemble": 3}
@@ -135,25 +151,29 @@ def score(group: dict) -> tuple[pl.DataFrame, pl.DataFrame]:
     chosen on the validation predictions) and their mean ± SEM over folds, as :func:`readgaze.metrics.evaluate`."""
     predictions = pl.concat(group["frames"], how="diagonal_relaxed")
     val = predictions.filter(pl.col("split") == "val")
-    binary = not isinstance(predictions.schema["prediction_prob"], pl.List)
+    binary = not is_multiclass(predictions)
     thresholds = choose_thresholds(val) if binary and val.height else None
     per_fold = evaluate_folds(predictions, thresholds=thresholds)
     summary = per_fold.group_by("model", "regime", maintain_order=True).agg(
         pl.len().cast(pl.Int64).alias("n_folds"), *mean_sem(("balanced_accuracy", "balanced_accuracy_tuned", "auroc")),
-        pl.col("auroc").is_not_null().sum().cast(pl.Int64).alias("auroc_n_folds"))
-    return summary, per_fold
+        pl.col("auroc").is_not_null().sum().cast(pl.Int64).alias("auroc_n_folds"),
+        pl.col("n_trials").sum().cast(pl.Int64).alias("n_trials"),
+        pl.col("auroc_skipped").any().alias("auroc_skipped"))
+    small = (pl.col("n_trials") / pl.col("n_folds") < SMALL_SAMPLE_TRIALS) | pl.col("auroc_skipped")
+    return summary.with_columns(small.alias("small_sample")), per_fold  # as readgaze.metrics.evaluate
 
 
 def corrected_t_test(differences: np.ndarray, ratio: float) -> tuple[float | None, float | None]:
-    """Two-sided corrected resampled t-test (see the module docstring): ``(t, p)``; None with < 2 folds or no
-    spread."""
+    """Two-sided corrected resampled t-test (see the module docstring): ``(t, p)``; ``(None, None)`` with fewer
+    than :data:`MIN_T_TEST_FOLDS` folds or when the differences are all equal (zero variance, up to rounding)."""
     from scipy import stats
 
     k = len(differences)
-    if k < 2:
+    if k < MIN_T_TEST_FOLDS:
         return None, None
     variance = float(np.var(differences, ddof=1))
-    if not variance > 0:
+    scale = float(np.max(np.abs(differences)))
+    if not variance > (1e-9 * scale) ** 2:  # equal differences computed in floating point: var ~ 1e-33, not 0
         return None, None
     t = float(np.mean(differences)) / math.sqrt((1 / k + ratio) * variance)
     return t, float(2 * stats.t.sf(abs(t), df=k - 1))
@@ -178,6 +198,7 @@ def leaderboard(groups: dict) -> pl.DataFrame:
         if not group["frames"]:
             continue
         summary, per_fold = score(group)
+        permutations = _Permutations(group)
         n_classes = _classes(group)
         n_train = group["n_train"]
         for metric in METRICS:
@@ -185,7 +206,7 @@ def leaderboard(groups: dict) -> pl.DataFrame:
                 cells = summary.filter(pl.col("regime") == regime)
                 chance = 0.5 if metric == "auroc" else 1 / n_classes
                 column = [{"dataset": dataset, "task": task, "model": "Chance", "kind": "chance", "regime": regime,
-                           "metric": metric, "mean": chance, "sem": None, "n_folds": None}]
+                           "metric": metric, "mean": chance, "sem": None, "n_folds": None, "small_sample": False}]
                 for row in cells.iter_rows(named=True):
                     mean = row.get(f"{metric}_mean")
                     if mean is None or (isinstance(mean, float) and math.isnan(mean)):
@@ -193,17 +214,21 @@ def leaderboard(groups: dict) -> pl.DataFrame:
                     column.append({"dataset": dataset, "task": task, "model": row["model"],
                                    "kind": group["kinds"].get(row["model"], "model"), "regime": regime,
                                    "metric": metric, "mean": mean, "sem": row.get(f"{metric}_sem"),
-                                   "n_folds": row["auroc_n_folds"] if metric == "auroc" else row["n_folds"]})
+                                   "n_folds": row["auroc_n_folds"] if metric == "auroc" else row["n_folds"],
+                                   "n_trials": row["n_trials"], "small_sample": row["small_sample"]})
                 _significance(column, per_fold.filter(pl.col("regime") == regime), metric, n_train)
+                if metric == "auroc":
+                    permutations.add(column, regime)
                 real = [c for c in column if c["kind"] != "chance"]
                 top = max((c["mean"] for c in real), default=None)
                 for c in column:
                     c["best"] = c["kind"] != "chance" and top is not None and c["mean"] == top
                 rows += column
     schema = {"dataset": pl.String, "task": pl.String, "model": pl.String, "kind": pl.String, "regime": pl.String,
-              "metric": pl.String, "mean": pl.Float64, "sem": pl.Float64, "n_folds": pl.Int64, "best": pl.Boolean,
-              "reference": pl.String, "difference": pl.Float64, "t": pl.Float64, "p": pl.Float64,
-              "p_holm": pl.Float64}
+              "metric": pl.String, "mean": pl.Float64, "sem": pl.Float64, "n_folds": pl.Int64, "n_trials": pl.Int64,
+              "small_sample": pl.Boolean, "best": pl.Boolean, "reference": pl.String, "difference": pl.Float64,
+              "t": pl.Float64, "p": pl.Float64, "p_holm": pl.Float64, "p_permutation": pl.Float64,
+              "p_permutation_holm": pl.Float64}
     frame = pl.DataFrame([{k: r.get(k) for k in schema} for r in rows], schema=schema)
     kind = pl.col("kind").replace_strict(KIND_ORDER, return_dtype=pl.Int32)
     order = {f"{d}/{t}": i for i, (d, t) in enumerate(groups)}  # datasets and tasks in the configuration's order
@@ -214,7 +239,7 @@ def leaderboard(groups: dict) -> pl.DataFrame:
 
 def _classes(group: dict) -> int:
     frame = group["frames"][0]
-    return frame["prediction_prob"].list.len().max() if isinstance(frame.schema["prediction_prob"], pl.List) else 2
+    return frame["prediction_prob"].list.len().max() if is_multiclass(frame) else 2
 
 
 def _significance(column: list[dict], per_fold: pl.DataFrame, metric: str, n_train: dict) -> None:
@@ -239,22 +264,69 @@ def _significance(column: list[dict], per_fold: pl.DataFrame, metric: str, n_tra
         cell["p_holm"] = adjusted
 
 
-def stars(p: float | None) -> str:
+class _Permutations:
+    """The paired permutation test over trials (:func:`readgaze.metrics.paired_comparison`, AUROC) of each row
+    against a column's reference, computed once per (row, reference) for every regime."""
+
+    def __init__(self, group: dict) -> None:
+        self.test = None
+        self.done: dict[tuple[str, str], dict[str, float]] = {}
+        self.frames = group["frames"]
+
+    def p(self, model: str, reference: str, regime: str) -> float | None:
+        from readgaze.metrics import paired_comparison
+
+        if (model, reference) not in self.done:
+            if self.test is None:
+                self.test = pl.concat(self.frames, how="diagonal_relaxed").filter(pl.col("split") == "test")
+            pair = self.test.filter(pl.col("model").is_in([model, reference]))
+            try:
+                table = paired_comparison(pair, model, reference, metric="auroc", n_permutations=N_PERMUTATIONS)
+            except DataError:  # no shared test trial
+                table = pl.DataFrame({"regime": [], "metric": [], "permutation_p": []})
+            self.done[(model, reference)] = {r["regime"]: r["permutation_p"] for r in table.iter_rows(named=True)
+                                             if r["metric"] == "auroc"}
+        return self.done[(model, reference)].get(regime)
+
+    def add(self, column: list[dict], regime: str) -> None:
+        tested = [c for c in column if c.get("reference") is not None]
+        for cell in tested:
+            cell["p_permutation"] = self.p(cell["model"], cell["reference"], regime)
+        for cell, adjusted in zip(tested, holm([c["p_permutation"] for c in tested])):
+            cell["p_permutation_holm"] = adjusted
+
+
+def stars(p: float | None, mark: str = "*") -> str:
+    """``mark`` once, twice or three times for p < 0.05, 0.01, 0.001; ``""`` for no test or p >= 0.05."""
     if p is None:
         return ""
-    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else ""
+    return mark * 3 if p < 0.001 else mark * 2 if p < 0.01 else mark if p < 0.05 else ""
+
+
+def marks(row: dict) -> str:
+    """A cell's significance marks: ``*`` (t-test over folds), then ``+`` (permutation test over trials)."""
+    return stars(row.get("p_holm")) + stars(row.get("p_permutation_holm"), "+")
+
+
+def small(row: dict) -> str:
+    """:data:`readgaze.metrics.SMALL_MARK` (with a space) for a small-sample cell, else ``""``."""
+    return f" {SMALL_MARK}" if row.get("small_sample") else ""
 
 
 def markdown(board: pl.DataFrame, *, header: list[str], notes: list[str]) -> str:
-    """The leaderboard as Markdown: one table per metric, rows models, columns (dataset,) task x regime."""
+    """The leaderboard as Markdown: one table per metric, rows models (display names), columns (dataset,) task x
+    regime (:mod:`readgaze.splits`' titles and order); marks and notes as in the module docstring."""
+    from readgaze.plots import display_name
+
     datasets = board["dataset"].unique(maintain_order=True).to_list()
     columns = board.select("dataset", "task").unique(maintain_order=True).rows()
     lines = [*header, ""]
+    any_small = False
     for metric, title in METRICS.items():
         part = board.filter(pl.col("metric") == metric)
         if part.filter(pl.col("kind") != "chance").height == 0:
             continue
-        heads = [f"{'' if len(datasets) == 1 else d + '/'}{t}: {TITLES[r]}" for d, t in columns for r in REGIMES]
+        heads = [f"{'' if len(datasets) == 1 else d + '/'}{t}: {regime_title(r)}" for d, t in columns for r in REGIMES]
         lines += [f"## {title} (%)", "", "| Model | " + " | ".join(heads) + " |",
                   "|---|" + "---|" * len(heads)]
         cells = {(r["dataset"], r["task"], r["model"], r["regime"]): r for r in part.iter_rows(named=True)}
@@ -263,72 +335,52 @@ def markdown(board: pl.DataFrame, *, header: list[str], notes: list[str]) -> str
                  for c in columns}
         for model, _kind in models:
             row = [_cell(cells.get((d, t, model, r)), folds[(d, t)]) for d, t in columns for r in REGIMES]
-            lines.append(f"| {model} | " + " | ".join(row) + " |")
+            lines.append(f"| {display_name(model)} | " + " | ".join(row) + " |")
+        any_small |= bool(part["small_sample"].fill_null(False).any())
         references = part.filter(pl.col("reference").is_not_null()).select("dataset", "task", "regime",
                                                                             "reference").unique(maintain_order=True)
         if references["reference"].n_unique() == 1:
-            lines += ["", f"Reference baseline (the strongest in every column): {references['reference'][0]}."]
+            lines += ["", f"Reference baseline (the strongest in every column): "
+                          f"{display_name(references['reference'][0])}."]
         elif references.height:
-            refs = ", ".join(f"{'' if len(datasets) == 1 else r[0] + '/'}{r[1]} {TITLES[r[2]]}: {r[3]}"
-                             for r in references.rows())
+            refs = ", ".join(f"{'' if len(datasets) == 1 else r[0] + '/'}{r[1]} {regime_title(r[2])}: "
+                             f"{display_name(r[3])}" for r in references.rows())
             lines += ["", f"Reference baseline per column (the strongest): {refs}."]
         lines.append("")
+    if any_small:
+        notes = [*notes, f"{SMALL_MARK} marks a cell whose per-fold scores come from fewer than {SMALL_SAMPLE_TRIALS} "
+                         "trials on average (or where a fold held one class): too few for the number to mean much."]
     return "\n".join(lines + ["## Notes", "", *[f"- {n}" for n in notes]]) + "\n"
+
+
+def significance_note(n_folds: list[int]) -> str:
+    """The leaderboard's note on its tests, with the numbers of folds of the run's tested cells (``n_folds``: the
+    models' and ensembles' cells)."""
+    k = sorted(set(n_folds))
+    folds = "/".join(map(str, k)) or "0"
+    t_test = ("the corrected resampled t-test (Nadeau & Bengio 2003: the folds' training sets overlap, so the plain "
+              "paired t-test is too optimistic), two-sided, Holm-adjusted over the rows of a column; * p < 0.05, "
+              f"** p < 0.01, *** p < 0.001; over the {folds} folds of this run")
+    if max(k, default=0) < MIN_T_TEST_FOLDS:
+        t_test = (f"no t-test over folds: this run has {folds} fold(s), fewer than {MIN_T_TEST_FOLDS} (one degree of "
+                  "freedom is no evidence)")
+    else:
+        if k[0] < MIN_T_TEST_FOLDS:
+            t_test += f" (none for a cell of fewer than {MIN_T_TEST_FOLDS} folds)"
+        t_test += "; none where every fold's difference is the same (zero variance)"
+        if max(k) <= 5:
+            t_test += f"; with {max(k)} folds only large, consistent differences can reach significance"
+    return ("Significance: each model and ensemble against the column's strongest baseline, paired. Over folds: "
+            f"{t_test}. Over trials (AUROC tables): the paired permutation test of readgaze cv --ablate (each test "
+            f"trial's two predictions swapped at random within its fold, {N_PERMUTATIONS} permutations, two-sided), "
+            "Holm-adjusted; + p < 0.05, ++ p < 0.01, +++ p < 0.001. Every p in leaderboard.csv.")
 
 
 def _cell(row: dict | None, folds: int | None) -> str:
     if row is None or row["mean"] is None:
         return "–"
     text = f"{100 * row['mean']:.1f}" + ("" if row["sem"] is None else f" ± {100 * row['sem']:.1f}")
-    text += stars(row["p_holm"])
+    text += marks(row) + small(row)
     if row["n_folds"] is not None and folds is not None and row["n_folds"] < folds:
         text += f" [{row['n_folds']} fold{'s' if row['n_folds'] != 1 else ''}]"
     return f"**{text}**" if row["best"] else text
-
-
-def plot_leaderboard(board: pl.DataFrame, path: Path, metric: str = "auroc") -> Path | None:
-    """A compact picture of one metric's table: rows models, columns (dataset,) task x regime, colour = mean,
-    ``mean ± SEM`` and stars written in each cell, the best per column boxed."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    part = board.filter((pl.col("metric") == metric) & (pl.col("kind") != "chance"))
-    if part.height == 0:
-        return None
-    present = set(part.select("dataset", "task", "regime").unique().rows())
-    columns = [(d, t, r) for d, t in part.select("dataset", "task").unique(maintain_order=True).rows()
-               for r in REGIMES if (d, t, r) in present]
-    models = part.select("model").unique(maintain_order=True).to_series().to_list()
-    cells = {(r["model"], r["dataset"], r["task"], r["regime"]): r for r in part.iter_rows(named=True)}
-    values = np.full((len(models), len(columns)), np.nan)
-    for i, model in enumerate(models):
-        for j, column in enumerate(columns):
-            row = cells.get((model, *column))
-            if row is not None:
-                values[i, j] = 100 * row["mean"]
-    several = part["dataset"].n_unique() > 1
-    figure, ax = plt.subplots(figsize=(1.25 * len(columns) + 2.6, 0.42 * len(models) + 1.6))
-    spread = max(10.0, float(np.nanmax(np.abs(values - 50.0))))  # chance (50) in the middle of the colour scale
-    image = ax.imshow(values, cmap="RdYlGn", vmin=50.0 - spread, vmax=50.0 + spread, aspect="auto")
-    for i, model in enumerate(models):
-        for j, column in enumerate(columns):
-            row = cells.get((model, *column))
-            if row is None:
-                continue
-            text = f"{100 * row['mean']:.1f}" + ("" if row["sem"] is None else f"±{100 * row['sem']:.1f}")
-            ax.text(j, i, text + stars(row["p_holm"]), ha="center", va="center", fontsize=7,
-                    fontweight="bold" if row["best"] else "normal")
-            if row["best"]:
-                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.6))
-    ax.set_xticks(range(len(columns)), [f"{(d + '/') if several else ''}{t}\n{TITLES[r]}" for d, t, r in columns],
-                  fontsize=7, rotation=0)
-    ax.set_yticks(range(len(models)), models, fontsize=8)
-    figure.colorbar(image, ax=ax, fraction=0.03, pad=0.01).set_label(f"{METRICS[metric]} %", fontsize=8)
-    ax.set_title(f"{METRICS[metric]} (%): mean±SEM over folds; boxed = best per column; "
-                 f"*: vs the column's strongest baseline (Holm)", fontsize=8)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=130, bbox_inches="tight")
-    plt.close(figure)
-    return path

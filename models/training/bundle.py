@@ -5,7 +5,7 @@
 * ``model.ckpt``: the best-on-validation checkpoint (a hard link where the file system allows, else a copy);
 * ``bundle.json``: the model class and arguments; the task and its label coding; the text encoder and its
   tokenizer's fingerprint; the feature names, the feature columns the training data had and the fitted scalers
-  (:class:`readgaze.models.data.features.RobustScaler`); the threshold on P(class 1) chosen on the validation
+  (:class:`readgaze.features.RobustScaler`); the threshold on P(class 1) chosen on the validation
   predictions (:func:`readgaze.metrics.best_threshold`); the readgaze version; the training data (folder, how it
   was prepared, its training participants and items) and its validation and test scores per regime;
 * ``model_card.md``: the same for a reader, with the scores table;
@@ -44,24 +44,23 @@ import polars as pl
 import torch
 
 from readgaze import __version__
+from readgaze import features as feat
+from readgaze.dataset import Dataset
 from readgaze.errors import ConfigError
-from readgaze.models.data import features as feat
 from readgaze.models.data.datamodule import FEATURE_SOURCES, ReadingDataModule
 from readgaze.models.data.prediction import PredictionData
-from readgaze.models.data.tasks import QUESTION_ROLES, TASKS
+from readgaze.predictions import is_multiclass, make_predictions
+from readgaze.tasks import TASKS as REGISTRY
 
 FORMAT = "readgaze model bundle, version 1"
 FILE, CHECKPOINT, CARD = "bundle.json", "model.ckpt", "model_card.md"
-CLASSES = {"reading_goal": ["ordinary", "information_seeking"], "comprehension": ["incorrect", "correct"],
-           "goal_question": list(QUESTION_ROLES)}
-"""Class names by index, per task (label 1 of reading_goal = information seeking, of comprehension = correct)."""
-LABEL_COLUMNS = {"reading_goal": ("reading_goal",), "comprehension": ("is_correct",), "goal_question": ()}
-"""The trial columns a task's label comes from: absent in unlabelled data, which is scored all the same."""
+CLASSES = {name: list(task.classes) for name, task in REGISTRY.items() if task.classes}
+"""Class names by index, per task, from the registry (:data:`readgaze.tasks.TASKS`)."""
 DATA_ARGUMENTS = ("task", "text_encoder", "max_text_tokens", "trial_feature_set", "batch_size", "questions")
 
 
 # ---- writing ----
-def feature_columns(dataset: str | Path) -> dict[str, list[str]]:
+def feature_columns(dataset: str | Path | Dataset) -> dict[str, list[str]]:
     """Per table, the optional feature columns a dataset folder has with at least one value
     (:data:`FEATURE_SOURCES`, the word measures).
 
@@ -71,13 +70,13 @@ def feature_columns(dataset: str | Path) -> dict[str, list[str]]:
     wanted: dict[str, set[str]] = {"word_measures": set(feat.WORD_MEASURES) - set(feat.SHARES)}
     for column, (table, _) in FEATURE_SOURCES.items():
         wanted.setdefault(table, set()).add(column)
+    dataset = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     out = {}
     for table, columns in sorted(wanted.items()):
-        path = Path(dataset) / f"{table}.parquet"
-        if not path.is_file():
+        if not dataset.has(table):
             out[table] = []
             continue
-        frame = pl.scan_parquet(path)
+        frame = dataset.scan(table, validate=False)
         present = sorted(columns & set(frame.collect_schema().names()))
         filled = frame.select(pl.col(c).is_not_null().any() for c in present).collect().row(0) if present else ()
         out[table] = [c for c, has in zip(present, filled) if has]
@@ -96,13 +95,12 @@ def tokenizer_fingerprint(text_encoder: str) -> dict:
             "vocab_sha256": digest}
 
 
-def dataset_preparation(dataset: str | Path) -> dict:
+def dataset_preparation(dataset: str | Path | Dataset) -> dict:
     """What ``readgaze prep`` recorded in ``manifest.json``: format, readgaze version, line assigner, language,
     surprisal model (empty when the folder has no manifest)."""
-    path = Path(dataset) / "manifest.json"
-    if not path.is_file():
+    manifest = (dataset if isinstance(dataset, Dataset) else Dataset(dataset)).manifest
+    if not manifest:
         return {}
-    manifest = json.loads(path.read_text(encoding="utf-8"))
     config = manifest.get("config") or {}
     return {"format": manifest.get("format"), "readgaze": (manifest.get("package_versions") or {}).get("readgaze"),
             "mode": config.get("mode"), "line_assigner": config.get("line_assigner"),
@@ -130,7 +128,7 @@ def write_bundle(directory: str | Path, *, checkpoint: str | Path, model, datamo
     frames = {split: pl.read_parquet(path) for split, path in (("val", val_predictions), ("test", test_predictions))
               if path is not None and Path(path).is_file()}
     threshold, chosen_on = 0.5, "default (no validation predictions)"
-    if "val" in frames and not isinstance(frames["val"].schema["prediction_prob"], pl.List):
+    if "val" in frames and not is_multiclass(frames["val"]):
         val = frames["val"].filter(pl.col("label").is_not_null())
         threshold, balanced = best_threshold(val["label"].to_numpy(), val["prediction_prob"].to_numpy())
         chosen_on = f"validation: balanced accuracy {100 * balanced:.1f} on {val.height:,} trials"
@@ -153,7 +151,7 @@ def write_bundle(directory: str | Path, *, checkpoint: str | Path, model, datamo
         "scalers": {name: scaler.to_dict() for name, scaler in datamodule.scalers.items()},
         "threshold": threshold, "threshold_chosen_on": chosen_on,
         "training": {
-            "dataset": str(Path(datamodule.path).resolve()), "preparation": dataset_preparation(datamodule.path),
+            "dataset": str(Path(datamodule.path).resolve()), "preparation": dataset_preparation(datamodule.dataset),
             "fold": datamodule.fold, "n_folds": datamodule.n_folds, "split_unit": _split_unit(datamodule),
             "trials": {s: trials.filter(pl.col("split") == s).height for s in ("train", "val", "test")},
             "participants": _ids(train["participant_id"]), "items": _ids(train["item_id"]),
@@ -325,9 +323,7 @@ class ModelBundle:
             ``allow_other_version``), another dataset format, a feature column training had that the data lacks,
             another tokenizer under the encoder's name, or a trial column the task reads that the data lacks.
         """
-        dataset = Path(dataset)
-        if not (dataset / "trials.parquet").is_file():
-            raise ConfigError("not a dataset folder (no trials.parquet); make one with readgaze prep", file=dataset)
+        dataset = Dataset(dataset)
         errors, warnings = [], []
         versions = errors if not allow_other_version else warnings
         if self.spec["readgaze"] != __version__:
@@ -352,8 +348,9 @@ class ModelBundle:
                     how = sources.get(column, (table, "readgaze prep"))[1]
                     errors.append(f"feature {column}: the training data's {table}.parquet had it, this data's has "
                                   f"no values for it (make it with {how})")
-        names = pl.scan_parquet(dataset / "trials.parquet").collect_schema().names()
-        needed = [c for c in TASKS[self.task].needs if c not in LABEL_COLUMNS[self.task]]
+        names = dataset.columns("trials")
+        task = REGISTRY[self.task]  # the label's own columns may be absent: unlabelled data is scored all the same
+        needed = list(task.inputs if task.label is not None else (*task.needs, *task.inputs))
         needed += [c for c in ("trial_id", "participant_id", "item_id", "text_id") if c not in needed]
         missing = [c for c in needed if c not in names]
         if missing:
@@ -369,7 +366,7 @@ class ModelBundle:
             raise ConfigError(f"the model bundle does not fit this dataset: {'; '.join(errors)}"
                               + ("" if allow_other_version else
                                  " (versions only: pass allow_other_version / --allow-other-version to go on)"),
-                              file=dataset)
+                              file=dataset.path)
         return warnings
 
     def model(self, device: str | torch.device = "cpu"):
@@ -435,20 +432,16 @@ class ModelBundle:
         prob = torch.cat(probs).numpy() if probs else np.zeros((0, self.spec["num_classes"]))
         frame = self._frame(data.trials, ids, prob)
         if out is not None:
-            from readgaze.models.training.predict import write_predictions
+            from readgaze.models.training.summary import write_predictions
 
             write_predictions(frame, out, self.threshold)
         return frame
 
     def _frame(self, trials: pl.DataFrame, ids: list[str], prob: np.ndarray) -> pl.DataFrame:
         binary = prob.shape[1] == 2
-        if binary:
-            column = pl.Series("prediction_prob", prob[:, 1], dtype=pl.Float64)
-            predicted = (prob[:, 1] > self.threshold).astype(np.int64)
-        else:
-            column = pl.Series("prediction_prob", prob.tolist(), dtype=pl.List(pl.Float64))
-            predicted = prob.argmax(axis=1).astype(np.int64)
-        scored = pl.DataFrame({"trial_id": ids}).with_columns(column, pl.Series("predicted_class", predicted))
+        predicted = (prob[:, 1] > self.threshold if binary else prob.argmax(axis=1)).astype(np.int64)
+        scored = make_predictions(pl.DataFrame({"trial_id": ids}), prob, model=self.spec["model"]["name"],
+                                  split="predict").with_columns(pl.Series("predicted_class", predicted))
         names = self.spec["classes"]
         keep = [c for c in ("trial_id", "participant_id", "item_id", "text_id", "label", "participant_seen",
                             "item_seen", "regime") if c in trials.columns]
@@ -457,8 +450,7 @@ class ModelBundle:
                                                                        return_dtype=pl.String)
                               .alias("predicted_label"),
                               pl.lit(self.threshold, pl.Float64).alias("threshold"),
-                              pl.lit(None, pl.Int32).alias("fold_index"), pl.lit("predict").alias("split"),
-                              pl.lit(self.spec["model"]["name"]).alias("model"))
+                              pl.lit(None, pl.Int32).alias("fold_index"))
                 .select("trial_id", "participant_id", "item_id", "text_id", "prediction_prob", "predicted_class",
                         "predicted_label", "threshold", "participant_seen", "item_seen", "regime", "label",
-                        "fold_index", "split", "model"))
+                        "fold_index", "split", "model", "model_display"))

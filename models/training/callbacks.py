@@ -29,6 +29,7 @@ import polars as pl
 import torch
 
 from readgaze.models.data.batch import REGIMES
+from readgaze.predictions import make_predictions
 
 
 def run_folder(trainer: L.Trainer, pl_module: L.LightningModule) -> Path:
@@ -100,12 +101,11 @@ def prediction_frame(outputs: dict, datamodule, split: str, model: str) -> pl.Da
     """One row per trial from ``{"logits" (N, C), "label" (N,), "regime" (N,) codes, "trial_id" [N]}``, joined with
     the datamodule's trials for ``fold_index``, ``participant_id`` and ``item_id`` (when it has them)."""
     logits, label, regime = outputs["logits"], outputs["label"], outputs["regime"]
-    probs = torch.softmax(logits.float(), dim=-1)
-    prob = pl.Series("prediction_prob", probs[:, 1].tolist() if probs.shape[1] == 2 else probs.tolist())
-    frame = pl.DataFrame({"trial_id": outputs["trial_id"], "label": label.tolist(),
-                          "regime": [REGIMES[r] for r in regime.tolist()]}).with_columns(prob)
+    probs = torch.softmax(logits.float(), dim=-1).numpy()
+    keys = pl.DataFrame({"trial_id": outputs["trial_id"], "label": label.tolist(),
+                         "regime": [REGIMES[r] for r in regime.tolist()]})
     trials = getattr(datamodule, "trials", None)
     if trials is not None:
-        frame = frame.join(trials.select("trial_id", "fold_index", "participant_id", "item_id"), on="trial_id",
-                           how="left")
-    return frame.with_columns(pl.lit(split).alias("split"), pl.lit(model).alias("model"))
+        keys = keys.join(trials.select("trial_id", "fold_index", "participant_id", "item_id"), on="trial_id",
+                         how="left", maintain_order="left")
+    return make_predictions(keys, probs, split=split, model=model)

@@ -60,7 +60,7 @@ def find_config(name: str | Path) -> Path:
 
 
 OLD_MODULES = {
-    "models.batch": "readgaze.models.data.batch", "models.features": "readgaze.models.data.features",
+    "models.batch": "readgaze.models.data.batch", "models.features": "readgaze.features",
     "models.data": "readgaze.models.data", "models.goal_data": "readgaze.models.data.goal",
     "models.cli": "readgaze.models.training.cli", "models.cv": "readgaze.models.training.cv",
     "models.ensemble": "readgaze.models.training.ensemble", "models.registry": "readgaze.models.training.registry",

@@ -54,6 +54,7 @@ import polars as pl
 import yaml
 
 from readgaze.baselines import BASELINES, CLASSICAL, run_baseline, with_baseline_features
+from readgaze.dataset import Dataset
 from readgaze.errors import ConfigError, ReadgazeError
 from readgaze.metrics import (
     choose_thresholds,
@@ -66,6 +67,7 @@ from readgaze.metrics import (
 from readgaze.models.training.runner import QUIET_TRAINER, auroc_of, fold_log, run_folds
 from readgaze.models.training.summary import constant_warnings
 from readgaze.plots import plot_roc
+from readgaze.predictions import is_multiclass
 from readgaze.splits import describe
 
 log = logging.getLogger(__name__)
@@ -195,7 +197,7 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
         raise ConfigError(f"--seeds: got {seeds}, expected at least 1")
     default = baselines is True
     baselines = baseline_kinds(baselines)
-    if default and "PARAGRAPH_RT" in pl.scan_parquet(Path(data_path) / "trials.parquet").collect_schema().names():
+    if default and "PARAGRAPH_RT" in Dataset(data_path).columns("trials"):
         baselines = (*baselines, PARAGRAPH_TIME_BASELINE)  # a paragraph time of its own: not reading_speed again
     run_dir = Path(out) / (run or f"{settings['task']}_{Path(config).stem}")
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -244,7 +246,7 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
 def _per_fold(predictions: pl.DataFrame) -> pl.DataFrame:
     """Every (model, regime, fold) cell with its validation-chosen threshold (binary tasks)."""
     val = predictions.filter(pl.col("split") == "val")
-    binary = not isinstance(predictions.schema["prediction_prob"], pl.List)
+    binary = not is_multiclass(predictions)
     thresholds = choose_thresholds(val) if binary and val.height else None
     return evaluate_folds(predictions, thresholds=thresholds)
 
@@ -289,18 +291,18 @@ def _write_seed_spread(seed_files: list[list[Path]], run_dir: Path, markdown: Pa
     markdown.write_text(markdown.read_text(encoding="utf-8") + "\n".join(lines) + "\n", encoding="utf-8")
 
 
-def _check_design(data_path: str, n_folds: int) -> None:
-    """Refuse, before any fold starts, a dataset with fewer participants or items than folds."""
-    path = Path(data_path) / "trials.parquet"
-    if not path.is_file():
-        raise ConfigError("not a dataset folder (no trials.parquet); make one with readgaze prep", file=path)
-    counts = pl.scan_parquet(path).select(pl.col("participant_id").n_unique(), pl.col("item_id").n_unique()).collect()
+def _check_design(data_path: str, n_folds: int, command: str = "cv") -> None:
+    """Refuse, before any fold starts, a dataset with fewer participants or items than folds (``command`` names
+    the command in the message)."""
+    dataset = Dataset(data_path)
+    counts = dataset.scan("trials", validate=False).select(pl.col("participant_id").n_unique(),
+                                                           pl.col("item_id").n_unique()).collect()
     participants, items = counts.row(0)
     if min(participants, items) < n_folds:
         fix = (f"use --data.n_folds {min(participants, items)} or fewer (at least 3)" if min(participants, items) >= 3
-               else "cv needs at least 3 participants and 3 items (readgaze fit can smoke-run smaller data)")
-        raise ConfigError(f"readgaze cv holds out participants and items in {n_folds} folds, but this dataset has "
-                          f"{participants} participants and {items} items; {fix}", file=path)
+               else f"{command} needs at least 3 participants and 3 items (readgaze fit can smoke-run smaller data)")
+        raise ConfigError(f"readgaze {command} holds out participants and items in {n_folds} folds, but this dataset "
+                          f"has {participants} participants and {items} items; {fix}", file=dataset.file("trials"))
 
 
 def _settings(config: str, overrides: list[str]) -> dict:

@@ -33,6 +33,7 @@ from sklearn.linear_model import LogisticRegression
 
 from readgaze.errors import ConfigError, DataError, ReadgazeError
 from readgaze.metrics import best_threshold, evaluate, evaluate_goal_selection, goal_selection_table, write_results
+from readgaze.predictions import display_name, is_multiclass, make_predictions
 
 BASELINES = ("majority", "reading_speed_logistic_regression")
 KEY = ("trial_id", "fold_index")
@@ -156,9 +157,7 @@ def fit_predict_fold(ensemble, val: pl.DataFrame, test: pl.DataFrame, names: lis
 
 
 def _frame(keys: pl.DataFrame, prob: np.ndarray) -> pl.DataFrame:
-    column = pl.Series("prediction_prob", prob.tolist() if prob.ndim == 2 else prob, dtype=pl.List(pl.Float64)
-                       if prob.ndim == 2 else pl.Float64)
-    return keys.with_columns(column)
+    return make_predictions(keys, prob)
 
 
 def run_ensembles(run_dirs: list[str | Path], out: str | Path, members: list[str] | None = None) -> dict[str, Path]:
@@ -180,7 +179,8 @@ def run_ensembles(run_dirs: list[str | Path], out: str | Path, members: list[str
             raise DataError(f"fold {fold}: no validation predictions in the runs (re-run readgaze cv)")
         for ensemble in ENSEMBLES:
             for split, frame in fit_predict_fold(ensemble, val, test, names).items():
-                rows.append(frame.with_columns(pl.lit(split).alias("split"), pl.lit(ensemble.name).alias("model")))
+                rows.append(frame.with_columns(pl.lit(split).alias("split"), pl.lit(ensemble.name).alias("model"),
+                                               pl.lit(display_name(ensemble.name)).alias("model_display")))
     ensembles = pl.concat(rows, how="diagonal_relaxed").join(labels, on=[*KEY, "split"], how="left")
     combined = pl.concat([predictions, ensembles], how="diagonal_relaxed")
     path = out / "predictions.parquet"
@@ -189,7 +189,7 @@ def run_ensembles(run_dirs: list[str | Path], out: str | Path, members: list[str
     note = (f"Ensembles of {', '.join(names)}: fit per fold on the members' validation predictions, applied to "
             f"the test predictions (out of sample; ensemble validation rows are 5-fold cross-fitted).",)
     paths = write_results(evaluate(combined), out, notes=note)
-    if isinstance(combined.schema["prediction_prob"], pl.List):
+    if is_multiclass(combined):
         scored = combined.filter(pl.col("prediction_prob").list.len() == 3)
         if scored.height:
             table = goal_selection_table(evaluate_goal_selection(scored))

@@ -87,27 +87,3 @@ SPREAD = 0.01
 
 def _number(value) -> str:
     return "none (the most probable class)" if value is None else f"{value:.4g}"
-
-
-def write_predictions(frame, out, threshold: float | None) -> dict:
-    """Write ``frame`` to ``out`` (Parquet, or CSV by suffix) and, with labels, ``<stem>_scores.csv`` beside it
-    (:func:`readgaze.models.training.summary.regime_scores`). Returns ``{"predictions": path}`` plus ``"scores"``
-    when written."""
-    from pathlib import Path
-
-    from readgaze.models.training.summary import regime_scores
-
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if out.suffix.lower() == ".csv":
-        from readgaze.data_prep.dataset import csv_ready
-
-        csv_ready(frame).write_csv(out)
-    else:
-        frame.write_parquet(out)
-    paths = {"predictions": out}
-    if frame["label"].drop_nulls().len():
-        scores = out.with_name(f"{out.stem}_scores.csv")
-        regime_scores(frame, threshold).write_csv(scores)
-        paths["scores"] = scores
-    return paths

@@ -9,7 +9,10 @@ which fail), and a new model file appears in ``readgaze models``, the zoo tests 
 A model class without a card is reported by ``--check`` (and fails the zoo test), never skipped silently.
 
 Classical baselines are listed from :data:`readgaze.baselines.BASELINES` (a new baseline appears by itself; its
-paper goes in :data:`BASELINE_PAPERS`).
+paper goes in :data:`BASELINE_PAPERS`), then the out-of-sample ensembles of
+:data:`readgaze.models.training.ensemble.ENSEMBLES` (:class:`~readgaze.models.training.ensemble.MajorityVote`,
+:class:`~readgaze.models.training.ensemble.LogisticEnsemble`): run by ``readgaze ensemble`` on cv runs and by
+``readgaze bench`` (a row each once two models ran).
 
 Example::
 
@@ -28,7 +31,7 @@ from pathlib import Path
 
 MODEL_FOLDER = Path(__file__).resolve().parents[1]
 """``models/`` (installed as ``readgaze/models/``): one file per model."""
-KINDS = ("neural", "generator", "baseline")
+KINDS = ("neural", "generator", "baseline", "ensemble")
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,8 @@ class Entry:
     ``quick`` holds constructor arguments for a brief CPU run with the tiny encoder (the ``learns`` tests and the
     demo use them); ``sees_gaze`` False marks a model that cannot learn from gaze (text-only), which the ``learns``
     tests skip. ``kind``: "neural" (a classifier: the zoo and ``learns`` tests cover it), "generator" (generates
-    text; listed, not trained by those tests), "baseline" (classical, run by ``readgaze cv``).
+    text; listed, not trained by those tests), "baseline" (classical, run by ``readgaze cv``), "ensemble" (combines
+    the models' predictions: ``readgaze ensemble``, ``readgaze bench``).
     """
 
     name: str
@@ -137,6 +141,24 @@ def baselines() -> tuple[Entry, ...]:
                        "", kind="baseline") for kind in BASELINES)
 
 
+ENSEMBLE_PAPER = ("Shubi et al. 2025, ACL, arXiv:2410.20779 (ensembles of the models' predictions; here fit on "
+                  "validation, applied to test)")
+ENSEMBLE_RUN = ("readgaze ensemble RUN_DIR RUN_DIR ... --out DIR (cv runs of two or more models); readgaze bench "
+                "(a row each with two or more models)")
+ENSEMBLE_WHAT = {"MajorityVote": "each model's vote at its validation threshold",
+                 "LogisticEnsemble": "logistic regression on the models' log-odds (stacking)"}
+
+
+def ensembles() -> tuple[Entry, ...]:
+    """One entry per out-of-sample ensemble (:data:`readgaze.models.training.ensemble.ENSEMBLES`); the tasks are
+    those of the models they combine (binary and multiclass)."""
+    from readgaze.models.training.bench_config import TASKS
+
+    names = ("MajorityVote", "LogisticEnsemble")  # read without importing scikit-learn; --check imports them
+    return tuple(Entry(name, f"readgaze.models.training.ensemble.{name}", TASKS,
+                       f"{ENSEMBLE_PAPER}: {ENSEMBLE_WHAT[name]}", "", kind="ensemble") for name in names)
+
+
 def find(name: str) -> Entry:
     """The entry named ``name`` (display name or config stem). Raises ``KeyError`` naming the known ones."""
     for entry in MODELS:
@@ -147,7 +169,7 @@ def find(name: str) -> Entry:
 
 def config_status(entry: Entry) -> dict[str, str | None]:
     """``{task: "<task>/<config>" if that YAML exists, else None}`` for every task the entry serves."""
-    if entry.kind == "baseline":
+    if entry.kind in ("baseline", "ensemble"):
         return {}
     try:
         from readgaze.models.training.configs import config_root
@@ -162,11 +184,11 @@ def config_status(entry: Entry) -> dict[str, str | None]:
 def rows(check: bool = False) -> list[dict[str, str]]:
     """The listing as plain rows (``name, kind, tasks, paper, configs`` and, with ``check``, ``status``)."""
     out = []
-    for entry in (*MODELS, *baselines()):
+    for entry in (*MODELS, *baselines(), *ensembles()):
         configs = config_status(entry)
+        run = {"baseline": "run by readgaze cv", "ensemble": ENSEMBLE_RUN}.get(entry.kind)
         row = {"name": entry.name, "kind": entry.kind, "tasks": ", ".join(entry.tasks), "paper": entry.paper,
-               "configs": ", ".join(c or f"{t}/{entry.config} (missing)" for t, c in configs.items())
-               if entry.kind != "baseline" else "run by readgaze cv"}
+               "configs": run or ", ".join(c or f"{t}/{entry.config} (missing)" for t, c in configs.items())}
         if check:
             try:
                 if entry.kind == "baseline":
@@ -174,6 +196,10 @@ def rows(check: bool = False) -> list[dict[str, str]]:
 
                     BASELINES[entry.name].estimator_class()  # a dotted name: imports scikit-learn's module
                     row["status"] = "ok"
+                elif entry.kind == "ensemble":
+                    from readgaze.models.training.ensemble import ENSEMBLES
+
+                    row["status"] = "ok" if entry.load() in ENSEMBLES else "not in ensemble.ENSEMBLES"
                 else:
                     entry.load()
                     row["status"] = "ok" if all(configs.values()) else "config missing"
@@ -186,7 +212,7 @@ def rows(check: bool = False) -> list[dict[str, str]]:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``readgaze models``; ``argv[0]`` is ``"models"``. Returns 1 when ``--check`` finds a problem."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog="readgaze models", description="list every model and baseline")
+    parser = argparse.ArgumentParser(prog="readgaze models", description="list every model, baseline and ensemble")
     parser.add_argument("--check", action="store_true", help="import every model class and check its configs")
     args = parser.parse_args(argv[1:])
     table = rows(check=args.check)

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from readgaze.errors import ConfigError
+from readgaze.predictions import is_multiclass
 
 QUIET_TRAINER = ["--trainer.enable_progress_bar", "false", "--trainer.enable_model_summary", "false"]
 """Trainer overrides for units: no bars (two workers' bars overwrite each other) and no model table."""
@@ -121,10 +122,16 @@ class UnitRunner:
         self._saved_handler = None
 
     # ---- lifetime ----
+    def connect(self) -> UnitRunner:
+        """Start (or join, with ``address``) Ray now, before anything is written: a cluster that is not there is a
+        :class:`ConfigError` saying what to start. Done by entering the block when not done before."""
+        if self.engine.uses_ray and self._ray is None:
+            self._start_ray()
+        return self
+
     def __enter__(self) -> UnitRunner:
         STOP_SIGNAL.clear()
-        if self.engine.uses_ray:
-            self._start_ray()
+        self.connect()
         if threading.current_thread() is threading.main_thread():  # SIGTERM stops the units as Ctrl-C does
             self._saved_handler = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGTERM,
                                                                                         signal.SIGINT)}
@@ -134,13 +141,17 @@ class UnitRunner:
         try:
             self.cancel()
         finally:
-            if self._started_ray:
-                self._ray.shutdown()
-                self._started_ray = False
+            self.close()
             if self._saved_handler is not None:  # (Lightning ignores SIGINT after an interrupted fit: undone here)
                 for sig, handler in self._saved_handler.items():
                     signal.signal(sig, handler)
                 self._saved_handler = None
+
+    def close(self) -> None:
+        """Shut down the Ray this runner started (or disconnect from the cluster); again: nothing."""
+        if self._started_ray:
+            self._ray.shutdown()
+            self._started_ray = False
 
     def _start_ray(self) -> None:
         import ray
@@ -152,7 +163,10 @@ class UnitRunner:
         common = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.WARNING,
                   "configure_logging": True}
         if self.engine.address is not None:
-            ray.init(address=self.engine.address, **common)
+            try:
+                ray.init(address=self.engine.address, **common)
+            except (ConnectionError, TimeoutError, RuntimeError) as error:  # nothing answers at that address
+                raise ConfigError(no_cluster(self.engine.address, error)) from None
         else:
             paths = [p for p in sys.path if p and Path(p).is_dir()]  # the driver's imports (tests, local models)
             env = {"PYTHONPATH": os.pathsep.join(paths)}
@@ -230,6 +244,14 @@ def _token_auth() -> None:
                  or (Path.home() / ".ray" / "auth_token").is_file())
     if has_token and "RAY_AUTH_MODE" not in os.environ:
         os.environ["RAY_AUTH_MODE"] = "token"
+
+
+def no_cluster(address: str, error: BaseException) -> str:
+    """The one line for ``--address`` where no Ray cluster answers: what happened and what to start."""
+    first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    return (f"--address {address}: no Ray cluster answers there ({first}); start one with 'ray start --head' on "
+            f"this machine (then --address auto; other machines join with 'ray start --address HEAD_IP:6379'), or "
+            f"leave out --address to run on a local Ray (--workers N)")
 
 
 def _raise_interrupt(signum, frame):
@@ -311,7 +333,7 @@ def auroc_of(path: str | Path) -> float | None:
     if not path.is_file():
         return None
     frame = pl.read_parquet(path, columns=["label", "prediction_prob"])
-    if isinstance(frame.schema["prediction_prob"], pl.List) or frame["label"].n_unique() < 2:
+    if is_multiclass(frame) or frame["label"].n_unique() < 2:
         return None
     return float(roc_auc_score(frame["label"].to_numpy(), frame["prediction_prob"].to_numpy()))
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import polars as pl
 
 from readgaze.metrics import SMALL_MARK, SMALL_SAMPLE_TRIALS
+from readgaze.predictions import is_multiclass
 from readgaze.splits.regimes import ALL
 from readgaze.splits.regimes import REGIMES as TEST_REGIMES
 
@@ -188,7 +189,7 @@ def regime_scores(predictions: pl.DataFrame, threshold: float | None = None) -> 
         if part.height == 0:
             continue
         labels = part["label"].to_numpy().astype(np.int64)
-        multiclass = isinstance(part.schema["prediction_prob"], pl.List)
+        multiclass = is_multiclass(part)
         scores = np.stack(part["prediction_prob"].to_list()) if multiclass else part["prediction_prob"].to_numpy()
         classes = int(np.unique(labels).size)
         if multiclass:
@@ -223,3 +224,23 @@ def score_table(scores: pl.DataFrame, indent: str = "  ") -> str:
     if scores.height and scores["small_sample"].any():
         rows.append(f"{indent}{SMALL_NOTE}")
     return "\n".join(rows)
+
+
+def write_predictions(frame, out, threshold: float | None) -> dict:
+    """Write ``frame`` to ``out`` (Parquet, or CSV by suffix) and, with labels, ``<stem>_scores.csv`` beside it
+    (:func:`regime_scores`). Returns ``{"predictions": path}`` plus ``"scores"``
+    when written."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix.lower() == ".csv":
+        from readgaze.data_prep.dataset import csv_ready
+
+        csv_ready(frame).write_csv(out)
+    else:
+        frame.write_parquet(out)
+    paths = {"predictions": out}
+    if frame["label"].drop_nulls().len():
+        scores = out.with_name(f"{out.stem}_scores.csv")
+        regime_scores(frame, threshold).write_csv(scores)
+        paths["scores"] = scores
+    return paths

@@ -129,7 +129,8 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
     ParseError
         A mapped numeric column holds a non-number (file, row, column, value).
     SchemaError
-        x, y or duration, or the trial identity, is missing.
+        x, y or duration, or the trial identity, is missing; or x, y or duration is present but missing on every
+        row (a silent default would follow).
     ParseError
         A key cell that is empty, padded or holds a control character; a trial number, fixation number or
         interest-area id that is not a whole number (>= 0; fixation numbers >= 1); a coordinate, time or pupil size
@@ -191,8 +192,17 @@ def read_fixation_report(path: str | Path, *, columns: dict[str, str] | None = N
     out = raw.with_columns(trial_id).select([e.alias(n) if n != "trial_id" else pl.col("trial_id")
                                              for n, e in canonical.items()] + rest)
     out = _name_participant(out, cols)
+    required = ("duration_ms", "x_px", "y_px")  # present (checked above) but possibly '.' on every row
+    stats = out.select(pl.len().alias("_rows"), pl.col("word_index").is_null().sum().alias("_off"),
+                       *(pl.col(r).null_count().alias(r) for r in required)).collect().row(0, named=True)
+    empty = [r for r in required if stats["_rows"] and stats[r] == stats["_rows"]]
+    if empty:
+        raise SchemaError(f"every value is missing ('.' or empty) in {', '.join(cols[r] for r in empty)} "
+                          f"({', '.join(empty)}): a report without fixation coordinates cannot be aligned by "
+                          "position; a report with character interest areas and no coordinates goes through "
+                          "readgaze.io.charreport (readgaze prep copco for CopCo)", file=path, column=cols[empty[0]])
     if qc is not None:
-        n_off = out.select(pl.col("word_index").is_null().sum()).collect().item()
+        n_off = stats["_off"]
         qc.add("read_fixation_report", "fixations", "off_word", n_off, action="flagged",
                detail=f"{Path(path).name}: fixations outside every interest area keep word_index null")
         cells.null_counts(out, qc, "read_fixation_report", "fixations", path)

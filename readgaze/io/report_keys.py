@@ -11,7 +11,7 @@ import polars as pl
 
 from readgaze.errors import DataError, Option
 from readgaze.io.faults import text_file
-from readgaze.text import clean_label
+from readgaze.io.labels import clean_label
 
 ID_BASE_OPTIONS = (Option("ia_id_base=1", "--ia-id-base 1", "Data Viewer's own numbering"),
                    Option("ia_id_base=0", "--ia-id-base 0"),

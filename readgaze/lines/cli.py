@@ -3,7 +3,8 @@
 Reads ``fixations.parquet``, ``words.parquet`` and ``trials.parquet`` from DIR, rewrites the ``line_index``
 column of ``fixations.parquet`` (every other column is kept as it was) and records the method, its counts and
 a per-trial vertical-drift summary under ``"line_assignment"`` in ``manifest.json``. Word alignment is not
-re-run here (``readgaze prep`` does that).
+re-run here (``readgaze prep`` does that). A reviewer's ``corrections.parquet`` (``readgaze review``) is re-applied
+on top of the method's lines and counted.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from readgaze.dataset import MANIFEST, table_file
 from readgaze.errors import ConfigError, ParseError
 
 
@@ -57,13 +59,16 @@ def assign_folder(folder: str | Path, method: str = "slice", **params) -> dict:
     from readgaze.lines import assign_lines
 
     folder = Path(folder)
-    paths = {name: folder / f"{name}.parquet" for name in ("fixations", "words", "trials")}
+    paths = {name: folder / table_file(name) for name in ("fixations", "words", "trials")}
     for name, path in paths.items():
         if not path.is_file():
             raise ParseError(f"{name}.parquet not found; expected a readgaze dataset folder", file=path)
     fixations = pl.read_parquet(paths["fixations"])
     out, qc = assign_lines(fixations, pl.scan_parquet(paths["words"]), pl.scan_parquet(paths["trials"]),
                            method=method, **params)
+    reviewed = _reapply_corrections(folder, fixations.with_columns(out["line_index"]), qc)
+    if reviewed is not None:  # the reviewer's hand-made lines (readgaze review) on top of the method's
+        out = out.with_columns(reviewed["line_index"])
     had = "line_index" in fixations.columns
     changed = int((out["line_index"].ne_missing(fixations["line_index"].cast(pl.Int32))).sum()) if had else out.height
     qc.add("assign_lines", "fixations", "line_index differs from the previous assignment", changed, action="changed")
@@ -77,15 +82,32 @@ def assign_folder(folder: str | Path, method: str = "slice", **params) -> dict:
               "n_fixations": out.height, "n_assigned": int(out["line_index"].is_not_null().sum()),
               "vertical_drift_px": {"median_abs": float(np.median(drift_np)), "max_abs": float(drift_np.max()),
                                     "n_trials": len(drift)}}
-    manifest_path = folder / "manifest.json"
+    manifest_path = folder / MANIFEST
     manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
     manifest["line_assignment"] = record
     _atomic_write_json(manifest_path, manifest)
     return record
 
 
+def _reapply_corrections(folder: Path, fixations: pl.DataFrame, qc) -> pl.DataFrame | None:
+    """The folder's corrections log (:mod:`readgaze.corrections`) applied to the new lines, or None without one.
+
+    Stale corrections are refused and counted; excluded trials are counted, not dropped (``readgaze prep`` drops
+    them; this command rewrites one column)."""
+    from readgaze import corrections
+
+    if not corrections.log_path(folder).is_file():
+        return None
+    valid, stale = corrections.current(corrections.read_log(folder), fixations)
+    corrections.count_stale(stale, qc)
+    excluded = corrections.exclusions(valid)
+    qc.add(corrections.STEP, "trials", "excluded by reviewer (kept here; readgaze prep drops them)", excluded.height,
+           action="flagged", detail=", ".join(excluded["trial_id"].head(10).to_list()) or None)
+    return corrections.apply_lines(fixations, valid, qc)[0]
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("folder", type=Path, help="dataset folder (fixations/words/trials.parquet)")
+    parser.add_argument("folder", type=Path, help="dataset folder (its fixations, words and trials tables)")
     parser.add_argument("--method", default="slice",
                         help="line-assignment method (default slice), e.g. warp, vote, dist")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",

@@ -33,7 +33,7 @@ import polars as pl
 
 from readgaze.errors import ConfigError, DataError, LeakageError, SchemaError
 from readgaze.splits.folds import Splits
-from readgaze.splits.regimes import REGIMES, UNSEEN_ITEM, UNSEEN_PARTICIPANT
+from readgaze.splits.regimes import REGIMES, UNSEEN_ITEM, UNSEEN_PARTICIPANT, fold_roles, regime_expr
 
 SPLITS = ("train", "val", "test")
 ASSIGNMENT_SCHEMA = {"trial_id": pl.String, "fold_index": pl.Int32, "split": pl.String, "regime": pl.String}
@@ -96,7 +96,7 @@ def assign_fold(trials: pl.DataFrame | pl.LazyFrame, splits: Splits, fold: int, 
     if not 0 <= fold < splits.n_folds:
         raise ConfigError(f"fold: got {fold}, expected 0 .. {splits.n_folds - 1}")
     frame = _with_folds(trials, splits)
-    val, test = fold, (fold + 1) % splits.n_folds
+    val, test = fold_roles(fold, splits.n_folds)
     p_fold, i_fold = pl.col("participant_fold"), pl.col("item_fold")
     p_test, i_test, p_val, i_val = p_fold == test, i_fold == test, p_fold == val, i_fold == val
     unused = (p_val & i_test) | (p_test & i_val) if strict else pl.lit(False)
@@ -105,12 +105,8 @@ def assign_fold(trials: pl.DataFrame | pl.LazyFrame, splits: Splits, fold: int, 
              .when(p_val | i_val).then(pl.lit("val"))
              .otherwise(pl.lit("train")))
     regime = (pl.when(unused).then(None)
-              .when(p_test & i_test).then(pl.lit("new_item_participant"))
-              .when(i_test).then(pl.lit("new_item"))
-              .when(p_test).then(pl.lit("new_participant"))
-              .when(p_val & i_val).then(pl.lit("new_item_participant"))
-              .when(i_val).then(pl.lit("new_item"))
-              .when(p_val).then(pl.lit("new_participant"))
+              .when(p_test | i_test).then(regime_expr(p_test, i_test))
+              .when(p_val | i_val).then(regime_expr(p_val, i_val))
               .otherwise(pl.lit("seen")))
     assigned = frame.with_columns(pl.lit(fold, pl.Int32).alias("fold_index"), split.alias("split"),
                                   regime.alias("regime"))

@@ -38,6 +38,28 @@ TITLES = {"new_item": "New item", "new_participant": "New participant",
 """Each regime's title in tables and figures."""
 
 
+def fold_roles(fold: int, n_folds: int) -> tuple[int, int]:
+    """``(validation fold, test fold)`` of cross-validation fold ``fold``: validation = k, test = k + 1 (mod K).
+
+    >>> fold_roles(9, 10)
+    (9, 0)
+    """
+    return fold, (fold + 1) % n_folds
+
+
+def regime_expr(participant_new, item_new):
+    """The regime of a trial (a polars expression) from whether its participant and its item are held out of
+    training (Boolean expressions): both -> ``new_item_participant``; the item -> ``new_item``; the participant ->
+    ``new_participant``; neither -> ``seen``. The one statement of the regime rule (the folds' assignment and a
+    model bundle scoring new data both use it)."""
+    import polars as pl
+
+    return (pl.when(participant_new & item_new).then(pl.lit("new_item_participant"))
+            .when(item_new).then(pl.lit("new_item"))
+            .when(participant_new).then(pl.lit("new_participant"))
+            .otherwise(pl.lit(SEEN)))
+
+
 def regime_title(regime: str, *, all_title: str | None = None) -> str:
     """The title of a regime in a table or figure (``all_title`` replaces the pooled row's title)."""
     if regime == ALL and all_title is not None:

@@ -22,8 +22,13 @@ import numpy as np
 import polars as pl
 
 from readgaze.errors import DataError
-from readgaze.feature_sets import REDUCED_POS, word_classes
-from readgaze.trial_features import fixation_regression_rate
+from readgaze.features.sets import REDUCED_POS, word_classes
+from readgaze.features.trial import (
+    TRIAL_FEATURES,
+    reading_speed_wpm,
+    trial_fixation_aggregates,
+    trial_word_aggregates,
+)
 
 WORD_MEASURES = ("first_fixation_duration_ms", "gaze_duration_ms", "total_fixation_duration_ms",
                  "regression_path_duration_ms", "fixation_count", "skipped", "regression_in", "regression_out",
@@ -35,9 +40,6 @@ FIXATION_OWN = ("duration_ms", "x_px", "y_px", "pupil", "time_since_trial_start_
                 "next_saccade_dx_px", "next_saccade_dy_px", "next_saccade_amplitude_px", "previous_saccade_dx_px",
                 "previous_saccade_dy_px", "next_word_step", "is_off_text", "next_saccade_duration_ms",
                 "previous_saccade_duration_ms")
-TRIAL_FEATURES = ("fixation_count", "word_count", "reading_speed_wpm", "mean_fixation_duration_ms", "skip_rate",
-                  "fixation_regression_rate", "mean_first_fixation_duration_ms", "mean_gaze_duration_ms",
-                  "mean_total_fixation_duration_ms", "mean_saccade_amplitude_px")
 
 NULLABLE = frozenset({"first_fixation_duration_ms", "gaze_duration_ms", "regression_path_duration_ms",
                       "frequency_zipf", "surprisal_bits", "pupil", "next_saccade_dx_px", "next_saccade_dy_px",
@@ -234,7 +236,8 @@ def fixation_table(trials: pl.LazyFrame, fixations: pl.LazyFrame, trial_words: p
                *([] if "pupil" in have else [pl.lit(None, pl.Float64).alias("pupil")])))
     word = trial_words.select("trial_row", "word_index", *WORD_MEASURES, *WORD_LEXICAL, "word_category",
                               "word_is_content")
-    return (fix.select("trial_row", "fixation_index", "word_index", *_float_columns(fix, FIXATION_OWN))
+    return (fix.select("trial_row", "fixation_index", "word_index", pl.col("start_ms").cast(pl.Float64),
+                       *_float_columns(fix, FIXATION_OWN))
             .join(word, on=["trial_row", "word_index"], how="left", maintain_order="left")
             .with_columns(pl.col("word_category").is_not_null().alias("on_known_word"))
             .with_columns(pl.col(*WORD_MEASURES, *WORD_LEXICAL).fill_null(np.nan),
@@ -244,25 +247,18 @@ def fixation_table(trials: pl.LazyFrame, fixations: pl.LazyFrame, trial_words: p
 def trial_feature_table(trials: pl.LazyFrame, fixations: pl.LazyFrame, trial_words: pl.LazyFrame) -> pl.LazyFrame:
     """One row per trial (by ``trial_row``) of :data:`TRIAL_FEATURES`, each from that trial's rows only.
 
-    Reading speed = words / (last fixation end − first fixation start) in words per minute;
+    Each feature is the one definition of :mod:`readgaze.features.trial` (:func:`~readgaze.features.trial.
+    trial_fixation_aggregates`, :func:`~readgaze.features.trial.trial_word_aggregates`,
+    :func:`~readgaze.features.trial.reading_speed_wpm`), the same expressions the baselines' feature sets use:
+    reading speed = words / (last fixation end − first fixation start) in words per minute;
     ``fixation_regression_rate`` = share of fixations followed by one on an earlier word, among those with a known
-    next word (:func:`readgaze.trial_features.fixation_regression_rate`, the one definition; not prep's
-    ``regression_rate``, a share of saccades).
+    next word (not prep's ``regression_rate``, a share of saccades).
     """
-    fix = fixations.group_by("trial_row").agg(
-        pl.len().cast(pl.Float64).alias("fixation_count"),
-        pl.col("duration_ms").mean().alias("mean_fixation_duration_ms"),
-        fixation_regression_rate("next_word_step"),
-        pl.col("next_saccade_amplitude_px").filter(pl.col("next_saccade_amplitude_px").is_not_nan()).mean()
-        .alias("mean_saccade_amplitude_px"),
-        (pl.col("time_since_trial_start_ms").max() + pl.col("duration_ms").last()).alias("reading_time_ms"))
-    nan_mean = [pl.col(c).filter(pl.col(c).is_not_nan()).mean().alias(f"mean_{c}")
-                for c in ("first_fixation_duration_ms", "gaze_duration_ms", "total_fixation_duration_ms")]
-    words = trial_words.group_by("trial_row").agg(
-        pl.len().cast(pl.Float64).alias("word_count"),
-        pl.col("skipped").filter(pl.col("skipped").is_not_nan()).mean().alias("skip_rate"), *nan_mean)
+    fix = fixations.group_by("trial_row").agg(*trial_fixation_aggregates("next_word_step",
+                                                                         "next_saccade_amplitude_px"))
+    words = trial_words.group_by("trial_row").agg(*trial_word_aggregates())
     table = (trials.select("trial_row").join(fix, on="trial_row", how="left").join(words, on="trial_row", how="left")
-             .with_columns((pl.col("word_count") / pl.col("reading_time_ms") * 60000.0).alias("reading_speed_wpm")))
+             .with_columns(reading_speed_wpm(pl.col("word_count"), pl.col("_end_ms") - pl.col("_start_ms"))))
     return table.sort("trial_row").select("trial_row", *_float_columns(table, TRIAL_FEATURES))
 
 

@@ -13,14 +13,14 @@ training split. Definitions, in plain words:
   ``paragraph_words_per_minute`` = words of the text / paragraph reading time, where the paragraph
   reading time is the trials table's ``PARAGRAPH_RT`` (ms, Data Viewer) when it has that column and
   otherwise the fixation span (first fixation start to last fixation end; then the feature equals
-  :mod:`readgaze.trial_features`' ``reading_speed_wpm``); ``mean_total_fixation_duration_ms`` = mean
+  :mod:`readgaze.features`' ``reading_speed_wpm``); ``mean_total_fixation_duration_ms`` = mean
   over the text's words of the total fixation duration, never-fixated words counting 0 ms.
 * ``meziere`` (Mézière et al. 2023, *Scientific Studies of Reading*; 9 features): ``paragraph_words_per_minute``; the
 share of words skipped in first pass; the means over
   fixated words of first fixation duration, gaze duration and go-past (regression path) duration; the
   mean total fixation duration per word (0 for unfixated words); the mean fixation duration; the mean
   amplitude of forward saccades (``next_word_step > 0``: ``mean_forward_word_saccade_amplitude_px``); the
-  regression rate (:func:`readgaze.trial_features.fixation_regression_rate`: share of fixations with a next
+  regression rate (:func:`readgaze.features.fixation_regression_rate`: share of fixations with a next
   in-word fixation whose ``next_word_step < 0``). Go-past time is ``regression_path_duration_ms``
   (one lab copy used the selective regression path, another repeated gaze duration).
 * ``hollenstein`` (after Hollenstein et al., EyeBench's SVM baseline; 9 features): share of words never fixated;
@@ -32,8 +32,13 @@ share of words skipped in first pass; the means over
   :data:`SUMMARY_WORD_MEASURES` and over its fixations of each of :data:`SUMMARY_FIXATION_COLUMNS`
   (7 × 17 = 119 features; the published set summarised ~86 report columns, most of which have no
   canonical counterpart).
-* ``readgaze``: :data:`readgaze.trial_features.FEATURES` (speed, first fixation duration, skip and
-  regression rates, forward saccade amplitude, fixation count, both gaze entropies).
+* ``readgaze``: :data:`readgaze.features.trial.TRIAL_FEATURES` (10: fixation and word counts, reading speed,
+  mean fixation duration, skip rate, fixation-based regression rate, the means of first fixation, gaze and total
+  fixation duration, mean saccade amplitude): the neural models' trial vector and the kNN and gradient-boosting
+  baselines' features, one list under one name.
+* ``trial_summary``: :data:`readgaze.features.trial.SUMMARY_FEATURES` (what prep writes into ``trials.parquet``:
+  speed, first fixation duration, skip and saccade-based regression rates, forward saccade amplitude, fixation
+  count, both gaze entropies).
 * ``beyelstm_global`` (Reich et al. 2022, ETRA, doi:10.1145/3517031.3529639): the stationary and
   transition gaze entropies (Krejtz et al. 2015, words as areas of interest), the number of fixations and
   of words, then the mean of each of :data:`BEYELSTM_WORD_MEASURES` over the trial's words of each class
@@ -50,8 +55,12 @@ import numpy as np
 import polars as pl
 
 from readgaze.errors import ConfigError, SchemaError
-from readgaze.trial_features import FEATURES as TRIAL_FEATURES
-from readgaze.trial_features import fixation_regression_rate
+from readgaze.features.trial import (
+    SUMMARY_FEATURES,
+    TRIAL_FEATURES,
+    trial_fixation_aggregates,
+    trial_word_aggregates,
+)
 
 REDUCED_POS = ("FUNC", "NOUN", "VERB", "ADJ", "UNKNOWN")
 """OneStop's ``Reduced_POS`` classes."""
@@ -91,6 +100,7 @@ FEATURE_SETS: dict[str, tuple[str, ...]] = {
     "summary_statistics": tuple(f"{s}_{c}" for c in (*SUMMARY_WORD_MEASURES, *SUMMARY_FIXATION_COLUMNS)
                                 for s in STATISTICS),
     "readgaze": TRIAL_FEATURES,
+    "trial_summary": SUMMARY_FEATURES,
     "fse_global": FSE_GLOBAL,
     "beyelstm_global": (*FSE_GLOBAL, *(f"mean_{m}__{g}_{c.lower()}" for g, classes in BEYELSTM_GROUPS.items()
                                         for c in classes for m in BEYELSTM_WORD_MEASURES)),
@@ -208,8 +218,8 @@ def compute_feature_sets(fixations, words, word_measures, trials, sets: tuple[st
     parts = [_basic(steps, measures, trials)]
     if "summary_statistics" in sets:
         parts.append(_summary_statistics(steps, measures))
-    if {"readgaze", "fse_global", "beyelstm_global"} & set(sets):
-        from readgaze.trial_features import compute_trial_features
+    if {"readgaze", "trial_summary", "fse_global", "beyelstm_global"} & set(sets):
+        from readgaze.features.trial import compute_trial_features
 
         parts.append(compute_trial_features(fixations, words, trials, word_measures).select(
             "trial_id", "reading_speed_wpm", "regression_rate", "mean_forward_saccade_amplitude_px",
@@ -227,22 +237,15 @@ def _basic(steps: pl.LazyFrame, measures: pl.LazyFrame, trials: pl.LazyFrame) ->
     """Reading time, Mézière and Hollenstein features, and the counts (one row per trial)."""
     step = pl.col("next_word_step")
     per_fix = steps.group_by("trial_id").agg(
-        pl.len().cast(pl.Float64).alias("fixation_count"),
-        pl.col("duration_ms").mean().alias("mean_fixation_duration_ms"),
+        *trial_fixation_aggregates("next_word_step", "next_saccade_amplitude_px"),
         pl.col("next_saccade_amplitude_px").filter(step > 0).mean().alias("mean_forward_word_saccade_amplitude_px"),
-        fixation_regression_rate(step),
-        (pl.col("start_ms") + pl.col("duration_ms")).max().alias("_end_ms"),
-        pl.col("start_ms").min().alias("_start_ms"),
         *[getattr(pl.col(f"next_saccade_{m}"), s)().alias(f"{s}_next_saccade_{m}")
           for m in ("duration_ms", "velocity_px_per_ms", "amplitude_px") for s in ("mean", "max")])
     per_word = measures.group_by("trial_id").agg(
-        pl.len().cast(pl.Float64).alias("word_count"),
-        pl.col("skipped").mean().alias("skip_rate"),
+        *trial_word_aggregates(),
         (pl.col("total_fixation_duration_ms") == 0).mean().alias("never_fixated_rate"),
         pl.col("fixation_count").sum().alias("fixations_on_words_count"),
-        pl.col("total_fixation_duration_ms").mean().alias("mean_total_fixation_duration_ms"),
-        *[pl.col(c).mean().alias(f"mean_{c}") for c in ("first_fixation_duration_ms", "gaze_duration_ms",
-                                                         "regression_path_duration_ms")])
+        pl.col("regression_path_duration_ms").mean().alias("mean_regression_path_duration_ms"))
     has_rt = "PARAGRAPH_RT" in trials.collect_schema().names()
     paragraph = pl.col("PARAGRAPH_RT").cast(pl.Float64) if has_rt else pl.lit(None, pl.Float64)
     time_ms = paragraph.fill_null(pl.col("_end_ms") - pl.col("_start_ms"))

@@ -1,7 +1,10 @@
 """Trial-level reading features: speed, skipping, regressions, saccades and gaze entropies.
 
-All features are computed from the aligned fixations and the word measures, one row per trial.
-Definitions (each in plain words):
+All features are computed from the aligned fixations and the word measures, one row per trial. A feature that
+several sets share (the models' :data:`TRIAL_FEATURES`, the baselines' sets, what prep writes) is computed by the
+one expression here: :func:`trial_fixation_aggregates`, :func:`trial_word_aggregates` and
+:func:`reading_speed_wpm`, with one rule for missing values (:func:`nan_mean`: null and NaN are left out; nothing
+left: null). Definitions (each in plain words):
 
 * ``reading_speed_wpm``: words of the text / reading time in minutes, where the reading time runs
   from the first fixation's start to the last fixation's end (``start_ms + duration_ms``).
@@ -22,11 +25,16 @@ Definitions (each in plain words):
   ``H_t = -sum_i p_i sum_j p_ij log2 p_ij`` over transitions between consecutive in-word
   fixations (refixations included), ``p_i`` the share of transitions leaving ``i``.
 
+* ``word_count``: words of the text (rows of the trial's word measures); ``mean_fixation_duration_ms``: mean over
+  all fixations; ``mean_gaze_duration_ms``, ``mean_total_fixation_duration_ms``: means over the text's words
+  (never-fixated words: gaze duration missing, total 0 ms); ``mean_saccade_amplitude_px``: mean Euclidean distance
+  to the next fixation of the trial, every direction.
+
 A second, different quantity has its own name, :func:`fixation_regression_rate`: the share of *fixations* (not
 saccades) followed by a fixation on an earlier word, the "regression rate" feature of Mézière et al. (2023) as
 EyeBench's logistic-regression baseline computes it. Refixations count in its denominator, so it is lower than
 ``regression_rate`` on the same trial (OneStop sample, mean over 24 trials: 0.218 against 0.242). The classical
-baselines (:mod:`readgaze.feature_sets`) and the models' trial features (``readgaze.models.data.features``) take it
+baselines (:mod:`readgaze.features`) and the models' trial features (``readgaze.features``) take it
 from this one expression.
 """
 
@@ -35,9 +43,55 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-FEATURES = ("reading_speed_wpm", "mean_first_fixation_duration_ms", "skip_rate", "regression_rate",
-            "mean_forward_saccade_amplitude_px", "fixation_count", "gaze_transition_entropy_bits",
-            "stationary_entropy_bits")
+SUMMARY_FEATURES = ("reading_speed_wpm", "mean_first_fixation_duration_ms", "skip_rate", "regression_rate",
+                    "mean_forward_saccade_amplitude_px", "fixation_count", "gaze_transition_entropy_bits",
+                    "stationary_entropy_bits")
+"""What :func:`compute_trial_features` returns and ``readgaze prep`` writes into ``trials.parquet`` (the feature
+set ``trial_summary``)."""
+TRIAL_FEATURES = ("fixation_count", "word_count", "reading_speed_wpm", "mean_fixation_duration_ms", "skip_rate",
+                  "fixation_regression_rate", "mean_first_fixation_duration_ms", "mean_gaze_duration_ms",
+                  "mean_total_fixation_duration_ms", "mean_saccade_amplitude_px")
+"""readgaze's trial features (the feature set ``readgaze``): what the neural models' trial vector holds and what
+the kNN and gradient-boosting baselines are fit on."""
+
+
+def nan_mean(column: str | pl.Expr) -> pl.Expr:
+    """Mean with the one missing-value rule of the features: null and NaN left out; nothing left: null.
+
+    Written as a filter, not ``fill_nan(None).mean()``: polars may add up a plain mean in parts per thread, in an
+    order that changes from run to run (the last bits of the mean with it); a filtered mean is added up over the
+    whole group, in row order, the same on every run."""
+    c = (pl.col(column) if isinstance(column, str) else column).cast(pl.Float64)
+    return c.filter(c.is_not_nan()).mean()
+
+
+def reading_speed_wpm(words: pl.Expr, time_ms: pl.Expr) -> pl.Expr:
+    """Words per minute: ``words / (time_ms / 60 000)``, named ``reading_speed_wpm``."""
+    return (words / (time_ms / 60_000)).alias("reading_speed_wpm")
+
+
+def trial_fixation_aggregates(step: str = "next_word_step", amplitude: str = "next_saccade_amplitude_px"
+                              ) -> list[pl.Expr]:
+    """The per-trial aggregations over a trial's fixations (use in ``group_by(...).agg``), each the one definition of
+    its feature: ``fixation_count`` (Float64), ``mean_fixation_duration_ms``, ``fixation_regression_rate``,
+    ``mean_saccade_amplitude_px`` and the reading span's ``_start_ms`` / ``_end_ms`` (first fixation start, last
+    fixation end). Needs ``start_ms``, ``duration_ms`` and the ``step`` and ``amplitude`` columns."""
+    return [pl.len().cast(pl.Float64).alias("fixation_count"),
+            nan_mean("duration_ms").alias("mean_fixation_duration_ms"),
+            fixation_regression_rate(step),
+            nan_mean(amplitude).alias("mean_saccade_amplitude_px"),
+            pl.col("start_ms").min().alias("_start_ms"),
+            (pl.col("start_ms") + pl.col("duration_ms")).max().alias("_end_ms")]
+
+
+def trial_word_aggregates() -> list[pl.Expr]:
+    """The per-trial aggregations over a trial's word measures (one row per word of its text), each the one
+    definition of its feature: ``word_count`` (Float64), ``skip_rate`` and the means of first fixation, gaze and
+    total fixation duration (:func:`nan_mean`)."""
+    return [pl.len().cast(pl.Float64).alias("word_count"),
+            nan_mean("skipped").alias("skip_rate"),
+            *[nan_mean(c).alias(f"mean_{c}") for c in ("first_fixation_duration_ms", "gaze_duration_ms",
+                                                        "total_fixation_duration_ms")]]
 
 
 def fixation_regression_rate(next_word_step: str | pl.Expr = "next_word_step") -> pl.Expr:
@@ -134,7 +188,7 @@ def compute_trial_features(fixations, words, trials, word_measures=None) -> pl.L
     Returns
     -------
     polars.LazyFrame
-        ``trial_id`` plus the Float64 features of :data:`FEATURES` (``fixation_count`` Int32), one
+        ``trial_id`` plus the Float64 features of :data:`SUMMARY_FEATURES` (``fixation_count`` Int32), one
         row per trial in ``trials`` sorted by ``trial_id``; a trial without fixations has
         ``fixation_count`` 0 and null rates and entropies.
     """
@@ -165,14 +219,14 @@ def compute_trial_features(fixations, words, trials, word_measures=None) -> pl.L
     if not wm["_trial"].is_sorted():  # the measures come in trial order
         wm = wm.sort("_trial")
     per_word = wm.group_by("_trial", maintain_order=True).agg(
-        pl.len().alias("_n_words"), pl.col("skipped").mean().alias("skip_rate"),
-        pl.col("first_fixation_duration_ms").mean().alias("mean_first_fixation_duration_ms"))
+        pl.len().alias("_n_words"), nan_mean("skipped").alias("skip_rate"),
+        nan_mean("first_fixation_duration_ms").alias("mean_first_fixation_duration_ms"))
     out = pl.DataFrame({"_trial": range(tr.height), "trial_id": tr["trial_id"]},
                        schema={"_trial": pl.Int64, "trial_id": pl.String})
     for part in (per_word, per_fix, _entropies(inword)):
         out = out.join(part, on="_trial", how="left", maintain_order="left")
     out = out.with_columns(
-        (pl.col("_n_words") / (pl.col("_time_ms") / 60_000)).alias("reading_speed_wpm"),
+        reading_speed_wpm(pl.col("_n_words"), pl.col("_time_ms")),
         pl.col("fixation_count").fill_null(0))
     return out.select("trial_id", *[pl.col(c).cast(pl.Int32 if c == "fixation_count" else pl.Float64)
-                                    for c in FEATURES]).lazy()
+                                    for c in SUMMARY_FEATURES]).lazy()
