@@ -72,6 +72,8 @@ class PrepResult:
     def summary(self) -> list[str]:
         """The lines ``readgaze prep`` prints: the rows written, the notes, every drop and change by reason, and
         which tasks have labels."""
+        from readgaze.io.faults import UNNAMED
+
         prepared = self.prepared
         rows = ", ".join(f"{k} {getattr(prepared, k).height:,}" for k in ("trials", "words", "fixations",
                                                                            "word_measures"))
@@ -81,6 +83,8 @@ class PrepResult:
             if r["count"] and r["action"] in ("dropped", "changed"):
                 where = f"; {r['detail']}" if r.get("detail") and len(str(r["detail"])) <= 100 else ""
                 lines.append(f"  {r['action']} {r['count']:,} {r['table']} ({r['step']}: {r['reason']}{where})")
+            elif r["count"] and r["reason"] == UNNAMED:  # a column the header does not name: kept, and said
+                lines.append(f"  warning: {r['detail']}")
         trials = prepared.trials
         from readgaze.lines.agreement import describe as describe_agreement
 

@@ -11,5 +11,5 @@ Folders by role:
 ``dist/``      the learned line assigner (inputs, network, decoding, assignment), a plug-in of ``readgaze.lines``
 =============  ===============================================================================================
 
-Adding a model is one file here and one YAML per task in ``experiments/configs/<task>/`` (CONTRIBUTING.md).
+Adding a model is one file here and one YAML in ``experiments/configs/`` (the task: ``--data.task``; CONTRIBUTING.md).
 """

@@ -28,9 +28,9 @@ import torch
 from torch import nn
 
 from readgaze.errors import ConfigError
-from readgaze.models.ahn_rnn import AHN_COLUMNS, gaze_sequence
 from readgaze.models.base import ReadingModel
 from readgaze.models.data.batch import ReadingBatch
+from readgaze.models.layers import AHN_COLUMNS, gaze_sequence
 
 
 class AhnCNN(ReadingModel):
@@ -60,10 +60,8 @@ class AhnCNN(ReadingModel):
     }
 
     def __init__(self, n_inputs: int = len(AHN_COLUMNS), channels: int = 40, fc1_size: int = 50, fc2_size: int = 20,
-                 fc_dropout: float = 0.1, sequence_length: int | None = None, num_classes: int = 2,
-                 learning_rate: float = 1e-3, weight_decay: float = 0.0, warmup_ratio: float = 0.0,
-                 class_weighted_loss: bool = True, predictions_dir: str | None = None) -> None:
-        super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
+                 fc_dropout: float = 0.1, sequence_length: int | None = None, **training) -> None:
+        super().__init__(**training)
         self.save_hyperparameters()
         if sequence_length is not None and sequence_length < 8:
             raise ConfigError(f"AhnCNN sequence_length: got {sequence_length}, expected at least 8 (3 valid "
@@ -75,7 +73,7 @@ class AhnCNN(ReadingModel):
         pooled = 2 * channels if sequence_length is None else ((sequence_length - 6) // 2) * channels
         self.dropout = nn.Dropout(fc_dropout)
         self.head = nn.Sequential(nn.Linear(pooled, fc1_size), nn.ReLU(), nn.Linear(fc1_size, fc2_size), nn.ReLU(),
-                                  nn.Linear(fc2_size, num_classes))
+                                  nn.Linear(fc2_size, self.num_classes))
 
     def forward(self, batch: ReadingBatch) -> torch.Tensor:
         """Logits ``(B, num_classes)`` from the batch's fixation sequence."""

@@ -24,19 +24,9 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from readgaze.features import FIXATION_FEATURES
 from readgaze.models.base import ReadingModel
 from readgaze.models.data.batch import ReadingBatch
-
-AHN_COLUMNS = ("duration_ms", "pupil", "x_px", "y_px")
-"""The four fixation features of Ahn et al. (EyeBench ``CURRENT_FIX_DURATION, PUPIL, X, Y``)."""
-
-
-def gaze_sequence(batch: ReadingBatch) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(B, F, 4)`` float32 of :data:`AHN_COLUMNS` (padding rows 0) and ``(B,)`` int64 true lengths."""
-    columns = torch.tensor([FIXATION_FEATURES.index(c) for c in AHN_COLUMNS], device=batch.fixation_features.device)
-    x = batch.fixation_features.index_select(-1, columns) * batch.fixation_mask[..., None]  # (B, F, 4)
-    return x, batch.fixation_mask.sum(dim=1)
+from readgaze.models.layers import AHN_COLUMNS, gaze_sequence
 
 
 class AhnRNN(ReadingModel):
@@ -65,15 +55,13 @@ class AhnRNN(ReadingModel):
         "quick": {"learning_rate": 1e-2},
     }
 
-    def __init__(self, n_inputs: int = len(AHN_COLUMNS), hidden_size: int = 25, num_layers: int = 1,
-                 fc_size: int = 20, fc_dropout: float = 0.1, num_classes: int = 2, learning_rate: float = 1e-3,
-                 weight_decay: float = 0.0, warmup_ratio: float = 0.0, class_weighted_loss: bool = True,
-                 predictions_dir: str | None = None) -> None:
-        super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
+    def __init__(self, n_inputs: int = len(AHN_COLUMNS), hidden_size: int = 25, num_layers: int = 1, fc_size: int = 20,
+                 fc_dropout: float = 0.1, **training) -> None:
+        super().__init__(**training)
         self.save_hyperparameters()
         self.lstm = nn.LSTM(n_inputs, hidden_size, num_layers=num_layers, batch_first=True, bidirectional=True)
         self.head = nn.Sequential(nn.Linear(2 * hidden_size, fc_size), nn.ReLU(), nn.Dropout(fc_dropout),
-                                  nn.Linear(fc_size, num_classes))  # no ReLU on the logits
+                                  nn.Linear(fc_size, self.num_classes))  # no ReLU on the logits
 
     def forward(self, batch: ReadingBatch) -> torch.Tensor:
         """Logits ``(B, num_classes)`` from the batch's fixation sequence."""

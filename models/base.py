@@ -13,7 +13,11 @@ batch; the class-weighted loss is normalised by the weights of the *global* batc
 the averaged gradient is the one-process gradient of the same global batch. Evaluation outputs are gathered from
 every process before the metrics, so every process logs the same values (``sync_dist`` then averages equal numbers).
 
-A subclass implements ``forward(batch) -> logits (B, num_classes)`` and nothing else.
+A subclass implements ``forward(batch) -> logits (B, num_classes)`` and nothing else. Its ``__init__`` names its own
+arguments, and of the six training arguments below only those whose default is its paper's (``learning_rate: float =
+1e-5``); it passes the rest on unnamed (``def __init__(self, ..., **training)``, ``super().__init__(...,
+**training)``): LightningCLI (jsonargparse) follows ``**training`` to this class's signature, so every config key
+``model.init_args.num_classes`` ... ``predictions_dir`` keeps its name, and :func:`init_arguments` lists them all.
 """
 
 from __future__ import annotations
@@ -100,7 +104,7 @@ class ReadingModel(L.LightningModule):
         LightningCLI also records link targets the class does not take (e.g. ``n_trial_features`` for RoBERTEye-F);
         ``--ckpt_path`` would pass them back to ``__init__``.
         """
-        accepted = set(inspect.signature(type(self).__init__).parameters)
+        accepted = set(init_arguments(type(self)))
         hparams = checkpoint.get("hyper_parameters", {})
         for key in [k for k in hparams if not k.startswith("_") and k not in accepted]:
             del hparams[key]
@@ -186,6 +190,16 @@ class ReadingModel(L.LightningModule):
                 self.log(f"{name}/{split}", value.to(self.device), prog_bar=name == "balanced_accuracy_all",
                          sync_dist=True)
         self.evaluation_outputs[split] = {"logits": logits, "label": label, "regime": regime, "trial_id": trial_id}
+
+
+def init_arguments(cls: type) -> list[str]:
+    """The constructor arguments of a model class: its own and, when it takes ``**training``, the six training
+    arguments of :class:`ReadingModel` (what ``**training`` stands for, however many classes pass it on)."""
+    parameters = inspect.signature(cls.__init__).parameters.values()
+    names = [p.name for p in parameters if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        names += [n for n in inspect.signature(ReadingModel.__init__).parameters if n != "self"]
+    return list(dict.fromkeys(names))
 
 
 def _gather(outputs: list[dict], world_size: int) -> list[dict]:

@@ -81,12 +81,10 @@ class BEyeLSTM(ReadingModel):
     sequence_blocks = ("gaze", "category", "content")
     """The LSTM blocks this model reads (a variant drops some, :class:`readgaze.models.fse.FSE`)."""
 
-    def __init__(self, n_trial_features: int = len(TRIAL_FEATURE_NAMES), hidden_size: int = 64,
-                 embedding_dim: int = 4, dropout: float = 0.5, fc1_size: int = 50, fc2_size: int = 20,
-                 global_out_size: int = 32, after_concat_size: int = 32, num_classes: int = 2,
-                 learning_rate: float = 1e-3, weight_decay: float = 0.0, warmup_ratio: float = 0.0,
-                 class_weighted_loss: bool = True, predictions_dir: str | None = None) -> None:
-        super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
+    def __init__(self, n_trial_features: int = len(TRIAL_FEATURE_NAMES), hidden_size: int = 64, embedding_dim: int = 4,
+                 dropout: float = 0.5, fc1_size: int = 50, fc2_size: int = 20, global_out_size: int = 32,
+                 after_concat_size: int = 32, **training) -> None:
+        super().__init__(**training)
         self.save_hyperparameters()
         self.register_buffer("gaze_columns", torch.tensor([FIXATION_FEATURES.index(c) for c in GAZE_COLUMNS]),
                              persistent=False)
@@ -101,7 +99,8 @@ class BEyeLSTM(ReadingModel):
         self.global_block = nn.Sequential(nn.Dropout(dropout), nn.Linear(n_trial_features, global_out_size),
                                           nn.ReLU())
         self.head = nn.Sequential(nn.Linear(len(self.sequence_blocks) * fc2_size + global_out_size,
-                                            after_concat_size), nn.ReLU(), nn.Linear(after_concat_size, num_classes))
+                                            after_concat_size), nn.ReLU(),
+                                  nn.Linear(after_concat_size, self.num_classes))
 
     def forward(self, batch: ReadingBatch) -> torch.Tensor:
         """Logits ``(B, num_classes)``.

@@ -36,7 +36,7 @@ from readgaze.features import FIXATION_FEATURES, WORD_FEATURES
 from readgaze.kernels import cross_attention, segment_pool
 from readgaze.models.base import ReadingModel
 from readgaze.models.data.batch import ReadingBatch
-from readgaze.models.plm_as import encode_words, packed
+from readgaze.models.layers import encode_words, packed
 from readgaze.models.text_encoder import load_encoder
 
 FIXATION_COLUMNS = ("duration_ms", "total_fixation_duration_ms")
@@ -71,7 +71,6 @@ class Eyettention(ReadingModel):
         "tasks": ("reading_goal",),
         "paper": "Deng et al. 2023, ETRA; Shubi et al. 2025, ACL, arXiv:2410.20779",
         "quick": {
-            "learning_rate": 3e-3,
             "lstm_hidden_size": 32,
             "word_lstm_layers": 1,
             "fixation_lstm_layers": 1,
@@ -83,10 +82,8 @@ class Eyettention(ReadingModel):
     def __init__(self, text_encoder: str = "tiny", lstm_hidden_size: int = 128, word_lstm_layers: int = 8,
                  fixation_lstm_layers: int = 8, lstm_dropout: float = 0.2, max_word_position: int = 512,
                  mlp_sizes: tuple[int, ...] = (512, 256, 256, 256), freeze_text_encoder: bool = True,
-                 num_classes: int = 2, learning_rate: float = 1e-4, weight_decay: float = 0.0,
-                 warmup_ratio: float = 0.0, class_weighted_loss: bool = True,
-                 predictions_dir: str | None = None) -> None:
-        super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
+                 learning_rate: float = 1e-4, **training) -> None:
+        super().__init__(learning_rate=learning_rate, **training)
         self.save_hyperparameters()
         self.encoder = load_encoder(text_encoder, freeze=freeze_text_encoder)
         self.freeze_text_encoder = freeze_text_encoder
@@ -106,7 +103,7 @@ class Eyettention(ReadingModel):
         sizes = (3 * h, *mlp_sizes)
         self.head = nn.Sequential(*[m for a, b in zip(sizes[:-1], sizes[1:])
                                     for m in (nn.Linear(a, b), nn.ReLU(), nn.Dropout(lstm_dropout))],
-                                  nn.Linear(sizes[-1], num_classes))
+                                  nn.Linear(sizes[-1], self.num_classes))
 
     def forward(self, batch: ReadingBatch) -> torch.Tensor:
         """Logits ``(B, num_classes)``.

@@ -47,9 +47,6 @@ class FSE(BEyeLSTM):
 
     def __init__(self, n_trial_features: int = len(TRIAL_FEATURE_NAMES), hidden_size: int = 64,
                  dropout: float = 0.5, fc1_size: int = 50, fc2_size: int = 20, global_out_size: int = 32,
-                 after_concat_size: int = 32, num_classes: int = 2, learning_rate: float = 1e-3,
-                 weight_decay: float = 0.0, warmup_ratio: float = 0.0, class_weighted_loss: bool = True,
-                 predictions_dir: str | None = None) -> None:
+                 after_concat_size: int = 32, **training) -> None:
         super().__init__(n_trial_features, hidden_size, 4, dropout, fc1_size, fc2_size, global_out_size,
-                         after_concat_size, num_classes, learning_rate, weight_decay, warmup_ratio,
-                         class_weighted_loss, predictions_dir)
+                         after_concat_size, **training)

@@ -71,11 +71,9 @@ class MAGEye(ReadingModel):
         "tasks": ("reading_goal", "comprehension"),
         "paper": "Shubi et al. 2024, EMNLP, arXiv:2410.04484; gate: Rahman et al. 2020, ACL",
         "quick": {
-            "learning_rate": 3e-3,
             "mag_beta_shift": 1.0,
             "mag_dropout": 0.1,
             "weight_decay": 0.01,
-            "warmup_ratio": 0.0,
         },
     }
 
@@ -83,10 +81,9 @@ class MAGEye(ReadingModel):
 
     def __init__(self, text_encoder: str = "tiny", n_word_features: int = len(WORD_FEATURES),
                  mag_injection_index: int = 0, mag_beta_shift: float = 1e-3, mag_dropout: float = 0.5,
-                 freeze_text_encoder: bool = False, head_dropout: float = 0.1, num_classes: int = 2,
-                 learning_rate: float = 1e-5, weight_decay: float = 0.1, warmup_ratio: float = 0.1,
-                 class_weighted_loss: bool = True, predictions_dir: str | None = None) -> None:
-        super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
+                 freeze_text_encoder: bool = False, head_dropout: float = 0.1, learning_rate: float = 1e-5,
+                 weight_decay: float = 0.1, warmup_ratio: float = 0.1, **training) -> None:
+        super().__init__(learning_rate=learning_rate, weight_decay=weight_decay, warmup_ratio=warmup_ratio, **training)
         self.save_hyperparameters()
         self.encoder = load_encoder(text_encoder, freeze=freeze_text_encoder)
         layers = self.encoder.encoder.layer
@@ -94,7 +91,7 @@ class MAGEye(ReadingModel):
             raise ValueError(f"mag_injection_index {mag_injection_index}: the encoder has layers 0..{len(layers) - 1}")
         hidden = self.encoder.config.hidden_size
         self.mag = MultimodalAdaptationGate(hidden, n_word_features, mag_beta_shift, mag_dropout)
-        self.head = ClassificationHead(hidden, num_classes, head_dropout)
+        self.head = ClassificationHead(hidden, self.num_classes, head_dropout)
         self._token_gaze: tuple[torch.Tensor, torch.Tensor] | None = None
         layers[mag_injection_index].register_forward_pre_hook(self._inject, with_kwargs=True)
 

@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence
 
-from readgaze.kernels import segment_pool
 from readgaze.models.base import ReadingModel
 from readgaze.models.data.batch import ReadingBatch
+from readgaze.models.layers import encode_words, packed, scanpath_rows
 from readgaze.models.text_encoder import load_encoder
 
 
@@ -55,14 +54,12 @@ class PLMAS(ReadingModel):
         "name": "PLM-AS",
         "tasks": ("reading_goal", "comprehension"),
         "paper": "Yang & Hollenstein 2023, NLDL",
-        "quick": {"learning_rate": 3e-3, "weight_decay": 0.1, "dropout": 0.3, "freeze_text_encoder": True},
+        "quick": {"weight_decay": 0.1, "dropout": 0.3, "freeze_text_encoder": True},
     }
 
     def __init__(self, text_encoder: str = "tiny", gru_num_layers: int = 2, dropout: float = 0.1,
-                 freeze_text_encoder: bool = True, num_classes: int = 2, learning_rate: float = 1e-4,
-                 weight_decay: float = 0.0, warmup_ratio: float = 0.0, class_weighted_loss: bool = True,
-                 predictions_dir: str | None = None) -> None:
-        super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
+                 freeze_text_encoder: bool = True, learning_rate: float = 1e-4, **training) -> None:
+        super().__init__(learning_rate=learning_rate, **training)
         self.save_hyperparameters()
         self.encoder = load_encoder(text_encoder, freeze=freeze_text_encoder)
         self.freeze_text_encoder = freeze_text_encoder
@@ -71,7 +68,7 @@ class PLMAS(ReadingModel):
         self.gru = nn.GRU(d, d, num_layers=gru_num_layers, batch_first=True,
                           dropout=dropout if gru_num_layers > 1 else 0.0)
         self.dropout = nn.Dropout(dropout)
-        self.head = nn.Linear(d, num_classes)
+        self.head = nn.Linear(d, self.num_classes)
 
     def forward(self, batch: ReadingBatch) -> torch.Tensor:
         """Logits ``(B, num_classes)``.
@@ -86,33 +83,3 @@ class PLMAS(ReadingModel):
         h0 = text[:, 0].unsqueeze(0).repeat(self.gru.num_layers, 1, 1).contiguous()  # (L, B, D)
         _, last = self.gru(packed(path, batch.fixation_mask), h0)  # (L, B, D)
         return self.head(self.dropout(last[-1]))  # (B, C)
-
-
-def encode_words(encoder: nn.Module, batch: ReadingBatch, reduce: str, frozen: bool):
-    """The encoder's last hidden states ``(B, T, D)`` and each paragraph word's pooled sub-tokens ``(B, W, D)``.
-
-    ``reduce`` is :func:`readgaze.kernels.segment_pool`'s (``"sum"``, ``"mean"``); words cut off by truncation and
-    padding
-    words are zeros. ``frozen``: run the encoder without a graph.
-    """
-    with torch.set_grad_enabled(torch.is_grad_enabled() and not frozen):
-        text = encoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask.long()).last_hidden_state
-    return text, segment_pool(text, batch.token_word_index(), batch.word_mask.shape[1], reduce=reduce)
-
-
-def scanpath_rows(batch: ReadingBatch, per_word: torch.Tensor, off_text: torch.Tensor | None = None) -> torch.Tensor:
-    """``per_word`` ``(B, W, D)`` in fixation order ``(B, F, D)``; off-text fixations get ``off_text`` (or zeros),
-    padding fixations zeros."""
-    rows = batch.fixated_word_rows(per_word)  # (B, F, D)
-    if off_text is None:
-        return rows
-    off = ((batch.fixation_word_index < 0) & batch.fixation_mask)[..., None].to(rows.dtype)  # (B, F, 1)
-    return rows + off * off_text
-
-
-def packed(sequence: torch.Tensor, mask: torch.Tensor):
-    """``sequence`` (B, F, n) packed by the real lengths of ``mask`` (B, F); a trial with none keeps one step."""
-    if sequence.shape[1] == 0:
-        sequence = sequence.new_zeros(sequence.shape[0], 1, sequence.shape[2])
-    lengths = mask.sum(dim=1).clamp(min=1).cpu()
-    return pack_padded_sequence(sequence, lengths, batch_first=True, enforce_sorted=False)

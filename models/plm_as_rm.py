@@ -35,7 +35,7 @@ from torch import nn
 from readgaze.features import FIXATION_FEATURES
 from readgaze.models.base import ReadingModel
 from readgaze.models.data.batch import ReadingBatch
-from readgaze.models.plm_as import encode_words, packed, scanpath_rows
+from readgaze.models.layers import encode_words, packed, scanpath_rows
 from readgaze.models.text_encoder import load_encoder
 
 FIXATION_COLUMNS = ("y_px", "next_saccade_duration_ms", "next_saccade_dx_px", "next_saccade_dy_px",
@@ -68,14 +68,12 @@ class PLMASRM(ReadingModel):
         "name": "PLM-AS-RM (Haller RNN)",
         "tasks": ("reading_goal", "comprehension", "goal_question"),
         "paper": "Haller et al. 2022, TSAR@EMNLP; goal selection: arXiv:2505.02872",
-        "quick": {"learning_rate": 3e-3, "lstm_hidden_size": 32, "freeze_text_encoder": False},
+        "quick": {"lstm_hidden_size": 32, "freeze_text_encoder": False},
     }
 
     def __init__(self, text_encoder: str = "tiny", lstm_hidden_size: int = 70, dropout: float = 0.1,
-                 freeze_text_encoder: bool = True, num_classes: int = 2, learning_rate: float = 1e-4,
-                 weight_decay: float = 0.0, warmup_ratio: float = 0.0, class_weighted_loss: bool = True,
-                 predictions_dir: str | None = None) -> None:
-        super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
+                 freeze_text_encoder: bool = True, learning_rate: float = 1e-4, **training) -> None:
+        super().__init__(learning_rate=learning_rate, **training)
         self.save_hyperparameters()
         self.encoder = load_encoder(text_encoder, freeze=freeze_text_encoder)
         self.freeze_text_encoder = freeze_text_encoder
@@ -85,7 +83,7 @@ class PLMASRM(ReadingModel):
         self.off_text = nn.Parameter(torch.zeros(d))
         self.lstm = nn.LSTM(d + len(GAZE_COLUMNS), lstm_hidden_size, batch_first=True, bidirectional=True)
         self.dropout = nn.Dropout(dropout)
-        self.head = nn.Linear(2 * lstm_hidden_size, num_classes)
+        self.head = nn.Linear(2 * lstm_hidden_size, self.num_classes)
 
     def forward(self, batch: ReadingBatch) -> torch.Tensor:
         """Logits ``(B, num_classes)``.

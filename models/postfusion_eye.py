@@ -69,17 +69,16 @@ class PostFusionEye(ReadingModel):
         "name": "PostFusion-Eye",
         "tasks": ("reading_goal", "comprehension"),
         "paper": "Shubi et al. 2024, EMNLP, arXiv:2410.04484",
-        "quick": {"learning_rate": 3e-3, "weight_decay": 0.01, "warmup_ratio": 0.0},
+        "quick": {"weight_decay": 0.01},
     }
 
     adam_betas, adam_eps = (0.9, 0.98), 1e-6  # EyeBench base_roberta
 
-    def __init__(self, text_encoder: str = "tiny", n_fixation_features: int = len(FIXATION_FEATURES),
-                 window: int = 1, eye_projection_dropout: float = 0.1, cross_attention_dropout: float = 0.1,
-                 freeze_text_encoder: bool = False, num_classes: int = 2, learning_rate: float = 1e-5,
-                 weight_decay: float = 0.1, warmup_ratio: float = 0.1, class_weighted_loss: bool = True,
-                 predictions_dir: str | None = None) -> None:
-        super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
+    def __init__(self, text_encoder: str = "tiny", n_fixation_features: int = len(FIXATION_FEATURES), window: int = 1,
+                 eye_projection_dropout: float = 0.1, cross_attention_dropout: float = 0.1,
+                 freeze_text_encoder: bool = False, learning_rate: float = 1e-5, weight_decay: float = 0.1,
+                 warmup_ratio: float = 0.1, **training) -> None:
+        super().__init__(learning_rate=learning_rate, weight_decay=weight_decay, warmup_ratio=warmup_ratio, **training)
         self.save_hyperparameters()
         self.window, self.cross_attention_dropout = window, cross_attention_dropout
         self.encoder = load_encoder(text_encoder, freeze=freeze_text_encoder)
@@ -88,7 +87,7 @@ class PostFusionEye(ReadingModel):
         self.fixation_to_text = BandedAttention(query_dim=d // 2, key_dim=d, out_dim=d // 2)
         self.project_to_text_dim = nn.Linear(d // 2 + d // 2, d)
         self.pool = BandedAttention(query_dim=d, key_dim=d, out_dim=d)
-        self.head = nn.Sequential(nn.Linear(d, d // 2), nn.ReLU(), nn.Linear(d // 2, num_classes))
+        self.head = nn.Sequential(nn.Linear(d, d // 2), nn.ReLU(), nn.Linear(d // 2, self.num_classes))
 
     def forward(self, batch: ReadingBatch) -> torch.Tensor:
         """Logits ``(B, num_classes)``.

@@ -87,17 +87,16 @@ class RoBERTEyeF(ReadingModel):
         "name": "RoBERTEye-F",
         "tasks": ("reading_goal", "comprehension", "goal_question"),
         "paper": "Shubi et al. 2024, EMNLP, arXiv:2410.04484",
-        "quick": {"learning_rate": 3e-3, "eye_projection_dropout": 0.1, "weight_decay": 0.01, "warmup_ratio": 0.0},
+        "quick": {"eye_projection_dropout": 0.1, "weight_decay": 0.01},
     }
 
     adam_betas, adam_eps = (0.9, 0.98), 1e-6  # EyeBench base_roberta
 
     def __init__(self, text_encoder: str = "tiny", n_fixation_features: int = len(FIXATION_FEATURES),
                  eye_projection_dropout: float = 0.3, freeze_text_encoder: bool = False, head_dropout: float = 0.1,
-                 num_classes: int = 2, learning_rate: float = 1e-5, weight_decay: float = 0.1,
-                 warmup_ratio: float = 0.1, class_weighted_loss: bool = True,
-                 predictions_dir: str | None = None, gaze_word_embedding: bool = False) -> None:
-        super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
+                 learning_rate: float = 1e-5, weight_decay: float = 0.1, warmup_ratio: float = 0.1,
+                 gaze_word_embedding: bool = False, **training) -> None:
+        super().__init__(learning_rate=learning_rate, weight_decay=weight_decay, warmup_ratio=warmup_ratio, **training)
         self.save_hyperparameters()
         self.gaze_word_embedding = gaze_word_embedding
         self.encoder = load_encoder(text_encoder)
@@ -105,7 +104,7 @@ class RoBERTEyeF(ReadingModel):
         hidden = self.encoder.config.hidden_size
         self.eye_projection = nn.Sequential(nn.Linear(n_fixation_features, hidden // 2), nn.ReLU(),
                                             nn.Dropout(eye_projection_dropout), nn.Linear(hidden // 2, hidden))
-        self.head = ClassificationHead(hidden, num_classes, head_dropout)
+        self.head = ClassificationHead(hidden, self.num_classes, head_dropout)
         sep = load_tokenizer(text_encoder).sep_token_id
         self.eye_token = nn.Parameter(self.encoder.embeddings.word_embeddings.weight[sep].detach().clone())  # (D,)
         if freeze_text_encoder:

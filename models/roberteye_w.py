@@ -54,17 +54,15 @@ class RoBERTEyeW(RoBERTEyeF):
         "name": "RoBERTEye-W",
         "tasks": ("reading_goal", "comprehension"),
         "paper": "Shubi et al. 2024, EMNLP, arXiv:2410.04484",
-        "quick": {"learning_rate": 3e-3, "eye_projection_dropout": 0.1, "weight_decay": 0.01, "warmup_ratio": 0.0},
+        "quick": {"eye_projection_dropout": 0.1, "weight_decay": 0.01},
     }
 
     def __init__(self, text_encoder: str = "tiny", n_word_features: int = len(WORD_FEATURES),
                  eye_projection_dropout: float = 0.3, freeze_text_encoder: bool = False, head_dropout: float = 0.1,
-                 num_classes: int = 2, learning_rate: float = 1e-5, weight_decay: float = 0.1,
-                 warmup_ratio: float = 0.1, class_weighted_loss: bool = True,
-                 predictions_dir: str | None = None, gaze_word_embedding: bool = False) -> None:
+                 learning_rate: float = 1e-5, weight_decay: float = 0.1, warmup_ratio: float = 0.1,
+                 gaze_word_embedding: bool = False, **training) -> None:
         super().__init__(text_encoder, n_word_features, eye_projection_dropout, freeze_text_encoder, head_dropout,
-                         num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir,
-                         gaze_word_embedding)
+                         learning_rate, weight_decay, warmup_ratio, gaze_word_embedding, **training)
         self.save_hyperparameters()
 
     def gaze_slots(self, batch: ReadingBatch):

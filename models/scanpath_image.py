@@ -211,17 +211,16 @@ class ScanpathImage(ReadingModel):
     }
 
     def __init__(self, backbone: str = "tiny", backbone_checkpoint: str | None = None, image_size: int = 64,
-                 extent: float = 1.5, dropout: float = 0.1, num_classes: int = 2, learning_rate: float = 1e-3,
-                 weight_decay: float = 0.1, warmup_ratio: float = 0.06, class_weighted_loss: bool = True,
-                 predictions_dir: str | None = None) -> None:
-        super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
+                 extent: float = 1.5, dropout: float = 0.1, weight_decay: float = 0.1, warmup_ratio: float = 0.06,
+                 **training) -> None:
+        super().__init__(weight_decay=weight_decay, warmup_ratio=warmup_ratio, **training)
         self.save_hyperparameters()
         self.image_size, self.extent = image_size, extent
         if backbone == "tiny":
-            self.backbone = TinyConvNeXtV2(num_classes, dropout=dropout)
+            self.backbone = TinyConvNeXtV2(self.num_classes, dropout=dropout)
             mean, std = (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)
         else:
-            self.backbone = timm_backbone(backbone, num_classes, image_size, backbone_checkpoint)
+            self.backbone = timm_backbone(backbone, self.num_classes, image_size, backbone_checkpoint)
             cfg = getattr(self.backbone, "pretrained_cfg", {}) if backbone_checkpoint else {}
             mean, std = cfg.get("mean", (0.0, 0.0, 0.0)), cfg.get("std", (1.0, 1.0, 1.0))
         self.register_buffer("mean", torch.tensor(mean).view(1, 3, 1, 1), persistent=False)

@@ -93,7 +93,8 @@ def _local(load, path: str, **kwargs):
 
 def load_encoder(text_encoder: str, *, freeze: bool = False) -> PreTrainedModel:
     """A fresh encoder module for ``text_encoder`` (randomly initialised for ``"tiny"``, pretrained otherwise);
-    ``freeze``: its parameters get no gradient (a model's ``freeze_text_encoder``, in one place)."""
+    ``freeze``: its parameters get no gradient (a model's ``freeze_text_encoder``, in one place; a model that freezes
+    only part of it, as RoBERTEye-F, loads it trainable and freezes what it chooses)."""
     encoder = _load_encoder(text_encoder)
     encoder.requires_grad_(not freeze)
     return encoder

@@ -40,18 +40,16 @@ class TextOnly(ReadingModel):
         "name": "Text only",
         "tasks": ("reading_goal", "comprehension"),
         "paper": "Shubi et al. 2024, EMNLP, arXiv:2410.04484 (RoBERTa, no eyes)",
-        "quick": {"learning_rate": 3e-3, "weight_decay": 0.01, "warmup_ratio": 0.0},
+        "quick": {"weight_decay": 0.01},
         "sees_gaze": False,
     }
 
     def __init__(self, text_encoder: str = "tiny", freeze_text_encoder: bool = False, head_dropout: float = 0.1,
-                 num_classes: int = 2, learning_rate: float = 1e-5, weight_decay: float = 0.1,
-                 warmup_ratio: float = 0.1, class_weighted_loss: bool = True,
-                 predictions_dir: str | None = None) -> None:
-        super().__init__(num_classes, learning_rate, weight_decay, warmup_ratio, class_weighted_loss, predictions_dir)
+                 learning_rate: float = 1e-5, weight_decay: float = 0.1, warmup_ratio: float = 0.1, **training) -> None:
+        super().__init__(learning_rate=learning_rate, weight_decay=weight_decay, warmup_ratio=warmup_ratio, **training)
         self.save_hyperparameters()
         self.encoder = load_encoder(text_encoder, freeze=freeze_text_encoder)
-        self.head = ClassificationHead(self.encoder.config.hidden_size, num_classes, head_dropout)
+        self.head = ClassificationHead(self.encoder.config.hidden_size, self.num_classes, head_dropout)
 
     def forward(self, batch: ReadingBatch) -> torch.Tensor:
         """Logits ``(B, num_classes)`` from the text tokens. B batch, T tokens, D hidden."""

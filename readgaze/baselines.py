@@ -232,9 +232,9 @@ def _one_fold(data: pl.DataFrame, spec: Baseline, splits: tuple[str, ...], qc: Q
         prob = np.tile(frequency, (target.height, 1))
     else:
         if spec.grid:  # validation rows are read only to choose a grid point
-            x_train, (x_val, x_target) = _impute(train, (val, target), spec, fold, qc)
+            x_train, (x_val, x_target) = impute(train, (val, target), spec, fold, qc)
         else:
-            (x_train, (x_target,)), x_val = _impute(train, (target,), spec, fold, qc), np.empty((0, 0))
+            (x_train, (x_target,)), x_val = impute(train, (target,), spec, fold, qc), np.empty((0, 0))
         model, chosen = _select(spec, x_train, y, x_val, val["label"].to_numpy(), fold, qc)
         prob = np.zeros((target.height, classes.size))
         prob[:, model.classes_] = _scores(model, x_target)
@@ -255,18 +255,26 @@ def _estimator(spec: Baseline, params: dict):
     return Pipeline([("scale", StandardScaler()), ("classify", spec.estimator_class()(**arguments))])
 
 
-def _select(spec: Baseline, x_train, y_train, x_val, y_val, fold: int, qc: QCLog):
-    """Fit every grid point on train, keep the best on validation (AUROC, else balanced accuracy)."""
+def grid_points(spec: Baseline, n_train: int, n_val: int, fold: int, qc: QCLog) -> list[dict]:
+    """The grid points a baseline tries in one fold (a classifier's or a regressor's alike): every point of
+    ``spec.grid`` (``[{}]`` without one), k of kNN capped at the ``n_train`` training trials, and only the first point
+    when the fold has no validation trials (``n_val == 0``; a QC warning says so)."""
     from sklearn.model_selection import ParameterGrid
 
     points = list(ParameterGrid(spec.grid)) if spec.grid else [{}]
     if any("n_neighbors" in p for p in points):  # k cannot exceed the training trials
-        fitting = [p for p in points if p["n_neighbors"] <= len(x_train)]
-        points = fitting or [{**points[0], "n_neighbors": len(x_train)}]
-    if len(x_val) == 0 and len(points) > 1:
+        fitting = [p for p in points if p["n_neighbors"] <= n_train]
+        points = fitting or [{**points[0], "n_neighbors": n_train}]
+    if n_val == 0 and len(points) > 1:
         qc.add("baseline", "trials", f"{spec.model} fold {fold}: no validation trials, first grid point used", 0,
                "warning")
         points = points[:1]
+    return points
+
+
+def _select(spec: Baseline, x_train, y_train, x_val, y_val, fold: int, qc: QCLog):
+    """Fit every grid point on train, keep the best on validation (AUROC, else balanced accuracy)."""
+    points = grid_points(spec, len(x_train), len(x_val), fold, qc)
     best = None
     for params in points:
         model = _estimator(spec, params).fit(x_train, y_train)
@@ -304,7 +312,7 @@ def _scores(model, x: np.ndarray) -> np.ndarray:
     return model.predict_proba(x)
 
 
-def _impute(train: pl.DataFrame, others: tuple[pl.DataFrame, ...], spec: Baseline, fold: int,
+def impute(train: pl.DataFrame, others: tuple[pl.DataFrame, ...], spec: Baseline, fold: int,
             qc: QCLog) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
     """Feature matrices with nulls/NaN replaced by the training median (per feature), counted in ``qc``.
 

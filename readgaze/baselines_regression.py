@@ -34,7 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from readgaze.baselines import Baseline, _impute
+from readgaze.baselines import Baseline, grid_points, impute
 from readgaze.errors import ConfigError, DataError, SchemaError
 from readgaze.features import FEATURE_SETS
 from readgaze.metrics_regression import PREDICTION_VALUE
@@ -160,9 +160,9 @@ def _one_fold(data: pl.DataFrame, spec: Baseline, splits: tuple[str, ...], qc: Q
         predicted = np.full(target.height, float(y.mean()))
     else:
         if spec.grid:  # validation rows are read only to choose a grid point
-            x_train, (x_val, x_target) = _impute(train, (val, target), spec, fold, qc)
+            x_train, (x_val, x_target) = impute(train, (val, target), spec, fold, qc)
         else:
-            (x_train, (x_target,)), x_val = _impute(train, (target,), spec, fold, qc), np.empty((0, 0))
+            (x_train, (x_target,)), x_val = impute(train, (target,), spec, fold, qc), np.empty((0, 0))
         model, chosen = _select(spec, x_train, y, x_val, val["label"].to_numpy(), fold, qc)
         raw = model.predict(x_target) if target.height else np.empty(0)
         predicted = np.clip(raw, y.min(), y.max())
@@ -185,16 +185,8 @@ def _estimator(spec: Baseline, params: dict):
 def _select(spec: Baseline, x_train, y_train, x_val, y_val, fold: int, qc: QCLog):
     """Fit every grid point on train, keep the lowest validation RMSE (first on ties)."""
     from sklearn.metrics import root_mean_squared_error
-    from sklearn.model_selection import ParameterGrid
 
-    points = list(ParameterGrid(spec.grid)) if spec.grid else [{}]
-    if any("n_neighbors" in p for p in points):  # k cannot exceed the training trials
-        fitting = [p for p in points if p["n_neighbors"] <= len(x_train)]
-        points = fitting or [{**points[0], "n_neighbors": len(x_train)}]
-    if len(x_val) == 0 and len(points) > 1:
-        qc.add("baseline", "trials", f"{spec.model} fold {fold}: no validation trials, first grid point used", 0,
-               "warning")
-        points = points[:1]
+    points = grid_points(spec, len(x_train), len(x_val), fold, qc)
     best = None
     for params in points:
         model = _estimator(spec, params).fit(x_train, y_train)

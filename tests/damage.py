@@ -456,11 +456,37 @@ def decimal_comma_export(data, rng):
     return b"".join(out), "re-exported with ';' and decimal commas"
 
 
+def cut_last_line(data, rng):
+    """The last line cut inside (an interrupted copy that ends mid-row: ``431`` read as ``43``, or fields missing)."""
+    lines = _lines(data)
+    bare = lines[-1].rstrip(b"\r\n") if len(lines) > 1 else b""
+    if len(bare) < 2:
+        return None
+    cut = rng.randrange(1, len(bare))
+    return b"".join(lines[:-1]) + bare[:cut], f"line {len(lines)}: the last line cut after {cut} of {len(bare)} bytes"
+
+
+def decimal_comma_cell(data, rng):
+    """One number written with a decimal comma (``387`` -> ``387,5``; ``1.25`` -> ``1,25``): a hand edit in a locale
+    that writes them, the rest of the file with points."""
+    return _set_cell(data, rng, lambda old: old.replace(".", ",") if "." in old else f"{old},5")
+
+
+def unnamed_column(data, rng):
+    """An extra column without a name at the end of every line (a spreadsheet's stray column), empty or holding
+    values."""
+    lines, sep = _lines(data), separator_of(data)
+    value = rng.choice(["", "x", "1"]).encode()
+    out = [lines[0].rstrip(b"\r\n") + sep.encode() + _end(lines[0])] + [
+        line.rstrip(b"\r\n") + sep.encode() + value + _end(line) if line.strip() else line for line in lines[1:]]
+    return b"".join(out), f"an unnamed last column holding {value.decode()!r}"
+
+
 CSV_OPERATORS = (delete_cell, extra_field, unquoted_separator, truncate, blank_lines, nul_padding, nul_in_field,
                  concatenated, bom_mid_file, repeated_header, non_number, odd_number, empty_cell, drop_column,
                  rename_column, swap_columns, header_only, latin1_byte, line_ends, trailing_separator, stray_quote,
                  tab_in_field, duplicate_row, other_separator, duplicate_column, swap_rows, utf16,
-                 padded_number, title_line, decimal_comma_export)
+                 padded_number, title_line, decimal_comma_export, cut_last_line, decimal_comma_cell, unnamed_column)
 
 
 # --- EyeLink .asc --------------------------------------------------------------------------------------------

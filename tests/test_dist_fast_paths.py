@@ -158,7 +158,10 @@ def test_cluster_many_equals_cluster_on_simulated_and_degenerate_trials(simulate
            for n, k, y in ((1, 3, [120.0]), (5, 9, rng.normal(150, 30, 5)), (40, 4, np.full(40, 133.0)),
                            (30, 2, np.round(rng.normal(150, 40, 30))),
                            # few distinct values for many lines: empty intervals, starts that settle at different steps
-                           (80, 12, rng.integers(0, 6, 80) * 30.0 + 100.0), (60, 7, np.round(rng.normal(150, 8, 60))))]
+                           (80, 12, rng.integers(0, 6, 80) * 30.0 + 100.0), (60, 7, np.round(rng.normal(150, 8, 60))),
+                           # row lengths around the kernel's blocks of 8 and NumPy's 128-value pairwise blocks
+                           (13, 3, rng.normal(150, 40, 13)), (129, 5, rng.normal(180, 60, 129)),
+                           (300, 8, rng.normal(250, 90, 300)))]
     trials = simulated + odd
     _same(cluster_module.cluster_many(trials), _cluster_one_by_one(trials))
     _same(cluster_module.cluster_many(trials, n_init=7, seed=3), _cluster_one_by_one(trials, n_init=7, seed=3))

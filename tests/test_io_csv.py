@@ -108,7 +108,6 @@ def _late(tmp_path, name: str, head_line: str, late: str, header: str = "a,b"):
 
 @pytest.mark.parametrize(("head_line", "late", "expect_b"), [
     ("1,2\n", "1,2.5\n", pl.Float64),      # Int64 proposed by the head, a float later: parsed again
-    ("1,2\n", "1,oops\n", pl.String),      # a label later
     ("1,\n", "1,2.5\n", pl.Float64),       # all null in the head (BR-11 at scale): decided in memory
     ("1,.\n", "1,TRUE\n2,false\n", pl.Boolean),
     ("1,true\n", "1,yes\n", pl.String),
@@ -119,6 +118,14 @@ def test_read_csv_never_trusts_the_head(tmp_path, head_line, late, expect_b):
     assert df.schema["b"] == expect_b == scan_csv(p).collect_schema()["b"]
     assert df.height == HEAD_ROWS + late.count("\n")
     assert df.equals(scan_csv(p).collect(), null_equal=True)
+
+
+def test_read_csv_late_non_number_in_a_column_of_numbers_is_an_error(tmp_path):
+    """One non-number after 10,000 numbers: an error naming the cell (it turned the column into text before)."""
+    p = _late(tmp_path, "late.csv", "1,2\n", "1,oops\n")
+    with pytest.raises(ParseError, match="'oops' is not a number") as e:
+        read_csv(p)
+    assert (e.value.row, e.value.column) == (HEAD_ROWS + 2, "b")
 
 
 def test_read_csv_late_decimal_comma_is_the_same_error(tmp_path):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import warnings
 
-import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
@@ -458,8 +457,9 @@ def test_mixed_line_ends_are_an_error_naming_the_first_lone_cr(small_data, tmp_p
     assert (e.value.file, e.value.row) == (str(asc), 1)
 
 
-def test_a_number_with_spaces_around_it_is_flagged_naming_the_cell(small_data, tmp_path):
-    """``" -1.0 "`` typed into a numeric column: the parser reads the whole column as text; that was silent."""
+def test_a_number_with_spaces_around_it_is_an_error_naming_the_cell(small_data, tmp_path):
+    """``" -1.0 "`` typed into a numeric column: the parser read the whole column as text (issue 29: silent; then a
+    QC flag beside a column of strings; issue 39: an error naming file, row and column)."""
     from readgaze.io.samples import read_gaze_csv
 
     lines = _lines(_gaze(small_data, tmp_path, 1500))
@@ -467,12 +467,10 @@ def test_a_number_with_spaces_around_it_is_flagged_naming_the_cell(small_data, t
     fields[3] = b" " + fields[3] + b" "
     lines[756] = b"\t".join(fields)
     path = _copy(tmp_path / "trial_0_1.csv", tmp_path / "trial_0_1.csv", lines)
-    qc = QCLog()
-    got = read_gaze_csv(path, qc=qc).collect()
-    assert got["stimuli_x"].dtype == pl.String  # the whole column, for one cell
-    flagged = [r for r in qc.records if r["reason"] == "values that are not numbers in a numeric column (read as text)"]
-    assert flagged and flagged[0]["count"] == 1 and flagged[0]["detail"].startswith(
-        "trial_0_1.csv row 757, column stimuli_x: 1 of 1,499 values are not numbers")
+    with pytest.raises(ParseError, match="is not a number \\(spaces around a number\\?\\), in a column of numbers "
+                       "\\(1 of 1,499 values are not\\)") as e:
+        read_gaze_csv(path, qc=QCLog()).collect()
+    assert (e.value.file, e.value.row, e.value.column) == (str(path), 757, "stimuli_x")
 
 
 def test_a_title_line_above_the_header_is_an_error_saying_so(small_data, tmp_path):
@@ -486,15 +484,12 @@ def test_a_title_line_above_the_header_is_an_error_saying_so(small_data, tmp_pat
     assert (e.value.file, e.value.row) == (str(path), 1)
 
 
-def test_a_padded_number_in_a_onestop_word_feature_is_flagged(small_data, tmp_path):
+def test_a_padded_number_in_a_onestop_word_feature_is_an_error_naming_the_cell(small_data, tmp_path):
     """OneStop's word features are read from chosen rows; ``' 15 '`` in ``head_word_index`` made the column text
-    in ``words`` silently."""
+    in ``words`` silently (then flagged beside a column of strings; now an error naming file, row and column)."""
     from readgaze.io.onestop import load_onestop
 
     d, ia = _ia_edit(small_data, tmp_path, lambda lines: _set(lines, 2325, "head_word_index", " 15 "))
-    data = load_onestop(d / "fixations.csv", ia)
-    assert data.words.collect_schema()["head_word_index"] == pl.String
-    assert [r["detail"] for r in data.qc.records if r["table"] == "words" and r["count"] and
-            r["reason"] == "values that are not numbers in a numeric column (read as text)"] == [
-        "ia.csv row 2325, column head_word_index: 1 of 1,653 values are not numbers (first ' 15 ', a damaged cell?); "
-        "the column is read as text"]
+    with pytest.raises(ParseError, match="' 15 ' is not a number") as e:
+        load_onestop(d / "fixations.csv", ia)
+    assert (e.value.file, e.value.row, e.value.column) == (str(ia), 2325, "head_word_index")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
+
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
 from readgaze.io.csv import _head_text, _options, header, read_csv
 from readgaze.io.dataviewer import read_fixation_report, read_ia_report
+from readgaze.io.faults import RepairWarning
 from readgaze.io.rows import per_row_run, run_starts
 from readgaze.io.sources import onestop_paragraph_id, onestop_trial_id
 
@@ -126,7 +129,8 @@ def test_read_csv_dtypes_do_not_depend_on_the_head(tmp_path, monkeypatch):
     import readgaze.io.csv as csv
 
     path = tmp_path / "t.csv"
-    path.write_text("a,b,c\n" + "".join(f"{i},{i},.\n" for i in range(30)) + "1.5,x,3\n")
+    # b: labels late, more than the few values of a damaged cell (one "x" alone is an error: test_io_csv)
+    path.write_text("a,b,c\n" + "".join(f"{i},{i},.\n" for i in range(30)) + "1.5,x,3\n" + "2,y,4\n" * 3)
     full = read_csv(path)
     monkeypatch.setattr(csv, "HEAD_ROWS", 5)
     monkeypatch.setattr(csv._head_text, "__defaults__", (5,))
@@ -144,7 +148,11 @@ def test_read_rows_in_runs_equals_the_rows_of_the_whole_parse(tmp_path, rows, fi
     path = tmp_path / "t.csv"
     text = "a,label,x\n" + "".join(f'{i},"w, {i}",{i / 2}\n' for i in range(5))
     path.write_text(text if final_newline else text[:-1])
-    got = read_rows(path, np.array(rows, dtype=np.int64), ["label", "x"], n_rows=5)
+    n = 5 if final_newline else 4  # a last line without a line break is dropped (cut short?), counted
+    rows = [r for r in rows if r < n]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RepairWarning)
+        got = read_rows(path, np.array(rows, dtype=np.int64), ["label", "x"], n_rows=n)
     if rows:
         assert got.to_dicts() == read_csv(path, columns=["label", "x"])[rows].to_dicts()
     else:

@@ -95,3 +95,44 @@ def test_a_text_whose_lines_are_not_top_to_bottom_is_left_unchecked_and_counted(
         alone.trials.select("line_agreement_slice").rows()  # the checked trial as if the other were absent
     records = [r for r in out.qc.records if "not top to bottom" in r["reason"]]
     assert [(r["count"], r["detail"]) for r in records] == [(1, "text_steady")]
+
+
+def _digest(frame: pl.DataFrame) -> str:
+    import hashlib
+
+    rows = [(t, *(None if v is None else round(v, 12) for v in r)) for t, *r in frame.sort("trial_id").rows()]
+    return hashlib.sha256(repr(rows).encode()).hexdigest()[:16]
+
+
+@pytest.mark.shared_data
+def test_agreement_values_are_pinned_on_the_shared_trials(shared_data):
+    """The agreement columns on real trials, pinned with the values the code gave before the compiled cluster pass
+    was reworked (its k-means++ starts in one pass per start, the Lloyd bounds walked from the last step): any
+    change to the references' lines on these trials changes them. Carr et al.'s 24 gold trials (both references
+    run beside ``nearest``; the vote's cluster and warp beside ``slice``) and the 24 OneStop sample trials."""
+    from readgaze.data_prep import sources
+    from readgaze.lines import assign_lines
+
+    gold = shared_data / "line_assignment"
+    fixations = pl.read_csv(gold / "fixations.csv").select(
+        "trial_id", "fixation_index", x_px=pl.col("x").cast(pl.Float64), y_px=pl.col("y").cast(pl.Float64))
+    words = pl.read_csv(gold / "words.csv").select(text_id="passage_id", line_index="line", left_px="x_tl",
+                                                   right_px="x_br", top_px="y_tl", bottom_px="y_br")
+    trials = pl.read_csv(gold / "trials.csv").select("trial_id", text_id="passage_id")
+    got = {}
+    for chosen in ("nearest", "slice"):
+        lined = assign_lines(fixations, words, trials, method=chosen)[0]
+        got[f"gold {chosen}"] = line_agreement(lined, words, trials, chosen=chosen)
+    loaded = sources.load_onestop(shared_data / "onestop_sample/fixations.csv", shared_data / "onestop_sample/ia.csv")
+    f, w, t = (x.lazy().collect() for x in (loaded.fixations, loaded.words, loaded.trials))
+    got["onestop slice"] = line_agreement(assign_lines(f, w, t, method="slice")[0], w, t, chosen="slice")
+    assert {k: _digest(v) for k, v in got.items()} == {
+        "gold nearest": "6debd9cfa786a30c", "gold slice": "abcdc9466affa53f", "onestop slice": "73496dbbc44cf63d"}
+    # readable anchors of the same values
+    near = got["gold nearest"].sort("trial_id")
+    assert near.row(0) == ("trial_1", 0.6310679611650486, 0.6310679611650486)
+    assert near["line_agreement_vote"].min() == 0.30406852248394006
+    assert near["line_agreement_slice"].min() == 0.29764453961456105
+    assert got["gold slice"]["line_agreement_vote"].min() == 0.9151785714285714
+    low = got["onestop slice"].filter(pl.col("line_agreement_vote") < 0.9)
+    assert low.rows() == [("l7_1090_2_2_Ele_6_r0", 0.8717948717948718, 1.0)]

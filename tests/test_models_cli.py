@@ -11,11 +11,12 @@ from synthetic import write_synthetic_dataset
 from readgaze.models.base import ReadingModel
 from readgaze.models.training.cli import main as cli_main
 from readgaze.models.training.cli import make_cli
+from readgaze.models.training.configs import find_config, list_configs
 from readgaze.models.training.cv import main as cv_main
 
 REPO = Path(__file__).resolve().parents[1]
-CONFIGS = sorted(p for p in (REPO / "experiments" / "configs").glob("*/*.yaml")
-                 if p.parent.name != "goal_reconstruction")  # generators: tests/test_models_daleye.py
+CONFIGS = [name for name in list_configs()  # each model's YAML for each task its card lists (TASK/MODEL)
+           if not name.startswith("goal_reconstruction/")]  # generators: tests/test_models_daleye.py
 TINY = ["--data.text_encoder", "tiny", "--data.n_folds", "3", "--trainer.enable_progress_bar", "false",
         "--trainer.enable_model_summary", "false"]
 
@@ -29,18 +30,18 @@ def dataset(tmp_path_factory) -> Path:
 
 
 def test_there_is_a_config_per_task_and_model():
-    names = {f"{p.parent.name}/{p.stem}" for p in CONFIGS}
+    names = set(CONFIGS)
     for task in ("reading_goal", "comprehension"):
         assert {f"{task}/{m}" for m in ("roberteye_f", "postfusion_eye", "beyelstm", "text_only")} <= names
     assert "goal_question/roberteye_f" in names
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_every_config_builds_model_and_datamodule(config, dataset, tmp_path):
-    cli = make_cli(["-c", str(config), "--data.path", str(dataset), "--trainer.default_root_dir", str(tmp_path),
-                    *TINY], run=False)
+@pytest.mark.parametrize("name", CONFIGS)
+def test_every_config_builds_model_and_datamodule(name, dataset, tmp_path):
+    cli = make_cli(["-c", str(find_config(name)), "--data.path", str(dataset), "--trainer.default_root_dir",
+                    str(tmp_path), *TINY], run=False)
     assert isinstance(cli.model, ReadingModel)
-    assert cli.datamodule.task == config.parent.name
+    assert cli.datamodule.task == name.split("/")[0]
     assert cli.model.num_classes == cli.datamodule.num_classes
     if hasattr(cli.model.hparams, "text_encoder") or "text_encoder" in cli.model.hparams:
         assert cli.model.hparams["text_encoder"] == "tiny"  # linked from the datamodule

@@ -94,6 +94,7 @@ def test_packaged_configs_are_found_by_name_from_anywhere(tmp_path, monkeypatch,
     assert {"reading_goal/roberteye_f", "reading_goal/postfusion_eye", "comprehension/roberteye_f"} <= set(names)
     assert find_config("reading_goal/roberteye_f") == find_config("reading_goal/roberteye_f.yaml")
     assert find_config("experiments/configs/reading_goal/roberteye_f.yaml").name == "roberteye_f.yaml"
+    assert find_config("reading_goal/roberteye_f") == find_config("roberteye_f")  # the model's default task
     assert main(["configs"]) == 0
     assert "reading_goal/roberteye_f" in capsys.readouterr().out
     assert main(["fit", "-c", "reading_goal/robertye_f", "--data.path", "x"]) == 2
@@ -116,7 +117,8 @@ def test_a_built_wheel_ships_the_configs(tmp_path):
     wheel = next((tmp_path / "dist").glob("readgaze-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert {name.split("/")[0] for name in names} == {"readgaze", f"readgaze-{readgaze.__version__}.dist-info"}
-    for shipped in ("readgaze/configs/reading_goal/roberteye_f.yaml", "readgaze/models/training/configs.py",
+    for shipped in ("readgaze/configs/roberteye_f.yaml", "readgaze/configs/goal_reconstruction/daleye.yaml",
+                    "readgaze/models/training/configs.py",
                     "readgaze/models/dist/weights/dist_small.pt", "readgaze/models/demo/configs/roberteye_f.yaml",
                     "readgaze/kernels/cross_attention.py", "readgaze/data_prep/cli.py",
                     "readgaze/review/static/index.html", "readgaze/review/static/trial.js",
@@ -130,7 +132,7 @@ def test_a_built_wheel_ships_the_configs(tmp_path):
     probe = "from readgaze.models.training.configs import find_config; print(find_config('reading_goal/roberteye_f'))"
     found = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={"PYTHONPATH": str(site)},
                            capture_output=True, text=True, check=True).stdout.strip()
-    assert found == str(site / "readgaze" / "configs" / "reading_goal" / "roberteye_f.yaml")
+    assert found == str(site / "readgaze" / "configs" / "roberteye_f.yaml")
 
 
 def test_config_typos_are_one_line_with_the_closest_keys(tmp_path, monkeypatch, capsys):
@@ -179,17 +181,21 @@ def test_tiny_recipe_replaces_a_pretrained_encoders_settings_only():
     """Friction 4: the tiny encoder brings its learning rate and an unaccumulated batch; explicit values win."""
     from readgaze.models.training.cli import TINY_LEARNING_RATE, tiny_recipe
 
-    def config(rate=1e-5, batch=2, accumulate=8):
-        return {"model": {"init_args": {"learning_rate": rate}}, "data": {"batch_size": batch},
+    def config(rate=1e-5, batch=2, accumulate=8, warmup=0.1):
+        return {"model": {"init_args": {"learning_rate": rate, "warmup_ratio": warmup}}, "data": {"batch_size": batch},
                 "trainer": {"accumulate_grad_batches": accumulate}}
 
     paper = config()
     notes = tiny_recipe(paper, set())
-    assert paper["model"]["init_args"]["learning_rate"] == TINY_LEARNING_RATE == 3e-3
+    assert paper["model"]["init_args"] == {"learning_rate": TINY_LEARNING_RATE, "warmup_ratio": 0.0}
+    assert TINY_LEARNING_RATE == 3e-3
     assert (paper["data"]["batch_size"], paper["trainer"]["accumulate_grad_batches"]) == (16, 1)
-    assert len(notes) == 2
+    assert len(notes) == 3 and notes[1].startswith("warm-up ratio 0 instead of the config's 0.1")
     mine = config()
     assert tiny_recipe(mine, {"learning_rate", "batch_size"}) == [] and mine == config()
+    warm = config()
+    tiny_recipe(warm, {"warmup_ratio"})
+    assert warm["model"]["init_args"] == {"learning_rate": 3e-3, "warmup_ratio": 0.1}
     demo = config(rate=3e-3, batch=16, accumulate=1)
     assert tiny_recipe(demo, set()) == [] and demo == config(rate=3e-3, batch=16, accumulate=1)
 

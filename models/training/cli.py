@@ -17,7 +17,8 @@ Loggers default to CSV and TensorBoard under ``trainer.default_root_dir`` (predi
 is used (and imported) only when a
 YAML names ``lightning.pytorch.loggers.WandbLogger``.
 
-``-c`` takes a file or the name of a packaged config (``reading_goal/roberteye_f``; ``readgaze configs`` lists them).
+``-c`` takes a file or the name of a packaged config (``reading_goal/roberteye_f``, or the model's own ``roberteye_f``
+with ``--data.task``; ``readgaze configs`` lists them).
 ``readgaze fit`` then restores the best checkpoint (lowest validation loss), validates and tests it on the fold's
 test split (``--no-test`` skips the test), writes ``predictions_val.parquet`` and ``predictions_test.parquet`` to the
 run folder, writes the model bundle (``<run>/bundle``: :mod:`readgaze.models.training.bundle`, what ``readgaze
@@ -25,7 +26,7 @@ predict`` scores new data with) and ends with a summary: where it wrote, balance
 (a score from fewer than 30 trials marked), and a warning when the predictions are constant. While it trains it
 prints the expected time after the first epoch and, off a terminal, a line per epoch
 (:mod:`readgaze.models.training.epochs`). With ``--data.text_encoder tiny`` (randomly initialised, 32 wide) a
-config written for a pretrained encoder gets the tiny encoder's recipe (:func:`tiny_recipe`: learning rate, no
+config written for a pretrained encoder gets the tiny encoder's recipe (:func:`tiny_recipe`: learning rate, warm-up, no
 gradient accumulation), and the run says so; values given on the command line win.
 
 A bad key or value is one line: the key, the closest valid ones, and ``readgaze fit --help`` for the full usage.
@@ -55,10 +56,9 @@ from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
 from readgaze.errors import ConfigError, ReadgazeError
 from readgaze.models.base import ReadingModel
 from readgaze.models.data import ReadingDataModule
+from readgaze.models.training.registry import TINY_LEARNING_RATE, tiny_recipe  # noqa: F401 (cli's names)
 
 LINKED = ("n_fixation_features", "n_word_features", "n_trial_features", "num_classes")
-TINY_LEARNING_RATE = 3e-3
-"""Learning rate for the tiny random encoder when a config names a pretrained encoder's (< 1e-4); the demo's."""
 
 
 class ReadgazeCLI(LightningCLI):
@@ -98,7 +98,7 @@ class ReadgazeCLI(LightningCLI):
 
     def parse_arguments(self, parser, args) -> None:
         """Parse; a parse error becomes one :class:`ConfigError` line instead of 55 lines of usage."""
-        self._explicit = {name for name in ("learning_rate", "batch_size", "accumulate_grad_batches")
+        self._explicit = {name for name in ("learning_rate", "warmup_ratio", "batch_size", "accumulate_grad_batches")
                           if any(a.startswith("--") and name in a for a in args)}
         buffer = io.StringIO()
         try:
@@ -127,33 +127,6 @@ class ReadgazeCLI(LightningCLI):
         fit_summary(self.trainer, self.model, self.datamodule,
                     time.perf_counter() - getattr(self, "_started", time.perf_counter()),
                     test=not getattr(self, "_skip_test", False))
-
-
-def tiny_recipe(config, explicit: set[str]) -> list[str]:
-    """Settings the tiny random encoder needs where a config is written for a pretrained one (changed in place).
-
-    * learning rate below 1e-4 (a pretrained encoder's) -> :data:`TINY_LEARNING_RATE`;
-    * gradient accumulation -> one real batch of the same effective size (``batch_size x accumulate_grad_batches``,
-      accumulation 1): on the demo's dataset RoBERTEye-F at 2 x 8 stayed constant (val AUROC 63, every probability
-      within 0.002) where 16 x 1 learned.
-
-    Values given on the command line (``explicit``) are kept. Returns what was changed, as sentences.
-    """
-    notes = []
-    init = config["model"].get("init_args")
-    rate = init.get("learning_rate") if init is not None else None
-    if "learning_rate" not in explicit and rate is not None and float(rate) < 1e-4:
-        init["learning_rate"] = TINY_LEARNING_RATE
-        notes.append(f"learning rate {TINY_LEARNING_RATE:g} instead of the config's {float(rate):g} (a pretrained "
-                     "encoder's); pass --model.init_args.learning_rate to choose")
-    trainer, data = config.get("trainer"), config["data"]
-    accumulate = (trainer.get("accumulate_grad_batches") if trainer is not None else None) or 1
-    if accumulate > 1 and not explicit & {"batch_size", "accumulate_grad_batches"}:
-        batch = int(data.get("batch_size") or 1)
-        data["batch_size"], trainer["accumulate_grad_batches"] = batch * accumulate, 1
-        notes.append(f"batch size {batch * accumulate} without accumulation instead of {batch} x {accumulate} (the "
-                     "same effective batch); pass --data.batch_size or --trainer.accumulate_grad_batches to choose")
-    return notes
 
 
 def _launcher_rank() -> int:
@@ -289,35 +262,40 @@ def config_error_line(text: str, command: str) -> str:
 
 
 def _init_arguments(class_path: str) -> list[str]:
-    """The constructor arguments of a model class and its bases."""
+    """The constructor arguments of a model class (its own and the training arguments of its base)."""
     import importlib
-    import inspect
+
+    from readgaze.models.base import init_arguments
 
     module, _, name = class_path.rpartition(".")
     try:
         cls = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError):
         return []
-    names = []
-    for klass in cls.__mro__:
-        if "__init__" in vars(klass):
-            names += [p for p in inspect.signature(klass.__init__).parameters if p not in ("self", "args", "kwargs")]
-    return sorted(set(names))
+    return sorted(init_arguments(cls))
 
 
 def resolve_config_args(args: list[str]) -> list[str]:
-    """Replace each ``-c NAME`` / ``--config NAME`` that is not a file by the packaged config of that name."""
+    """Replace each ``-c NAME`` / ``--config NAME`` that is not a file by the packaged config of that name; a model's
+    config (``-c roberteye_f``) with ``--data.task TASK`` becomes that model's config for the task, as
+    ``-c TASK/roberteye_f`` (its output folder ``runs/TASK/roberteye_f``; :func:`~.configs.find_config`)."""
     from readgaze.models.training.configs import find_config
 
+    task = None
+    for i, arg in enumerate(args):
+        if arg == "--data.task" and i + 1 < len(args):
+            task = args[i + 1]
+        elif arg.startswith("--data.task="):
+            task = arg.partition("=")[2]
     out, i = [], 0
     while i < len(args):
         arg = args[i]
         if arg in ("-c", "--config") and i + 1 < len(args):
-            out += [arg, str(find_config(args[i + 1]))]
+            out += [arg, str(find_config(args[i + 1], task))]
             i += 2
             continue
         if arg.startswith("--config="):
-            arg = "--config=" + str(find_config(arg.split("=", 1)[1]))
+            arg = "--config=" + str(find_config(arg.split("=", 1)[1], task))
         out.append(arg)
         i += 1
     return out

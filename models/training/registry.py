@@ -1,11 +1,13 @@
 """Every model and baseline readgaze offers, one line each, and the ``readgaze models`` listing.
 
 A model is one file in ``models/`` whose class carries a ``CARD`` (a dict literal: display ``name``, ``tasks``,
-``paper``, and optionally ``quick`` constructor arguments for a brief CPU run, ``config`` stem (default the file's
-name), ``sees_gaze`` and ``kind``), plus one YAML per task (``experiments/configs/<task>/<config>.yaml``). This
-module finds the cards by reading the model files' source (:func:`model_cards`), so nothing imports the classes
-here: the listing works even while one model file is broken (``readgaze models --check`` imports each and says
-which fail), and a new model file appears in ``readgaze models``, the zoo tests and the ``learns`` tests by itself.
+``paper``, and optionally ``quick`` constructor arguments for a brief CPU run (over :data:`TINY_RECIPE` for a model
+with a text encoder), ``config`` stem (default the file's name), ``sees_gaze`` and ``kind``), plus one YAML
+(``experiments/configs/<config>.yaml``, for every task of the card: ``--data.task`` or the name
+``<task>/<config>``). This module finds the cards by reading the model files' source (:func:`model_cards`), so
+nothing imports the classes here: the listing works even while one model file is broken (``readgaze models
+--check`` imports each and says which fail), and a new model file appears in ``readgaze models``, the zoo tests
+and the ``learns`` tests by itself.
 A model class without a card is reported by ``--check`` (and fails the zoo test), never skipped silently.
 
 Classical baselines are listed from :data:`readgaze.baselines.BASELINES` (a new baseline appears by itself; its
@@ -31,7 +33,65 @@ from pathlib import Path
 
 MODEL_FOLDER = Path(__file__).resolve().parents[1]
 """``models/`` (installed as ``readgaze/models/``): one file per model."""
+ROOTS = (MODEL_FOLDER.parent / "experiments" / "configs",  # a checkout or an editable install (models/ here)
+         MODEL_FOLDER.parent / "configs")                  # an installed wheel (readgaze/models/ here)
+"""Folders searched, in order, for the models' configs ``<model>.yaml`` and ``<task>/<name>.yaml``
+(:mod:`readgaze.models.training.configs` finds them by name)."""
+
+
+def config_root() -> Path | None:
+    """The first folder of :data:`ROOTS` that holds configs (None when the package ships none)."""
+    return next((root for root in ROOTS if root.is_dir() and any(root.glob("*.yaml"))), None)
+
+
 KINDS = ("neural", "generator", "baseline", "ensemble")
+TINY_RECIPE = {"learning_rate": 3e-3, "warmup_ratio": 0.0}
+"""The one training recipe of the tiny random text encoder (``text_encoder: tiny``): the base of every ``quick``
+entry of a model that takes a ``text_encoder`` (its card adds only what is its own) and what ``readgaze fit
+--data.text_encoder tiny`` puts in place of a pretrained encoder's settings
+(:func:`tiny_recipe`).
+
+Warm-up 0: a linear warm-up keeps AdamW's first, badly estimated steps from wrecking *pretrained* weights; the tiny
+encoder has none to protect, and in a run of a few epochs a 10 % warm-up followed by linear decay spends much of the
+run below the learning rate. The ``learns`` tests (tests/test_models_learn.py) of RoBERTEye-F, RoBERTEye-W, MAG-Eye
+and PostFusion-Eye were measured with warm-up 0 (their cards said so); ``fit --data.text_encoder tiny`` kept the
+configs' 0.1 until readgaze 0.4."""
+TINY_LEARNING_RATE = TINY_RECIPE["learning_rate"]
+"""Learning rate for the tiny random encoder when a config names a pretrained encoder's (< 1e-4); the demo's."""
+
+
+def tiny_recipe(config, explicit: set[str]) -> list[str]:
+    """Settings the tiny random encoder needs where a config is written for a pretrained one (changed in place).
+
+    * learning rate below 1e-4 (a pretrained encoder's) -> the learning rate and warm-up of
+      :data:`~readgaze.models.training.registry.TINY_RECIPE` (3e-3, no warm-up: the recipe the ``quick`` settings of
+      the registry use; the reason for no warm-up is given there);
+    * gradient accumulation -> one real batch of the same effective size (``batch_size x accumulate_grad_batches``,
+      accumulation 1): on the demo's dataset RoBERTEye-F at 2 x 8 stayed constant (val AUROC 63, every probability
+      within 0.002) where 16 x 1 learned.
+
+    Values given on the command line (``explicit``) are kept. Returns what was changed, as sentences.
+    """
+    notes = []
+    init = config["model"].get("init_args")
+    rate = init.get("learning_rate") if init is not None else None
+    if "learning_rate" not in explicit and rate is not None and float(rate) < 1e-4:
+        init["learning_rate"] = TINY_LEARNING_RATE
+        notes.append(f"learning rate {TINY_LEARNING_RATE:g} instead of the config's {float(rate):g} (a pretrained "
+                     "encoder's); pass --model.init_args.learning_rate to choose")
+        warmup = init.get("warmup_ratio")
+        if "warmup_ratio" not in explicit and warmup is not None and float(warmup) != TINY_RECIPE["warmup_ratio"]:
+            init["warmup_ratio"] = TINY_RECIPE["warmup_ratio"]
+            notes.append(f"warm-up ratio {TINY_RECIPE['warmup_ratio']:g} instead of the config's {float(warmup):g} "
+                         "(nothing pretrained to protect); pass --model.init_args.warmup_ratio to choose")
+    trainer, data = config.get("trainer"), config["data"]
+    accumulate = (trainer.get("accumulate_grad_batches") if trainer is not None else None) or 1
+    if accumulate > 1 and not explicit & {"batch_size", "accumulate_grad_batches"}:
+        batch = int(data.get("batch_size") or 1)
+        data["batch_size"], trainer["accumulate_grad_batches"] = batch * accumulate, 1
+        notes.append(f"batch size {batch * accumulate} without accumulation instead of {batch} x {accumulate} (the "
+                     "same effective batch); pass --data.batch_size or --trainer.accumulate_grad_batches to choose")
+    return notes
 
 
 @dataclass(frozen=True)
@@ -78,6 +138,18 @@ def _model_classes(trees: dict[str, ast.Module]) -> dict[tuple[str, str], ast.Cl
     return {key: node for key, node in classes.items() if key[1] in models and key[0] != "base"}
 
 
+def _takes_text_encoder(node: ast.ClassDef, classes: dict[str, ast.ClassDef]) -> bool:
+    """Whether the class's ``__init__`` (its own, else its first base's in ``classes``) has a ``text_encoder``
+    argument."""
+    while node is not None:
+        init = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+        if init is not None:
+            return any(a.arg == "text_encoder" for a in (*init.args.args, *init.args.kwonlyargs))
+        base = next((b.id for b in node.bases if isinstance(b, ast.Name)), None)
+        node = classes.get(base)
+    return False
+
+
 def model_cards(folder: Path = MODEL_FOLDER) -> tuple[tuple[Entry, ...], list[str]]:
     """The entries of every model class's ``CARD`` in ``folder``'s ``*.py`` (read from the source, not imported),
     neural models first, each kind in file order; and the problems (a model class without a card, a card that is
@@ -91,6 +163,7 @@ def model_cards(folder: Path = MODEL_FOLDER) -> tuple[tuple[Entry, ...], list[st
         except SyntaxError as error:
             problems.append(f"models/{path.name}: does not parse ({error.msg}, line {error.lineno})")
     entries = []
+    classes = {node.name: node for tree in trees.values() for node in tree.body if isinstance(node, ast.ClassDef)}
     for (stem, name), node in _model_classes(trees).items():
         card = next((s.value for s in node.body if isinstance(s, ast.Assign)
                      and any(isinstance(t, ast.Name) and t.id == "CARD" for t in s.targets)), None)
@@ -100,8 +173,9 @@ def model_cards(folder: Path = MODEL_FOLDER) -> tuple[tuple[Entry, ...], list[st
             continue
         try:
             card = ast.literal_eval(card)
+            quick = {**(TINY_RECIPE if _takes_text_encoder(node, classes) else {}), **card.get("quick", {})}
             entries.append(Entry(card["name"], f"readgaze.models.{stem}.{name}", tuple(card["tasks"]), card["paper"],
-                                 card.get("config", stem), dict(card.get("quick", {})), card.get("sees_gaze", True),
+                                 card.get("config", stem), quick, card.get("sees_gaze", True),
                                  card.get("kind", "neural")))
         except (ValueError, TypeError, KeyError, SyntaxError) as error:
             problems.append(f"{where}: CARD must be a dict literal with name, tasks and paper ({error!r})")
@@ -152,10 +226,9 @@ ENSEMBLE_WHAT = {"MajorityVote": "each model's vote at its validation threshold"
 def ensembles() -> tuple[Entry, ...]:
     """One entry per out-of-sample ensemble (:data:`readgaze.models.training.ensemble.ENSEMBLES`); the tasks are
     those of the models they combine (binary and multiclass)."""
-    from readgaze.models.training.bench_config import TASKS
-
+    tasks = tuple(dict.fromkeys(task for e in MODELS if e.kind == "neural" for task in e.tasks))
     names = ("MajorityVote", "LogisticEnsemble")  # read without importing scikit-learn; --check imports them
-    return tuple(Entry(name, f"readgaze.models.training.ensemble.{name}", TASKS,
+    return tuple(Entry(name, f"readgaze.models.training.ensemble.{name}", tasks,
                        f"{ENSEMBLE_PAPER}: {ENSEMBLE_WHAT[name]}", "", kind="ensemble") for name in names)
 
 
@@ -168,17 +241,14 @@ def find(name: str) -> Entry:
 
 
 def config_status(entry: Entry) -> dict[str, str | None]:
-    """``{task: "<task>/<config>" if that YAML exists, else None}`` for every task the entry serves."""
+    """``{task: "<task>/<config>" if the model's YAML (or the task's own) exists, else None}`` for every task the
+    entry serves (the model's YAML serves each task of its card: :func:`~.configs.task_config`)."""
     if entry.kind in ("baseline", "ensemble"):
         return {}
-    try:
-        from readgaze.models.training.configs import config_root
-
-        root = config_root()
-    except Exception:  # noqa: BLE001
-        root = None
-    return {task: (f"{task}/{entry.config}" if root is not None and (root / task / f"{entry.config}.yaml").is_file()
-                   else None) for task in entry.tasks}
+    root = config_root()
+    return {task: (f"{task}/{entry.config}" if root is not None and any(
+        path.is_file() for path in (root / f"{entry.config}.yaml", root / task / f"{entry.config}.yaml"))
+        else None) for task in entry.tasks}
 
 
 def rows(check: bool = False) -> list[dict[str, str]]:

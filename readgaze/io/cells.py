@@ -173,13 +173,13 @@ def non_finite_counts(frame: pl.DataFrame, qc: QCLog | None, step: str, table: s
 
 
 def stray_text(frame: pl.DataFrame, qc: QCLog | None, step: str, table: str, path, *, row: str = "__row") -> None:
-    """Flag the text columns of ``frame`` that hold numbers but for a few values (at most 1 in 10, and at least 5
-    numbers): a damaged cell made the column text. ``row``: each row's data row in ``path``, for the message.
+    """Raise :class:`ParseError` (file, row, column, value) for a text column of ``frame`` that holds numbers but for a
+    few values (at most 1 in 10, and at least 5 numbers): a damaged cell would make the column text. ``row``: each
+    row's data row in ``path``, for the message. ``qc``, ``step``, ``table``: kept for the callers (unused).
 
     For tables built from chosen rows of a report (OneStop's trial columns, from each trial's first row), whose
     columns :func:`readgaze.io.csv.read_csv` flags only on those rows."""
-    if qc is None:
-        return
+    from readgaze.io.dtypes import stray_number_error
     from readgaze.io.faults import text_file
 
     texts = [c for c, t in frame.schema.items() if t == pl.String and c != row]
@@ -199,9 +199,8 @@ def stray_text(frame: pl.DataFrame, qc: QCLog | None, step: str, table: str, pat
         if 0 < k <= 0.1 * m and m - k >= 5:
             hit = frame.filter(pl.col(c).is_not_null() & number[c].is_null()).row(0, named=True)
             line = (known.user_line(int(hit[row])) if known is not None else int(hit[row]) + 2) if row in hit else None
-            qc.add(step, table, "values that are not numbers in a numeric column (read as text)", k, action="flagged",
-                   detail=f"{Path(path).name} row {line}, column {c}: {k} of {m:,} values are not numbers (first "
-                          f"{hit[c]!r}, a damaged cell?); the column is read as text")
+            raise stray_number_error(hit[c], k, m, file=path, row=line, column=c,
+                                     separator=known.separator if known is not None else ",")
 
 
 def out_of_order(frame: pl.DataFrame | pl.LazyFrame, qc: QCLog | None, step: str, table: str, path, *, group: str,

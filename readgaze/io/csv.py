@@ -14,8 +14,9 @@ that make ``pl.read_csv`` fail or silently mistype real exports:
   is still Float64; a ``.`` past row 100 no longer aborts the read). The pass reads only
   the columns the first :data:`HEAD_ROWS` rows leave open. :func:`read_csv` reads a file into memory
   with the same dtypes in a single parse (head-proposed dtypes, checked by the parser itself). A column of
-  numbers (or booleans) but for a few values is read as text, and those values are flagged in the QC log with
-  the first one's row (a damaged cell turns a numeric column into text: the flag says so);
+  numbers but for a few values is an error naming the first value, its row and column (a damaged cell or a
+  decimal comma would turn the numeric column into text); one of True/False but for a few is read as text and
+  flagged in the QC log with the first one's row;
 * ``inf`` parses as +inf (OneStop ``subtlex_frequency``); quoted labels keep their commas, and doubled
   quotes inside a quoted field are unescaped (a label written with doubled quotes around ``Yes,`` reads as ``"Yes,"``
   with its quotes);

@@ -3,14 +3,16 @@
 :func:`infer_schema` tests every column of a file read as text: all ``true``/``false`` -> Boolean, all integers ->
 Int64, all numbers -> Float64, else String; the first :data:`HEAD_ROWS` rows first, then the whole file in one
 streaming pass over only the columns and tests the head left open. A damaged cell turns a column of numbers into text
-or a column of whole numbers into floats: such columns are flagged, with the first such value and its row
-(:data:`STRAY`, :data:`ODD_WHOLE`), and so are EyeLink's missing-value code (:data:`CODED`) and NaN or infinite values
-(:data:`NON_FINITE`) in numeric columns. The flags are kept on the file's :class:`readgaze.io.faults.TextFile` and
-reported by the reader (:func:`report_notes`: in its QC log, else warned).
+or a column of whole numbers into floats: the first is an error naming the value, its row and column
+(:func:`stray_number_error`: never a column of numbers silently read as text), the second is flagged with the first
+such value and its row (:data:`ODD_WHOLE`), and so are EyeLink's missing-value code (:data:`CODED`) and NaN or
+infinite values (:data:`NON_FINITE`) in numeric columns. The flags are kept on the file's
+:class:`readgaze.io.faults.TextFile` and reported by the reader (:func:`report_notes`: in its QC log, else warned).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -104,18 +106,34 @@ def mostly(passed: dict) -> bool:
 
 
 def flag_stray(text: TextFile, lf: pl.LazyFrame, c: str, passed: dict) -> None:
-    """Note (for the QC log) that column ``c`` was read as text because of a few values, naming the first."""
+    """A column of numbers but for a few values: :func:`stray_number_error` naming the first (never a column of
+    numbers read as text); of True/False but for a few: noted (for the QC log), naming the first."""
     kf, kb, m = int(passed.get("kf") or 0), int(passed.get("kb") or 0), int(passed.get("m") or 0)
     numbers = 0 < kf <= STRAY_SHARE * m and m - kf >= 5
     bad = (pl.col(c).cast(pl.Float64, strict=False).is_null() if numbers  # unstripped, as counted: " 5 " is named
            else ~pl.col(c).str.to_lowercase().is_in(["true", "false"])) & pl.col(c).is_not_null()
     row, value = first_row_where(lf, bad, c, path=text.read_path)
+    if numbers:
+        raise stray_number_error(value, kf, m, file=text.path, row=row, column=c, separator=text.separator)
     k = kf if numbers else kb
     what = "numbers" if numbers else "True/False"
     note = Repair(STRAY if numbers else STRAY_BOOL, k, row, "flagged")
     detail = (f"column {c}: {k} of {m:,} values are not {what} (first {value!r}, a damaged cell?); the column is "
               "read as text")
     add_note(text, note, detail)
+
+
+def stray_number_error(value, k: int, m: int, *, file, row: int | None, column: str, separator: str = ","
+                       ) -> ParseError:
+    """The error for a value that is not a number in a column of numbers (``k`` of its ``m`` values): a damaged
+    cell, a decimal comma (``387,5``), spaces around a number. Read as text, the whole column would change dtype."""
+    text = str(value)
+    why = ("a decimal comma?" if re.fullmatch(DECIMAL_COMMA, text) else "spaces around a number?"
+           if text != text.strip() else "a damaged cell?")
+    options = decimal_comma_options(separator) if why == "a decimal comma?" and separator != "," else ()
+    return ParseError(f"{value!r} is not a number ({why}), in a column of numbers ({k:,} of {m:,} values are not): "
+                      "fix the cell, or empty it if the value is missing", file=file, row=row, column=column,
+                      options=options)
 
 
 def add_note(text: TextFile, note: Repair, detail: str) -> None:

@@ -19,14 +19,17 @@ CR-only line ends (classic Mac OS)                read as line ends             
 a NUL byte inside a line                          :class:`ParseError`: file, line, column               error
 a row with too few or too many fields; the last   :class:`ParseError`: file, line, fields found, the    error
 row cut short                                     column (and "the file looks truncated")
-no line break after the last row                  read, flagged (a row cut inside its last value?)      flag
+no line break after the last row                  the row dropped, counted as "incomplete last line"    repair
+                                                  (cut inside a value? 431 ms would read as 43 ms)
 an unbalanced double quote                        :class:`ParseError`: file, line                       error
 no data row after the header                      :class:`ParseError`: file, line 2                     error
 ================================================  ====================================================  ========
 
 Dropping a blank or repeated header line loses no value, and a NUL padding or a stray byte-order mark holds none,
 so those are repaired; a short or long row or a NUL inside a value leaves the row's values unknown, so those are
-errors (fix the file, or delete the row).
+errors (fix the file, or delete the row). A last line without a line break is the one exception: a copy cut inside
+its last value still has every field (``431`` cut to ``43``), so no check can tell a cut row from a whole one; the
+row is dropped and counted (``incomplete last line``, with the file and line), never read with changed values.
 
 Cost: :func:`check_text` runs on every file, once per file version (memoised): one pass over the bytes for the line
 starts and the lowest and highest byte (:func:`readgaze.io.scan.scan_file`, or the pass ``readgaze prep`` started
@@ -66,7 +69,8 @@ MID_BOM = "byte-order mark (U+FEFF) inside the file removed"
 NUL_PADDING = "NUL bytes after the last line removed"
 CR_ENDS = "CR-only line ends (classic Mac OS) read as line ends"
 CONTROL = "TAB inside values of a file not separated by TAB (kept)"
-NO_BREAK = "no line break at the end of the file (its last row cut short?)"
+UNNAMED = "columns without a name in the header (kept)"
+CUT_LAST = "incomplete last line (no line break at its end: the file cut short?) dropped"
 
 
 class RepairWarning(UserWarning):
@@ -353,13 +357,22 @@ def _check(path: Path, source: Path, separator: str | None) -> TextFile:
                 repairs.append(Repair(MID_BOM, int(keep.sum()), int(line[keep][0]) + 1, "changed"))
                 cuts = [(int(b), int(b) + 3) for b in boms[keep]]
     notes = _control_characters(mm, starts, begin, sep, head, end) if sep != "\t" and scan.tab else []
-    if end == scan.size and scan.size and mm[scan.size - 1] != 10:  # exporters end every row with a line break
-        notes.append((Repair(NO_BREAK, 1, len(starts), "flagged"), "the file does not end with a line break: is "
-                      "its last row cut short (an interrupted copy)? It is read as it is"))
+    last = len(starts) - 1
+    if (end == scan.size and scan.size and mm[scan.size - 1] != 10 and last > header_line and not drop[last]
+            and _fields(bytes(mm[begin[last]:begin[last] + length[last]]), sep) == _fields(head, sep)):
+        # exporters end every row with a line break: a last line without one may be cut inside its last value (431
+        # ms read as 43), so its values are unknown; the row is dropped and counted (file and line named). Cut
+        # short of a field, it is the ragged rows' error ("the file looks truncated").
+        repairs.append(Repair(CUT_LAST, 1, last + 1))
+        drop[last] = True
+        if drop[header_line + 1:].all():
+            raise ParseError(f"the only data row has no line break at its end: {CUT_LAST.split(' (')[0]} (the file "
+                             "cut short?); end the row with a line break if it is complete", file=path, row=last + 1)
     if not repairs:
         if len(starts) < 2 or (len(starts) == 2 and length[1] == 0):
             raise ParseError("no data row after the header", file=path, row=2)
-        return TextFile(path, source, sep, _names(source, sep, path), starts, size=scan.size, notes=notes)
+        names = _names(source, sep, path)
+        return TextFile(path, source, sep, names, starts, size=scan.size, notes=notes + _unnamed(head, sep, names))
     target = _copy_path(path, f"clean|{source.name}|{sep}")
     kept = ~drop
     _write(target, _cleaned(mm, begin, length, kept, cuts, end, head_bom=head.startswith(BOM)))
@@ -367,8 +380,33 @@ def _check(path: Path, source: Path, separator: str | None) -> TextFile:
     copy = scan_file(target, sha256=False, lines=True)
     if len(copy.starts) < 2 or copy.size == 0:
         raise ParseError("no data row after the header", file=path, row=2)
-    return TextFile(path, target, sep, _names(target, sep, path), copy.starts, dropped, repairs, copy.size,
-                    notes=notes)
+    names = _names(target, sep, path)
+    return TextFile(path, target, sep, names, copy.starts, dropped, repairs, copy.size,
+                    notes=notes + _unnamed(head, sep, names))
+
+
+def _unnamed(head: bytes, sep: str, names: list[str]) -> list:
+    """A flag for the columns without a name in the header (an extra separator at the end of every line?): kept
+    under the name polars gives them, and said."""
+    fields = next(csv.reader([head.decode("utf-8", "replace").lstrip("\ufeff")], delimiter=sep), [])
+    empty = [i for i, f in enumerate(fields) if not f.strip() and i < len(names)]
+    if not empty:
+        return []
+    shown = ", ".join(f"column {i + 1} (read as {names[i]!r})" for i in empty[:5]) + (", ..." if len(empty) > 5 else "")
+    why = ("an extra separator at the end of the lines?" if empty[-1] == len(names) - 1 else
+           "a row index, as pandas writes one?" if empty == [0] else "a header cell left empty?")
+    return [(Repair(UNNAMED, len(empty), 1, "flagged"),
+             f"{len(empty)} of {len(names)} columns have no name in the header ({why}): {shown}; kept")]
+
+
+def _fields(line: bytes, sep: str) -> int:
+    """Fields of one line (quotes as the parser reads them); -1 for a line holding a lone CR (mixed line ends: an
+    error of their own, :func:`readgaze.io.ragged.locate_parse_error`)."""
+    text = line.decode("utf-8", "replace").lstrip("\ufeff")
+    try:
+        return len(next(csv.reader([text], delimiter=sep), []))
+    except csv.Error:
+        return -1
 
 
 def _control_characters(mm, starts, begin, sep: str, head: bytes, end: int) -> list:

@@ -13,9 +13,11 @@ Cost. The references run batched (:func:`readgaze.lines.assign_lines`): slice wi
 trials, the vote's cluster and warp in one compiled pass each, and the vote is their majority (two of three,
 else slice, as :func:`readgaze.lines.vote.majority` breaks ties); a reference that is the chosen method itself
 is not run again (its agreement is 1), and the chosen slice lines are the vote's slice column. Cluster's 100
-k-means++ starts per trial (the vote's own cost) dominate: at OneStop's scale (2.4 M fixations, 23,860 trials)
-about 13-14 CPU s (``experiments/bench_agreement.py``), against about 4 CPU s for the rest of ``prepare()`` after
-parsing; ``readgaze prep`` runs it in a thread beside the reading measures.
+k-means++ starts per trial (the vote's own cost) dominate: at OneStop's scale (2.4 M fixations, 23,860 trials) its
+compiled pass took 5.7 CPU s and takes 3.5 since issue 39 (one pass per start and centre, same lines bit for bit;
+measured alternating in one process on a loaded 2-core machine, ``experiments/bench_agreement.py`` times the whole
+pass); ``readgaze prep`` runs it in a thread beside the reading measures. Its floor is the running sum over all
+starts that NumPy's k-means++ draw reads, one addition after another (about 1.6 G additions here).
 """
 
 from __future__ import annotations

@@ -189,6 +189,9 @@ def cluster_many(trials: list[tuple], *, init: str = "kmeans++", n_init: int = 1
     The compiled kernel (numba) repeats :func:`kmeans_plus_plus` and :func:`lloyd_intervals` number by
     number: the running sum over all starts, NumPy's pairwise row sums (:func:`readgaze.lines._common.pairwise`),
     the same sorted searches, so every start, every restart's sum of squares and the chosen restart are bit-identical.
+    It does so in one pass per start and centre (distance update, running sum and row sum together), searches each
+    draw in its start's row of the running sum only (the sum never decreases), and moves each Lloyd bound from the
+    last step's (the same first index above the midpoint as a bisection finds).
     """
     if init != "kmeans++":
         return [cluster(t[0], t[1], init=init, n_init=n_init, seed=seed) for t in trials]
@@ -263,46 +266,74 @@ def _insertion_sort(v):
 def _cluster_kernel(y_sorted, start, n_lines, first, u, u_start, n_init):
     """Label (cluster of the best restart, by position) of every sorted value; see :func:`cluster_many`."""
     out = np.zeros(len(y_sorted), dtype=np.int64)
+    los, ns, phase, left = np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64)
     for t in range(len(n_lines)):
         y, n, k = y_sorted[start[t]:start[t + 1]], start[t + 1] - start[t], n_lines[t]
         if n == 0:
             continue
-        # k-means++ (kmeans_plus_plus)
+        # k-means++ (kmeans_plus_plus). One pass per start and centre updates the squared distances to the nearest
+        # centre so far, continues the running sum over all starts (row after row, as np.cumsum adds them) and
+        # sums the start's row as NumPy's pairwise sum does (8 accumulators; pairwise_stack beyond 128 values).
+        # A start's draw needs only its own row of the running sum: the sum never decreases, so the first index
+        # at or above the target lies in the row, or before it (pick 0) or after it (pick n - 1).
         chosen = np.empty((n_init, k))
-        d2 = np.empty(n_init * n)
         for r in range(n_init):
             chosen[r, 0] = y[first[t * n_init + r]]
-            for i in range(n):
-                d = y[i] - chosen[r, 0]
-                d2[r * n + i] = d * d
-        cum = np.empty(n_init * n)
-        los, ns, phase, left = np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64)
+        d2 = np.full(n_init * n, np.inf)                   # min(inf, d * d) is d * d: the first centre's distances
+        cum = np.empty(n)
+        n8 = n - n % 8 if n >= 8 else 0
         for c in range(1, k):
-            run = 0.0
-            for i in range(n_init * n):
-                run += d2[i]
-                cum[i] = run
+            run, before = 0.0, -np.inf
             for r in range(n_init):
-                total = pairwise_stack(d2, r * n, n, los, ns, phase, left)
+                centre, row = chosen[r, c - 1], r * n
+                a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = -0.0
+                for b in range(0, n8, 8):
+                    for j in range(8):
+                        d = y[b + j] - centre
+                        v = min(d2[row + b + j], d * d)
+                        d2[row + b + j] = v
+                        run += v
+                        cum[b + j] = run
+                    a0 += d2[row + b]
+                    a1 += d2[row + b + 1]
+                    a2 += d2[row + b + 2]
+                    a3 += d2[row + b + 3]
+                    a4 += d2[row + b + 4]
+                    a5 += d2[row + b + 5]
+                    a6 += d2[row + b + 6]
+                    a7 += d2[row + b + 7]
+                total = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) if n8 else -0.0
+                for i in range(n8, n):
+                    d = y[i] - centre
+                    v = min(d2[row + i], d * d)
+                    d2[row + i] = v
+                    run += v
+                    cum[i] = run
+                    total += v
+                if n > 128:
+                    total = pairwise_stack(d2, row, n, los, ns, phase, left)
                 draw = u[u_start[t] + (c - 1) * n_init + r]
-                target = (cum[r * n] - d2[r * n]) + draw * total
-                lo, hi = 0, n_init * n                     # first index with cum >= target (side="left")
-                while lo < hi:
-                    mid = (lo + hi) // 2
-                    if cum[mid] < target:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                pick = min(max(lo - r * n, 0), n - 1) if total > 0 else int(draw * n)
+                if total > 0:
+                    target = (cum[0] - d2[row]) + draw * total
+                    lo, hi = 0, n                          # first index with cum >= target (side="left")
+                    if before >= target:
+                        hi = 0
+                    while lo < hi:
+                        mid = (lo + hi) // 2
+                        if cum[mid] < target:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                    pick = min(lo, n - 1)
+                else:
+                    pick = int(draw * n)
                 chosen[r, c] = y[pick]
-            for r in range(n_init):
-                for i in range(n):
-                    d = y[i] - chosen[r, c]
-                    d2[r * n + i] = min(d2[r * n + i], d * d)
+                before = cum[n - 1]
         # Lloyd's iterations on intervals (lloyd_intervals)
         centres = np.empty((n_init, k))
         for r in range(n_init):
-            centres[r] = np.sort(chosen[r])
+            centres[r] = chosen[r]
+            _insertion_sort(centres[r])                # np.sort's values, without allocating
         s1, s2 = np.zeros(n + 1), np.zeros(n + 1)
         run, run2 = 0.0, 0.0
         for i in range(n):
@@ -323,13 +354,20 @@ def _cluster_kernel(y_sorted, start, n_lines, first, u, u_start, n_init):
                     continue
                 for j in range(k - 1):
                     mid_value = (centres[r, j + 1] + centres[r, j]) / 2
-                    lo, hi = 0, n                          # first index with y > mid (side="right")
-                    while lo < hi:
-                        mid = (lo + hi) // 2
-                        if y[mid] <= mid_value:
-                            lo = mid + 1
-                        else:
-                            hi = mid
+                    if step == 0:
+                        lo, hi = 0, n                      # first index with y > mid (side="right")
+                        while lo < hi:
+                            mid = (lo + hi) // 2
+                            if y[mid] <= mid_value:
+                                lo = mid + 1
+                            else:
+                                hi = mid
+                    else:                                  # the same index, walked from the last step's
+                        lo = bounds[r, j + 1]
+                        while lo > 0 and y[lo - 1] > mid_value:
+                            lo -= 1
+                        while lo < n and y[lo] <= mid_value:
+                            lo += 1
                     new[r, j + 1] = lo
             if step > 0 and _same_rows(new, bounds):
                 break
