@@ -20,8 +20,8 @@ outlives the driver. A driver killed with SIGKILL takes the embedded Ray's proce
 driver's life on Linux).
 
 :func:`fold_log` keeps Lightning's output of a unit in its own log file, :func:`progress_line` is ``readgaze cv``'s
-line per finished fold. Ray is an optional dependency (``pip install 'readgaze[cluster]'``); without it, parallel
-runs fall back to one unit at a time, said aloud.
+line per finished fold. Ray is an optional dependency (``pip install -e '.[cluster]'`` in the checkout); without
+it, parallel runs fall back to one unit at a time, said aloud.
 """
 
 from __future__ import annotations
