@@ -83,9 +83,12 @@ def test_read_rows_equals_the_whole_parse(small_data, tmp_path):
     f.write_text('id,label,x\n1,"two\nlines",3.5\n2,plain,.\n3,"a,b",inf\n')
     assert read_rows(f, np.array([1, 2]), ["label", "x"], n_rows=3).to_dicts() == [
         {"label": "plain", "x": None}, {"label": "a,b", "x": float("inf")}]
-    f.write_text('id,label,x\n1,one,3.5\n2,plain,.\n3,"a,b",inf')  # no final line break
-    assert read_rows(f, np.array([0, 2]), ["label", "x"], n_rows=3).to_dicts() == [
-        {"label": "one", "x": 3.5}, {"label": "a,b", "x": float("inf")}]
+    # no final line break: the last line may be cut, so the whole parse drops it (counted as 'incomplete last line')
+    # and reading rows of the file agrees with that parse
+    f.write_text('id,label,x\n1,one,3.5\n2,plain,.\n3,"a,b",inf')
+    assert read_csv(f, columns=["label", "x"]).height == 2
+    assert read_rows(f, np.array([0, 1]), ["label", "x"], n_rows=2).to_dicts() == [
+        {"label": "one", "x": 3.5}, {"label": "plain", "x": None}]
 
 
 def test_sort_rows_equals_polars_sort():
