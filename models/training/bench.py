@@ -121,7 +121,7 @@ def run_command(argv: list[str]) -> int:
 
 def prepare(config: bc.BenchConfig, out: Path) -> tuple[list[bc.Unit], list[str]]:
     """Check everything (see the module docstring) and plan the units; nothing is run or written."""
-    from readgaze.models.training.cv import _check_design
+    from readgaze.models.training.cv_settings import check_design
 
     configs, notes = bc.model_configs(config)
     for name, folder in config.datasets.items():
@@ -129,7 +129,7 @@ def prepare(config: bc.BenchConfig, out: Path) -> tuple[list[bc.Unit], list[str]
             Dataset(folder)
         except ConfigError as error:
             raise ConfigError(f"dataset {name!r}: {error.message}", file=folder) from None
-        _check_design(folder, config.n_folds, command="bench")
+        check_design(folder, config.n_folds, command="bench")
     bad = [f for f in config.fold_list() if not 0 <= f < config.n_folds]
     if bad:
         raise ConfigError(f"folds {bad} do not exist: data.n_folds is {config.n_folds} (folds 0 .. "
