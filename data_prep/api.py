@@ -29,6 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from readgaze.data_prep.prep_options import (
+    as_list,
+    as_text,
+    missing_number,
+    screen_geometry,
+    screen_size,
+    separator_char,
+)
 from readgaze.errors import ConfigError, Option
 
 MODES = ("onestop", "dataviewer", "asc", "samples")
@@ -176,7 +184,7 @@ def prepare(mode: str, *, out: str | Path, fixation_report: str | Path | None = 
     """
     if mode not in MODES:
         raise ConfigError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
-    separator = _separator(separator)
+    separator = separator_char(separator)
     needs = {"onestop": ("fixation_report", "ia_report"), "dataviewer": ("fixation_report",),
              "asc": ("files",), "samples": ("files", "layout")}[mode]
     given = {"fixation_report": fixation_report, "ia_report": ia_report, "files": files, "layout": layout}
@@ -244,14 +252,14 @@ def _prepare(mode, *, out, fixation_report, ia_report, files, layout, text_id, a
             loaded = sources.load_dataviewer(fixation_report, ia_report, spec, source, aoi=aoi,
                                              ia_id_base=ia_id_base, encoding=encoding, **dialect)
         elif mode == "samples":
-            loaded = sources.load_samples(files, layout, text_id, screen=_screen_geometry(screen_px, screen_cm,
-                                                                                         distance_cm, origin),
-                                          columns=spec, detector=detector, missing_value=_missing(missing_value),
+            loaded = sources.load_samples(files, layout, text_id, screen=screen_geometry(screen_px, screen_cm,
+                                                                                        distance_cm, origin),
+                                          columns=spec, detector=detector, missing_value=missing_number(missing_value),
                                           sampling_rate_hz=sampling_rate_hz, eye=eye, time_unit=time_unit,
                                           **dialect)
         else:
             loaded = sources.load_asc(files, layout, text_id, columns=spec, encoding=encoding,
-                                      screen_px=_screen(screen_px), **dialect)
+                                      screen_px=screen_size(screen_px), **dialect)
     notes = [f"warning: {w}" for w in loaded.warnings]
     notes += [f"repaired: {w.message}" for w in repaired if issubclass(w.category, RepairWarning)]
     for w in repaired:  # other warnings as Python shows them
@@ -275,7 +283,7 @@ def _prepare(mode, *, out, fixation_report, ia_report, files, layout, text_id, a
             export = next(iter(loaded.sources.values()))[0]
             joined = attach_labels(trial_table, table, trials_file=export, table_file=trials,
                                    keys=parse_keys(list(trials_on or [])), aliases=loaded.aliases, qc=loaded.qc,
-                                   key_maps=parse_key_maps(_list(key_map)), rules=parse_rules(_list(binarise)))
+                                   key_maps=parse_key_maps(as_list(key_map)), rules=parse_rules(as_list(binarise)))
             words = rekey_words(words, trial_table, joined.trials, loaded.qc)
             trial_table = joined.trials
             notes += joined.messages
@@ -290,15 +298,15 @@ def _prepare(mode, *, out, fixation_report, ia_report, files, layout, text_id, a
     if loaded.line_assigner == "report" and assigner != "report":
         notes.append(f"warning: the word boxes are estimated from the fixations (no IA report or AOI table); "
                      f"--line-assigner {assigner} assigns lines on those estimates")
-    screen = _screen(screen_px) or SCREENS.get(mode)
+    screen = screen_size(screen_px) or SCREENS.get(mode)
     config = {"mode": mode, "line_assigner": assigner, "screen_px": screen, "surprisal_model": surprisal_model,
               "language": language, "loader": loaded.loader, "trials_on": list(trials_on) if trials_on else None,
-              "key_map": _list(key_map) or None, "binarise": _list(binarise) or None,
+              "key_map": as_list(key_map) or None, "binarise": as_list(binarise) or None,
               "format": fmt, "columns": spec or None, **dialect,
               **({"ias_pattern": ias_pattern, "off_text": "dataviewer"} if ias else {})}
     if mode == "samples":  # what the detector was given (its thresholds: readgaze.events' defaults)
-        config |= {"screen_cm": _text(screen_cm), "distance_cm": distance_cm, "origin": origin,
-                   "detector": detector, "time_unit": time_unit, "missing_value": _text(missing_value),
+        config |= {"screen_cm": as_text(screen_cm), "distance_cm": distance_cm, "origin": origin,
+                   "detector": detector, "time_unit": time_unit, "missing_value": as_text(missing_value),
                    "sampling_rate_hz": sampling_rate_hz}
     from readgaze.corrections import log_path, read_log
 
@@ -348,69 +356,3 @@ def word_box_warnings(fixations) -> list[str]:
         return [f"warning: only {on_words:,} of the {n:,} fixations ({on_words / n:.0%}) lie on a word box (off_text "
                 "in manifest.json): is the layout the text these recordings show, in the same screen coordinates?"]
     return []
-
-
-def _list(value) -> list[str]:
-    """A keyword given as one string or several, as a list (empty for none)."""
-    if not value:
-        return []
-    return [value] if isinstance(value, str) else list(value)
-
-
-def _text(value) -> str | None:
-    """A setting as the command line gives it (``"38x30.2"``, ``"-32768"``), for the manifest."""
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, (tuple, list)):
-        return "x".join(f"{v:g}" for v in value)
-    return f"{value:g}"
-
-
-def _screen(value, option: str = "--screen-px", example: str = "1280x1024") -> tuple[float, float] | None:
-    """``WIDTHxHEIGHT`` text or a (width, height) pair as two floats (None for none)."""
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        width, height = value
-        return float(width), float(height)
-    try:
-        w, h = (float(v) for v in value.lower().split("x"))
-    except ValueError:
-        raise ConfigError(f"{option} {value!r}: expected WIDTHxHEIGHT, e.g. {example}") from None
-    return w, h
-
-
-def _screen_geometry(screen_px, screen_cm, distance_cm, origin):
-    """The samples mode's :class:`readgaze.io.samples.ScreenGeometry` (every size is required)."""
-    from readgaze.io.samples import ScreenGeometry
-
-    px = _screen(screen_px)
-    if px is None or screen_cm is None or distance_cm is None:
-        raise ConfigError("prep samples needs the screen (size in px and cm, eye-to-screen distance in cm) to "
-                          "convert pixels to degrees of visual angle",
-                          options=(Option("screen_px=(1280, 1024), screen_cm=(38, 30.2), distance_cm=68",
-                                          "--screen-px 1280x1024 --screen-cm 38x30.2 --distance-cm 68",
-                                          "for example"),))
-    cm = _screen(screen_cm, "--screen-cm", "38x30.2")
-    return ScreenGeometry(int(px[0]), int(px[1]), *cm, distance_cm, origin=origin.replace("-", " "))
-
-
-def _missing(value) -> float | None:
-    """``missing_value`` as a number or None (``"none"``: only empty fields are missing)."""
-    if value is None or (isinstance(value, str) and value.lower() == "none"):
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        raise ConfigError(f"--missing-value {value!r}: expected a number (e.g. -32768) or 'none'") from None
-
-
-def _separator(text: str | None) -> str | None:
-    """A separator by character or name (``tab``, ``comma``, ``semicolon``, ``space``)."""
-    if text is None:
-        return None
-    named = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "space": " "}
-    value = named.get(text.lower(), text)
-    if len(value) != 1:
-        raise ConfigError(f"--separator {text!r}: expected one character, or tab / comma / semicolon")
-    return value

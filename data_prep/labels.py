@@ -44,6 +44,7 @@ from pathlib import Path
 
 import polars as pl
 
+from readgaze.data_prep.label_rules import Rule, apply_rules, parse_rules  # noqa: F401 -- parse_rules: the api imports it here
 from readgaze.errors import ConfigError, DataError
 from readgaze.qc import QCLog
 
@@ -184,65 +185,6 @@ def parse_key_maps(specs: list[str] | None) -> dict[str, KeyMap]:
                               f"'^\\w+-(\\w+)-\\d+$'")
         out[column] = KeyMap(column, pattern=value, source=value)
     return out
-
-
-_RULE = re.compile(r"^\s*(\w+)\s*=\s*(\w+)\s*(>=|<=|==|!=|>|<)\s*(-?[\d.]+(?:e-?\d+)?)\s*$")
-_OPS = {">=": "ge", "<=": "le", "==": "eq", "!=": "ne", ">": "gt", "<": "lt"}
-
-
-@dataclass(frozen=True)
-class Rule:
-    """``label = column OP threshold``: a Boolean label from a numeric column, as declared."""
-
-    label: str
-    column: str
-    op: str
-    threshold: float
-
-    def __str__(self) -> str:
-        return f"{self.label} = {self.column} {self.op} {self.threshold:g}"
-
-
-def parse_rules(specs: list[str] | None) -> list[Rule]:
-    """``["is_correct=acc_level>=2"]`` -> rules. Only ``is_correct`` (a Boolean label) can be made so.
-
-    Raises :class:`ConfigError` naming the spec and the expected form."""
-    rules = []
-    for spec in specs or []:
-        match = _RULE.match(spec)
-        if match is None:
-            raise ConfigError(f"--binarise {spec!r}: expected LABEL=COLUMN OP NUMBER with OP one of >=, >, <=, <, ==, "
-                              f"!= (e.g. is_correct=acc_level>=2)")
-        label, column, op, threshold = match.groups()
-        if label != "is_correct":
-            raise ConfigError(f"--binarise {spec!r}: only is_correct is made from a number (reading_goal is a "
-                              f"category: recode it in the table)")
-        rules.append(Rule(label, column, op, float(threshold)))
-    return rules
-
-
-def apply_rules(table: pl.DataFrame, rules: list[Rule], table_file: str) -> tuple[pl.DataFrame, list[str]]:
-    """The table with each rule's label column; one message per rule (its counts).
-
-    Raises :class:`ConfigError` when the column is missing or holds a value that is not a number."""
-    messages = []
-    for rule in rules:
-        if rule.column not in table.columns:
-            raise ConfigError(f"--binarise {rule}: the table has no column {rule.column!r}; it has {table.columns}",
-                              file=table_file, column=rule.column)
-        number = pl.col(rule.column).cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
-        bad = table.filter(number.is_null() & pl.col(rule.column).is_not_null() &
-                           (pl.col(rule.column).cast(pl.String).str.strip_chars() != ""))
-        if bad.height:
-            raise ConfigError(f"--binarise {rule}: {bad.height} value(s) of {rule.column} are not numbers, e.g. "
-                              f"{bad[rule.column].cast(pl.String).head(3).to_list()}", file=table_file,
-                              column=rule.column)
-        table = table.with_columns(getattr(number, _OPS[rule.op])(rule.threshold).alias(rule.label))
-        counts = table[rule.label].value_counts()
-        count = {value: n for value, n in counts.iter_rows()}
-        messages.append(f"labels: {rule} (declared with --binarise): {count.get(True, 0):,} rows True, "
-                        f"{count.get(False, 0):,} False, {count.get(None, 0):,} without a value")
-    return table, messages
 
 
 def attach_labels(trials: pl.DataFrame, table: pl.DataFrame, *, trials_file: str, table_file: str,

@@ -1,5 +1,8 @@
 """A model bundle: a trained model and everything needed to score new recordings the way training saw them.
 
+Over 400 lines on purpose: what a bundle holds is written, described and checked in this one file, so that the
+three cannot drift apart.
+
 ``readgaze fit`` and every ``readgaze cv`` fold write ``bundle/`` beside their checkpoint:
 
 * ``model.ckpt``: the best-on-validation checkpoint (a hard link where the file system allows, else a copy);
@@ -22,9 +25,6 @@ A bundle names its classes by index, per task (:data:`CLASSES`):
 >>> from readgaze.models.training.bundle import CLASSES
 >>> dict(enumerate(CLASSES["comprehension"]))
 {0: 'incorrect', 1: 'correct'}
-
-(Over 400 lines on purpose: what a bundle holds is written, described and checked in this one file, so that the
-three cannot drift apart.)
 """
 
 from __future__ import annotations

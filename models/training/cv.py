@@ -51,7 +51,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
-import yaml
 
 from readgaze.baselines import BASELINES, CLASSICAL, run_baseline, with_baseline_features
 from readgaze.dataset import Dataset
@@ -63,6 +62,15 @@ from readgaze.metrics import (
     evaluate_goal_selection,
     goal_selection_table,
     write_results,
+)
+from readgaze.models.training.cv_settings import (
+    DEFAULT_BASELINES,
+    PARAGRAPH_TIME_BASELINE,
+    baseline_kinds,
+    check_design,
+    config_without_grid,
+    parse_grid,
+    run_settings,
 )
 from readgaze.models.training.runner import QUIET_TRAINER, auroc_of, fold_log, run_folds
 from readgaze.models.training.summary import constant_warnings
@@ -131,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         if len(runs) > 1 and not args.no_ensemble:
             from readgaze.models.training.ensemble import run_ensembles
 
-            task = _settings(args.config[0], overrides)["task"]
+            task = run_settings(args.config[0], overrides)["task"]
             out = Path(args.out) / (args.run or f"{task}_ensemble")
             written = run_ensembles(runs, out)
             print(written["markdown"].read_text(encoding="utf-8"))
@@ -161,18 +169,6 @@ def _run_ablations(config: str, args, overrides: list[str], grid: dict, run_dir:
     print(written["markdown"].read_text(encoding="utf-8"))
 
 
-def parse_grid(items: list[str]) -> dict[str, list[str]]:
-    """``["model.init_args.learning_rate=1e-5,3e-5"]`` -> ``{"model.init_args.learning_rate": ["1e-5", "3e-5"]}``."""
-    grid = {}
-    for item in items:
-        key, sep, values = item.partition("=")
-        if not sep or not key or not values:
-            raise ConfigError(f"--grid: got {item!r}, expected KEY=V1,V2,... (e.g. model.init_args.learning_rate="
-                              f"1e-5,3e-5)")
-        grid[key.removeprefix("--")] = [v for v in values.split(",") if v != ""]
-    return grid
-
-
 def cross_validate(config: str, data_path: str, overrides: list[str] | None = None, *, folds: list[int] | None = None,
                    workers: int = 1, out: str = "results", run: str | None = None,
                    baselines: bool | Sequence[str] = True, threads: int | None = None,
@@ -186,8 +182,8 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
     :class:`ConfigError` on a config that cannot be read, too-small data, or a bad grid.
     """
     overrides = list(overrides or [])
-    settings = _settings(config, overrides)
-    _check_design(data_path, settings["n_folds"])
+    settings = run_settings(config, overrides)
+    check_design(data_path, settings["n_folds"])
     if settings["task"] == "goal_reconstruction":  # generated questions, not class probabilities
         from readgaze.models.training.goal_cv import cross_validate_generation
 
@@ -203,7 +199,7 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
     run_dir.mkdir(parents=True, exist_ok=True)
     grid = {**settings["grid"], **(grid or {})}
     points = [dict(zip(grid, values)) for values in itertools.product(*grid.values())] or [{}]
-    fit_config = _config_without_grid(config, run_dir) if settings["grid"] else config
+    fit_config = config_without_grid(config, run_dir) if settings["grid"] else config
     folds = list(range(settings["n_folds"])) if folds is None else folds
     threads = threads or max(1, (os.cpu_count() or 1) // workers)
     jobs = [(fit_config, data_path, fold, overrides, str(run_dir), baselines, threads, points, seeds)
@@ -289,84 +285,6 @@ def _write_seed_spread(seed_files: list[list[Path]], run_dir: Path, markdown: Pa
             cells.append("–" if mean is None else f"{100 * mean:.1f}" + ("" if std is None else f" ± {100 * std:.1f}"))
         lines.append(f"| {row['model']} | {row['regime']} | {row['n_seeds']} | " + " | ".join(cells) + " |")
     markdown.write_text(markdown.read_text(encoding="utf-8") + "\n".join(lines) + "\n", encoding="utf-8")
-
-
-def _check_design(data_path: str, n_folds: int, command: str = "cv") -> None:
-    """Refuse, before any fold starts, a dataset with fewer participants or items than folds (``command`` names
-    the command in the message)."""
-    dataset = Dataset(data_path)
-    counts = dataset.scan("trials", validate=False).select(pl.col("participant_id").n_unique(),
-                                                           pl.col("item_id").n_unique()).collect()
-    participants, items = counts.row(0)
-    if min(participants, items) < n_folds:
-        fix = (f"use --data.n_folds {min(participants, items)} or fewer (at least 3)" if min(participants, items) >= 3
-               else f"{command} needs at least 3 participants and 3 items (readgaze fit can smoke-run smaller data)")
-        raise ConfigError(f"readgaze {command} holds out participants and items in {n_folds} folds, but this dataset "
-                          f"has {participants} participants and {items} items; {fix}", file=dataset.file("trials"))
-
-
-def _settings(config: str, overrides: list[str]) -> dict:
-    """``task``, ``n_folds`` and ``grid`` of a config after overrides (``--data.X v`` or ``--data.X=v``)."""
-    try:
-        loaded = yaml.safe_load(Path(config).read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as error:
-        raise ConfigError(f"cannot read config: {error}", file=config) from error
-    data = dict(loaded.get("data") or {})
-    grid = loaded.get("grid") or {}
-    if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
-        raise ConfigError("grid: expected a mapping from a key (e.g. model.init_args.learning_rate) to a non-empty "
-                          "list of values", file=config)
-    pairs = {}
-    for i, arg in enumerate(overrides):
-        if arg.startswith("--data."):
-            key, _, value = arg[len("--data."):].partition("=")
-            pairs[key] = value if value else (overrides[i + 1] if i + 1 < len(overrides) else "")
-    data.update(pairs)
-    if data.get("fold_files"):
-        n_folds = len(list((Path(data["fold_files"]) / "items").glob("fold_*.csv")))
-    else:
-        n_folds = int(data.get("n_folds", 10))
-    if data.get("split_unit", "auto") not in ("auto", "participant_item"):
-        raise ConfigError("cv scores the participant x item regimes; data.split_unit must be participant_item",
-                          file=config)
-    if n_folds < 3:
-        raise ConfigError(f"data.n_folds: got {n_folds}, expected at least 3", file=config)
-    return {"task": data.get("task", "reading_goal"), "n_folds": n_folds,
-            "grid": {str(k): [str(v) for v in values] for k, values in grid.items()}}
-
-
-def _config_without_grid(config: str, run_dir: Path) -> str:
-    """A copy of the YAML without its ``grid:`` block (LightningCLI does not know the key), in the run folder."""
-    loaded = yaml.safe_load(Path(config).read_text(encoding="utf-8"))
-    loaded.pop("grid", None)
-    path = run_dir / f"{Path(config).stem}.fit.yaml"
-    path.write_text(yaml.safe_dump(loaded, sort_keys=False), encoding="utf-8")
-    return str(path)
-
-
-DEFAULT_BASELINES = ("majority", "reading_speed", "mean_total_fixation_duration", "meziere_logistic_regression")
-"""The baseline rows ``readgaze cv`` adds by default: majority class, the reading-time baselines and Mézière's
-logistic regression (the grid-searched SVM, random forest, kNN and gradient boosting with ``--baselines all``).
-``words_per_paragraph_time`` joins them only for data with Data Viewer's ``PARAGRAPH_RT``
-(:data:`PARAGRAPH_TIME_BASELINE`): without it the paragraph time is the fixation span and that baseline is
-``reading_speed`` again (a logistic regression on words per the same time; predictions equal to 3e-16)."""
-PARAGRAPH_TIME_BASELINE = "words_per_paragraph_time"
-
-
-def baseline_kinds(baselines: bool | Sequence[str]) -> tuple[str, ...]:
-    """``True`` -> :data:`DEFAULT_BASELINES`, ``False`` -> none, ``["all"]`` -> every kind; names are checked.
-
-    Raises :class:`ConfigError` naming an unknown kind and the valid ones.
-    """
-    if baselines is True:
-        return DEFAULT_BASELINES
-    if not baselines:
-        return ()
-    kinds = tuple(BASELINES) if list(baselines) == ["all"] else tuple(baselines)
-    unknown = [k for k in kinds if k not in BASELINES]
-    if unknown:
-        raise ConfigError(f"--baselines: unknown {', '.join(unknown)}; choose from {', '.join(BASELINES)} or 'all'")
-    return kinds
 
 
 def _run_fold(config: str, data_path: str, fold: int, overrides: list[str], run_dir: str, baselines: tuple[str, ...],
