@@ -217,12 +217,12 @@ LAYERS = (
     ("readgaze", "errors", "fingerprint", "_jit", "_pairwise", "_grid"),  # the package root imports errors only
     ("schema", "qc"),
     ("io", "dataset", "splits", "word_features"),
-    ("text", "simulate"),
+    ("text", "simulate", "layout_checks"),
     ("lines", "scanpath", "events", "_align_search", "_measures_pass"),
     ("align", "measures"),
     ("features", "metrics", "tasks", "predictions", "corrections", "metrics_regression", "reader_aggregation",
      "eyebench_tables"),
-    ("generation_metrics", "baselines", "plots", "inspect", "baselines_regression", "eyebench_copco"),
+    ("generation_metrics", "baselines", "plots", "inspect", "inspect_tasks", "baselines_regression", "eyebench_copco"),
     ("cli", "review"),
 )
 """The library's modules (and subpackages) from the bottom up: a module imports its own layer or lower ones only.
