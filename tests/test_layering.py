@@ -229,9 +229,9 @@ LAYERS = (
 ``io`` reads files into frames and knows nothing of text layout; ``dataset`` (a folder's tables) sits beside it;
 text, lines, alignment and measures build on them; features, tasks and metrics on those; the commands on top (a
 subpackage's ``cli`` module, e.g. ``readgaze.lines.cli``, is a command: the top layer)."""
-KNOWN_LOOPS = {frozenset({"readgaze.lines", "readgaze.lines.frame", "readgaze.lines.vote"})}
-"""Loops left for now: ``readgaze.lines.frame`` and ``.vote`` import, inside a function, the method table that
-``readgaze/lines/__init__.py`` defines (moving it to a module of its own ends the loop)."""
+KNOWN_LOOPS: set[frozenset[str]] = set()
+"""Loops left for now: none since the method table moved to ``readgaze.lines.registry`` (``vote`` and ``frame``
+import it, not the package that re-exports them)."""
 
 
 def _module_names(root: Path, parts: dict[str, str]) -> dict[str, Path]:
