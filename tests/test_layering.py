@@ -362,3 +362,39 @@ def test_the_loop_and_layer_checks_catch_a_made_up_loop_and_an_upward_import(tmp
     assert import_loops(graph) == [frozenset({"readgaze.io.keys", "readgaze.text"})]
     assert _layer_of("readgaze.io.keys") < _layer_of("readgaze.text")  # so keys -> text is upward
     assert import_loops({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+# ---- file size: one idea per file ----
+
+MAX_LINES = 400
+MAX_LONG_FILES = 5
+"""Issue #35: at most this many library files over :data:`MAX_LINES` lines, each saying why in its first lines."""
+
+
+def long_files(root: Path = REPO) -> dict[str, bool]:
+    """Library file (readgaze/, data_prep/, models/, kernels/) over :data:`MAX_LINES` lines -> whether its first 10
+    lines give the reason (the words "Over 400 lines")."""
+    out = {}
+    for folder in PARTS:
+        for path in sorted((root / folder).rglob("*.py")):
+            lines = path.read_text(encoding="utf-8").splitlines()
+            if len(lines) > MAX_LINES:
+                out[str(path.relative_to(root))] = any("Over 400 lines" in line for line in lines[:10])
+    return out
+
+
+def test_few_library_files_are_over_400_lines_and_each_says_why():
+    found = long_files()
+    silent = sorted(f for f, says_why in found.items() if not says_why)
+    assert not silent, f"over {MAX_LINES} lines without 'Over 400 lines: <reason>' in the first 10 lines: {silent}"
+    assert len(found) <= MAX_LONG_FILES, (f"{len(found)} library files over {MAX_LINES} lines (at most "
+                                          f"{MAX_LONG_FILES}): {sorted(found)}")
+
+
+def test_the_file_size_check_sees_a_long_file(tmp_path):
+    """The check on a made-up tree (it must not pass by seeing nothing)."""
+    (tmp_path / "readgaze").mkdir()
+    (tmp_path / "readgaze" / "short.py").write_text("x = 1\n" * MAX_LINES)
+    (tmp_path / "readgaze" / "long.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    (tmp_path / "readgaze" / "said.py").write_text('"""Over 400 lines: one table."""\n' + "x = 1\n" * MAX_LINES)
+    assert long_files(tmp_path) == {"readgaze/long.py": False, "readgaze/said.py": True}
