@@ -319,7 +319,7 @@ def _prepare(mode, *, out, fixation_report, ia_report, files, layout, text_id, a
                                 progress=progress, sink=writer.put, corrections=corrections,
                                 off_text="dataviewer" if ias else "skip")
         notes += word_box_warnings(prepared.fixations)
-        from readgaze.text import layout_fit_warnings
+        from readgaze.layout_checks import layout_fit_warnings
 
         notes += layout_fit_warnings(prepared.fixations, prepared.words, prepared.trials)
         with progress("write"):

@@ -6,7 +6,7 @@ per canonical column and repeated keys. When a fixation report and an IA report 
 the fixation report's id base is found by label agreement with the IA report; alone, it is 0 when an
 id is 0 and otherwise reported as unknown (never assumed). ``.asc`` files go to :func:`readgaze.io.asc.inspect_asc`; a
 dataset folder (with ``manifest.json``) shows its tables' row counts. An IA report also lists the
-interest-area faults of :func:`readgaze.text.ia_quirks`. Nothing is modified.
+interest-area faults of :func:`readgaze.layout_checks.ia_quirks`. Nothing is modified.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ import polars as pl
 
 from readgaze.dataset import MANIFEST, table_file
 from readgaze.errors import ReadgazeError
+from readgaze.inspect_tasks import N_FOLDS, describe_tasks  # noqa: F401 (readgaze.inspect.N_FOLDS, as before)
 from readgaze.io.csv import detect_separator, scan_csv
 from readgaze.io.dataviewer import detect_ia_id_base, read_fixation_report, read_ia_report
 from readgaze.io.samples import MISSING_GAZE
 from readgaze.schema import TABLES
-from readgaze.tasks import TASKS
 
 _IA_CANONICAL = ("trial_id", "text_id", "ia_index", "word", "left_px", "right_px", "top_px", "bottom_px")
 
@@ -239,7 +239,7 @@ def _ia(path: Path, source: str, _partner, **dialect) -> str:
 
 
 def _quirks(ia: pl.LazyFrame, path: Path) -> list[str]:
-    from readgaze.text import ia_quirks
+    from readgaze.layout_checks import ia_quirks
 
     found = [r for r in ia_quirks(ia, name=path.name).records if r["count"]]
     return [f"  {r['action']}: {r['reason']}: {_fmt(r['count'])} ({r['detail']})" for r in found] or [
@@ -333,83 +333,6 @@ def _manifest_lines(manifest: dict) -> list[str]:
             counted = {r: n for r, n in actions.get(action, {}).items() if n}
             if counted:
                 lines.append(f"  {action} {table}: " + ", ".join(f"{r} {_fmt(n)}" for r, n in counted.items()))
-    return lines
-
-
-N_FOLDS = 10
-"""The configs' default ``data.n_folds``."""
-
-
-def _task_labels(trials: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """Per task of the registry (:data:`readgaze.tasks.TASKS`), its trials with a ``label`` column (the class name,
-    or the value of a regression task), or the reason it has none. goal_question's label (the question's role) needs
-    the paragraph's questions: its trials are shown by their question id."""
-    out: dict = {}
-    for name, task in TASKS.items():
-        missing = task.missing(trials.columns)
-        if task.label is None:  # goal_question
-            missing = [c for c in ("reading_goal", "onestopqa_question_id") if c not in trials.columns]
-        if missing and task.level == "reader":  # a reader's trait (CopCo): listed when the data has it
-            continue
-        if missing:
-            out[name] = f"no {missing[0]} column"
-        elif task.label is None:
-            out[name] = trials.filter((pl.col("reading_goal") == "information_seeking")
-                                      & pl.col("onestopqa_question_id").is_not_null()).with_columns(
-                pl.col("onestopqa_question_id").cast(pl.String).alias("label"))
-        else:
-            labelled = task.labelled(trials).filter(pl.col("label").is_not_null())
-            out[name] = labelled if task.kind == "regression" else labelled.with_columns(
-                pl.col("label").replace_strict(dict(enumerate(task.classes)), return_dtype=pl.String))
-    return out
-
-
-def describe_tasks(trials: pl.DataFrame) -> list[str]:
-    """Per task: label counts, participants, items, whether its folds can be built, and warnings.
-
-    Warnings: one label value (the task measures nothing); a label constant within every participant (a model can
-    read it off a participant seen in training: only the new-participant regimes measure decoding) or item.
-    Attach labels with ``readgaze prep ... --trials LABELS.csv``.
-    """
-    lines = []
-    for task, labelled in _task_labels(trials).items():
-        if isinstance(labelled, str) or labelled.height == 0:
-            why = labelled if isinstance(labelled, str) else "no trial has a label"
-            lines.append(f"  task {task}: not available ({why}; attach labels with readgaze prep ... "
-                         "--trials LABELS.csv)")
-            continue
-        if TASKS[task].kind == "regression":  # one line of values instead of label counts
-            values = labelled["label"]
-            counts = pl.DataFrame({"label": [f"{values.min():.4g}-{values.max():.4g} ({values.n_unique():,} "
-                                             f"distinct values)"], "len": [labelled.height]})
-        else:
-            counts = labelled.group_by("label").len().sort("label")
-        participants = labelled["participant_id"].n_unique() if "participant_id" in labelled.columns else 0
-        items = labelled["item_id"].n_unique() if "item_id" in labelled.columns else 0
-        smallest = min(participants, items)
-        folds = (f"yes ({N_FOLDS} participant x item folds)" if smallest >= N_FOLDS else
-                 f"not with {N_FOLDS}: use --data.n_folds {smallest} (or fewer, at least 3)" if smallest >= 3 else
-                 "no: cv needs at least 3 participants and 3 items (fit falls back to random trial folds, "
-                 "which leak participants and items)")
-        lines += [f"  task {task}: {labelled.height:,} labelled trials; labels "
-                  + ", ".join(f"{r['label']} {r['len']:,}" for r in counts.iter_rows(named=True)),
-                  f"    participants {participants:,}, items {items:,}; folds: {folds}"]
-        if counts.height < 2 and TASKS[task].kind != "regression":
-            lines.append(f"    warning: one class only ({counts['label'][0]}): a model of this task measures "
-                         "nothing")
-            continue
-        if TASKS[task].kind == "regression" and labelled["label"].n_unique() < 2:
-            lines.append(f"    warning: one value only ({labelled['label'][0]:.4g}): a model of this task measures "
-                         "nothing")
-            continue
-        for unit, column in (("participant", "participant_id"), ("item", "item_id")):
-            if column in labelled.columns:
-                per = labelled.group_by(column).agg(pl.col("label").n_unique().alias("n"))
-                if per.height > 1 and per["n"].max() == 1:
-                    article = "an" if unit == "item" else "a"
-                    lines.append(f"    warning: the label is constant within every {unit} ({per.height:,}): a model "
-                                 f"can read it off {article} {unit} seen in training, so only the new-{unit} regimes "
-                                 "measure decoding")
     return lines
 
 

@@ -3,8 +3,9 @@
 A :class:`TextLayout` is what line assignment and word alignment need to know about a text: one
 row per interest area in ``words`` (canonical ``words`` columns) and one row per text line in
 ``lines``, and the text's reading ``direction`` (``"ltr"`` or ``"rtl"``). Builders from IA reports,
-AOI files and passage files live in this module too, with :func:`ia_quirks`, the checks for the
-interest-area faults that EyeBench (Shubi et al., 2025) fixed by hand.
+AOI files, passage files and a recording's ``!V IAREA`` messages live in this module too; the checks of a layout
+(the interest-area faults that EyeBench (Shubi et al., 2025) fixed by hand, the fit of the fixations) are in
+:mod:`readgaze.layout_checks`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 import polars as pl
 
 from readgaze.errors import ConfigError
+from readgaze.io.iarea_messages import IAREA_FILE_RE, IAREA_RE, ia_rows_from_messages  # noqa: F401 (as before)
 from readgaze.io.labels import NO_BREAK_SPACES, clean_label  # noqa: F401 (readgaze.text.clean_label, as before)
 from readgaze.qc import QCLog
 
@@ -319,140 +321,12 @@ def read_passages(path) -> dict[str, TextLayout]:
     return out
 
 
-def ia_quirks(ia: pl.DataFrame | pl.LazyFrame, *, name: str = "IA report") -> QCLog:
-    """Check interest-area rows for the alignment faults EyeBench fixed by hand in its data.
-
-    EyeBench (Shubi et al., 2025, NeurIPS Datasets & Benchmarks; its data notes) lists: no-break spaces
-    inside labels, a hyphenated label duplicated over a line break, cp1252 bytes in SB-SAT exports, an
-    interest area spanning a line break, and MECO readers of Chinese with ``IA_FIRST_FIX_PROGRESSIVE``
-    0 on every row. What readgaze does with each: no-break spaces become plain spaces
-    (:func:`clean_label`); the duplicated label shares one ``word_index`` (:func:`merge_hyphen_splits`);
-    cp1252 is read with ``encoding="cp1252"`` (a UTF-8 error names the row,
-    :func:`readgaze.io.csv.scan_csv`); a tall box joins the line it starts on (:func:`assign_box_lines`).
-    This function counts each in the returned log (``table="words"``, ``action="flagged"``), and flags
-    a report whose ``IA_FIRST_FIX_PROGRESSIVE`` is 0 on every fixated row (``action="warning"``: Data
-    Viewer's first-pass measures are then all empty, readgaze's own measures from fixations are not).
-
-    Parameters
-    ----------
-    ia : polars.DataFrame or LazyFrame
-        Rows of :func:`readgaze.io.read_ia_report`: ``trial_id``, ``ia_index``, ``word``, ``top_px``,
-        ``bottom_px``, optional ``text_id``, ``line_index``, ``IA_FIRST_FIX_PROGRESSIVE`` and
-        ``IA_FIXATION_COUNT``.
-    name : str
-        The report's name, used in the details.
-    """
-    df = ia.lazy().collect()
-    key = "text_id" if "text_id" in df.columns else "trial_id"
-    layout = df.unique([key, "ia_index"], keep="first").sort(key, "ia_index")
-    qc, step = QCLog(), "ia_quirks"
-
-    def first(frame: pl.DataFrame) -> str | None:
-        return f"{name}: first at {key} {frame[key][0]}, IA {frame['ia_index'][0]}" if frame.height else None
-
-    nbsp = layout.filter(pl.col("word").str.contains(NO_BREAK_SPACES))
-    qc.add(step, "words", "no-break space in label", nbsp.height, action="flagged", detail=first(nbsp))
-    height = pl.col("bottom_px") - pl.col("top_px")
-    tall = layout.filter(height > 1.5 * height.median().over(key))
-    qc.add(step, "words", "interest area spans a line break", tall.height, action="flagged", detail=first(tall))
-    lines = layout if "line_index" in layout.columns else assign_box_lines(layout, by=key)
-    prev = pl.col("word").shift(1).over(key)
-    dup = lines.filter((prev == pl.col("word")) & pl.col("word").str.contains(r"\w-\w")
-                       & (pl.col("line_index").shift(1).over(key) < pl.col("line_index")))
-    qc.add(step, "words", "hyphenated label repeated over a line break", dup.height, action="flagged",
-           detail=first(dup))
-    if "IA_FIRST_FIX_PROGRESSIVE" in df.columns:
-        fixated = df.filter(pl.col("IA_FIXATION_COUNT") > 0) if "IA_FIXATION_COUNT" in df.columns else df
-        progressive = fixated["IA_FIRST_FIX_PROGRESSIVE"].cast(pl.Float64, strict=False).drop_nulls()
-        if progressive.len() and (progressive == 0).all():
-            qc.add(step, "words", "IA_FIRST_FIX_PROGRESSIVE is 0 on every fixated row", progressive.len(),
-                   action="warning", detail=f"{name}: Data Viewer's first-pass measures are empty; compute "
-                                            "measures from the fixations instead")
-    return qc
-
-
 # --- layouts from an EyeLink recording's own interest-area messages -------------------------------------------
-
-IAREA_RE = (r"^!V IAREA\s+(RECTANGLE|ELLIPSE)\s+(\d+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)"
-            r"(?:\s+(.*))?$")
-"""``!V IAREA RECTANGLE id left top right bottom [label]`` (ELLIPSE: its bounding box). SR Research, *EyeLink Data
-Viewer User's Manual*, "Interest area commands" (``!V IAREA``); the same fields as a line of an ``.ias`` file."""
-IAREA_FILE_RE = r"^!V IAREA\s+FILE\s+(.+?)\s*$"
-"""``!V IAREA FILE path``: the interest areas are in an ``.ias`` file (relative to the recording's folder)."""
-
-
-def ia_rows_from_messages(messages: pl.DataFrame, folder=None,
-                          trials: pl.DataFrame | None = None) -> tuple[pl.DataFrame, list[str]]:
-    """Interest-area rows per trial from an ``.asc`` recording's messages (``readgaze.io.asc.read_asc().messages``).
-
-    Parameters
-    ----------
-    messages : polars.DataFrame
-        ``line`` (Int), ``text`` (String), ``trial_id`` (String, null between recording blocks). An ``!V IAREA``
-        message between blocks belongs to the next trial (Experiment Builder writes them after ``TRIALID``, before
-        ``START``): the first of ``trials`` starting after it.
-    folder : path, optional
-        Where ``!V IAREA FILE`` paths are resolved (the recording's folder; also its ``aoi/`` subfolder, where Data
-        Viewer keeps them).
-    trials : polars.DataFrame, optional
-        ``trial_id``, ``start_line`` (``read_asc().trials``); without it, the next message that has a trial.
-
-    Returns
-    -------
-    (polars.DataFrame, list of str)
-        ``trial_id``, ``ia_index`` (Int32), ``word`` (String), ``left_px``, ``right_px``, ``top_px``, ``bottom_px``
-        (Float64) for every trial with interest areas (a trial's later message for an id replaces an earlier one),
-        and warnings (an ``.ias`` file that is missing, ``FREEHAND`` areas, which are skipped).
-    """
-    from pathlib import Path
-
-    schema = {"trial_id": pl.String, "ia_index": pl.Int32, "word": pl.String, "left_px": pl.Float64,
-              "right_px": pl.Float64, "top_px": pl.Float64, "bottom_px": pl.Float64}
-    ordered = messages.sort("line")
-    if trials is not None and trials.height:
-        starts = trials.select(pl.col("start_line").cast(pl.Int64).alias("line"),
-                               pl.col("trial_id").cast(pl.String).alias("_next")).sort("line")
-        ordered = (ordered.with_columns(pl.col("line").cast(pl.Int64))
-                   .join_asof(starts, on="line", strategy="forward")
-                   .with_columns(pl.coalesce("trial_id", "_next").alias("_trial")))
-    else:
-        ordered = ordered.with_columns(pl.col("trial_id").backward_fill().alias("_trial"))
-    ia = ordered.filter(pl.col("text").str.starts_with("!V IAREA"))
-    warnings = []
-    rows = [ia.filter(pl.col("text").str.contains(IAREA_RE)).select(
-        pl.col("_trial").alias("trial_id"), pl.col("line"), pl.col("text").str.extract_groups(IAREA_RE).alias("g"))]
-    for trial, text in ia.filter(pl.col("text").str.contains(IAREA_FILE_RE)).select("_trial", "text").iter_rows():
-        name = Path(text.removeprefix("!V IAREA").strip().removeprefix("FILE").strip())
-        found = next((p for p in (Path(folder or ".") / name, Path(folder or ".") / "aoi" / name.name, name)
-                      if p.is_file()), None)
-        if found is None:
-            warnings.append(f"interest-area file {name} (trial {trial}) not found next to the recording or in aoi/")
-            continue
-        lines = pl.DataFrame({"text": ["!V IAREA " + line.strip().split("\t", 2)[-1] if line[:1] in "-0123456789"
-                                       else "!V IAREA " + line.strip()
-                                       for line in found.read_text(errors="replace").splitlines()
-                                       if line.strip() and not line.startswith("#")]})
-        rows.append(lines.filter(pl.col("text").str.contains(IAREA_RE)).select(
-            pl.lit(trial, pl.String).alias("trial_id"), pl.lit(0).alias("line"),
-            pl.col("text").str.extract_groups(IAREA_RE).alias("g")))
-    freehand = ia.filter(pl.col("text").str.contains(r"^!V IAREA\s+FREEHAND")).height
-    if freehand:
-        warnings.append(f"{freehand} FREEHAND interest area message(s) skipped (only rectangles and ellipses are "
-                        f"word boxes)")
-    parsed = pl.concat(rows, how="vertical_relaxed").unnest("g") if rows else pl.DataFrame()
-    if parsed.height == 0:
-        return pl.DataFrame(schema=schema), warnings
-    names = dict(zip(parsed.columns[2:], ("shape", "ia_index", "left_px", "top_px", "right_px", "bottom_px", "word")))
-    out = (parsed.rename(names).filter(pl.col("trial_id").is_not_null())
-           .sort("trial_id", "line").unique(["trial_id", "ia_index"], keep="last", maintain_order=True)
-           .select(pl.col("trial_id"), pl.col("ia_index").cast(pl.Int32), pl.col("word").fill_null(""),
-                   *[pl.col(c).cast(pl.Float64) for c in _BOX]))
-    return out.cast(schema), warnings
-
 
 def layouts_from_ia_messages(messages: pl.DataFrame, folder=None, trials: pl.DataFrame | None = None
                              ) -> tuple[dict[str, TextLayout], dict[str, str], list[str]]:
-    """The text layout of every trial with ``!V IAREA`` messages (:func:`ia_rows_from_messages`).
+    """The text layout of every trial with ``!V IAREA`` messages
+    (:func:`readgaze.io.iarea_messages.ia_rows_from_messages`).
 
     Trials with the same interest areas share one layout, named ``ia_`` + the first 10 hex digits of a SHA-1 of
     its rows (the same text in every recording gets the same id, so it is one item across participants).
@@ -471,104 +345,3 @@ def layouts_from_ia_messages(messages: pl.DataFrame, folder=None, trials: pl.Dat
         if text_id not in layouts:
             layouts[text_id] = layout_from_ia_rows(part, text_id=text_id)
     return layouts, texts, warnings
-
-
-FIT_LIMITS = {"extent_ratio": (0.5, 1.6), "centre_pitches": 1.5, "x_extent_ratio": (0.45, 1.5),
-              "x_centre_share": 0.2, "on_words": 0.5}
-"""When :func:`layout_fit_warnings` warns (per text, median over its trials): the fixations' vertical spread (5th to
-95th percentile of y) over the layout's (first to last line midline, texts of 3+ lines) outside ``extent_ratio``;
-their vertical centre more than ``centre_pitches`` line pitches from the text's; the same for x against the text's
-left and right edge (``x_extent_ratio``; centre off by more than ``x_centre_share`` of the text's width); or fewer
-than ``on_words`` of the fixations on a word box. Layouts of the texts the readers saw stay well inside: Carr et
-al.'s 24 real trials with vertical drift (``line_assignment``, children and adults) spread 0.90-0.98 x their lines,
-centred within 0.7 pitch, 0.83-0.89 x the width; the lab example's 40 simulated texts 0.75-1.10. Geometry cannot
-tell apart two texts of the same shape on the same screen (a swap among the lab example's texts is caught in 7 of
-40); it catches a layout from another study, screen or coordinate system."""
-
-
-def layout_fit_warnings(fixations: pl.DataFrame, words: pl.DataFrame, trials: pl.DataFrame,
-                        shown: int = 3) -> list[str]:
-    """Warnings for texts whose layout does not fit the fixations recorded on them (wrong text, wrong coordinates).
-
-    Parameters
-    ----------
-    fixations : polars.DataFrame
-        ``trial_id``, ``x_px``, ``y_px`` (recorded, px) and ``word_index`` (null off the word boxes) if aligned.
-    words : polars.DataFrame
-        ``text_id``, ``left_px``, ``right_px``, ``top_px``, ``bottom_px``, ``line_index``.
-    trials : polars.DataFrame
-        ``trial_id``, ``text_id``.
-    shown : int
-        Texts named per kind of misfit.
-
-    Returns
-    -------
-    list of str
-        One ``"warning: ..."`` per kind of misfit (:data:`FIT_LIMITS`), naming up to ``shown`` texts with their
-        numbers. Empty when every layout fits.
-    """
-    fit = layout_fit(fixations, words, trials)
-    lo, hi = FIT_LIMITS["extent_ratio"]
-    xlo, xhi = FIT_LIMITS["x_extent_ratio"]
-    checks = [
-        ((pl.col("n_lines") >= 3) & ~pl.col("extent").is_between(lo, hi),
-         lambda r: f"{r['text_id']} (fixations spread over {r['extent']:.2f} x its {r['n_lines']} lines' height)",
-         "the fixations' vertical spread does not fit the layout's lines"),
-        (pl.col("centre").abs() > FIT_LIMITS["centre_pitches"],
-         lambda r: f"{r['text_id']} (fixations centred {abs(r['centre']):.1f} line pitches "
-                   f"{'below' if r['centre'] > 0 else 'above'} the text's middle)",
-         "the fixations lie off the layout's lines"),
-        (~pl.col("x_extent").is_between(xlo, xhi) | (pl.col("x_centre").abs() > FIT_LIMITS["x_centre_share"]),
-         lambda r: f"{r['text_id']} (fixations span {r['x_extent']:.2f} x the text's width, centre off by "
-                   f"{abs(r['x_centre']):.0%} of it)",
-         "the fixations' horizontal spread does not fit the layout's lines"),
-        (pl.col("on_words") < FIT_LIMITS["on_words"],
-         lambda r: f"{r['text_id']} ({r['on_words']:.0%} of the fixations on a word box)",
-         "most fixations are off the text"),
-    ]
-    out = []
-    for condition, describe, what in checks:
-        bad = fit.filter(condition.fill_null(False))
-        if bad.height:
-            named = "; ".join(describe(r) for r in bad.head(shown).iter_rows(named=True))
-            more = f" and {bad.height - shown} more" if bad.height > shown else ""
-            out.append(f"warning: {what} in {bad.height} of {fit.height} text(s) (median over their trials): "
-                       f"{named}{more}. Is the layout the text these recordings show, in the same screen coordinates?")
-    return out
-
-
-def layout_fit(fixations: pl.DataFrame, words: pl.DataFrame, trials: pl.DataFrame) -> pl.DataFrame:
-    """Per text, how its trials' fixations sit on its layout (medians over trials; see :data:`FIT_LIMITS`).
-
-    Returns ``text_id``, ``n_lines``, ``extent`` (vertical spread / the lines' spread), ``centre`` (vertical centre
-    offset in line pitches, + = below), ``x_extent``, ``x_centre`` (share of the width, + = right), ``on_words``
-    (share on a word box), ``trials``, ``fixations``; inputs as :func:`layout_fit_warnings`.
-    """
-    lines = (words.group_by("text_id", "line_index")
-             .agg(((pl.col("top_px") + pl.col("bottom_px")) / 2).mean().alias("mid"), pl.col("left_px").min(),
-                  pl.col("right_px").max())
-             .group_by("text_id")
-             .agg(pl.len().alias("n_lines"), pl.col("mid").min().alias("first"), pl.col("mid").max().alias("last"),
-                  pl.col("left_px").min().alias("left"), pl.col("right_px").max().alias("right"),
-                  pl.col("mid").sort().diff().median().alias("pitch")))
-    has_words = "word_index" in fixations.columns
-    per_trial = (fixations.join(trials.select("trial_id", "text_id"), on="trial_id")
-                 .group_by("trial_id", "text_id")
-                 .agg(pl.col("y_px").quantile(0.05).alias("y05"), pl.col("y_px").quantile(0.95).alias("y95"),
-                      pl.col("y_px").median().alias("y50"), pl.col("x_px").quantile(0.05).alias("x05"),
-                      pl.col("x_px").quantile(0.95).alias("x95"),
-                      (pl.col("word_index").is_not_null().mean() if has_words else pl.lit(1.0)).alias("on_words"),
-                      pl.len().alias("n")))
-    fit = (per_trial.join(lines, on="text_id")
-           .with_columns(pl.col("pitch").fill_null((pl.col("last") - pl.col("first")).clip(lower_bound=1.0)))
-           .with_columns(((pl.col("y95") - pl.col("y05")) / (pl.col("last") - pl.col("first"))
-                          .clip(lower_bound=1.0)).alias("extent"),
-                         ((pl.col("y50") - (pl.col("first") + pl.col("last")) / 2) / pl.col("pitch")).alias("centre"),
-                         ((pl.col("x95") - pl.col("x05")) / (pl.col("right") - pl.col("left"))).alias("x_extent"),
-                         (((pl.col("x95") + pl.col("x05")) - (pl.col("right") + pl.col("left"))) / 2
-                          / (pl.col("right") - pl.col("left"))).alias("x_centre"))
-           .group_by("text_id").agg(pl.col("n_lines").first(), pl.col("extent", "centre", "x_extent", "x_centre",
-                                                                       "on_words").median(),
-                                    pl.len().alias("trials"), pl.col("n").sum().alias("fixations"))
-           .sort("text_id"))
-    return fit

@@ -204,7 +204,7 @@ def test_percentile_of_sorted_runs_is_numpys_bit_for_bit():
 
 
 def test_votes_validate_each_trial_once_and_name_a_bad_one(simulated, monkeypatch):
-    import readgaze.lines as lines_module
+    import readgaze.lines.assign as lines_module
     from readgaze.errors import ConfigError
 
     calls = []

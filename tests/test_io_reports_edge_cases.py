@@ -89,7 +89,8 @@ def _ia_report(tmp_path, rows, extra_header="", name="ia.csv", encoding="utf-8")
 
 def test_eyebench_quirks_are_handled_or_flagged(tmp_path):
     from readgaze.io.dataviewer import detect_ia_id_base, read_fixation_report, read_ia_report
-    from readgaze.text import ia_quirks, layout_from_ia_rows
+    from readgaze.layout_checks import ia_quirks
+    from readgaze.text import layout_from_ia_rows
 
     rows = ["p1,1,1,New\u00a0York,100,250,150,200,1,1",       # no-break space inside a label
             "p1,1,2,an,250,300,150,200,1,1",
@@ -119,7 +120,7 @@ def test_eyebench_quirks_are_handled_or_flagged(tmp_path):
 
 def test_first_fix_progressive_zero_everywhere_is_warned(tmp_path):
     from readgaze.io.dataviewer import read_ia_report
-    from readgaze.text import ia_quirks
+    from readgaze.layout_checks import ia_quirks
 
     rows = ([f"p1,1,{i},w{i},{100 * i},{100 * i + 100},150,200,1,0" for i in range(1, 5)]
             + ["p1,1,5,w5,500,600,150,200,0,."])

@@ -217,21 +217,21 @@ LAYERS = (
     ("readgaze", "errors", "fingerprint", "_jit", "_pairwise", "_grid"),  # the package root imports errors only
     ("schema", "qc"),
     ("io", "dataset", "splits", "word_features"),
-    ("text", "simulate"),
+    ("text", "simulate", "layout_checks"),
     ("lines", "scanpath", "events", "_align_search", "_measures_pass"),
     ("align", "measures"),
     ("features", "metrics", "tasks", "predictions", "corrections", "metrics_regression", "reader_aggregation",
      "eyebench_tables"),
-    ("generation_metrics", "baselines", "plots", "inspect", "baselines_regression", "eyebench_copco"),
+    ("generation_metrics", "baselines", "plots", "inspect", "inspect_tasks", "baselines_regression", "eyebench_copco"),
     ("cli", "review"),
 )
 """The library's modules (and subpackages) from the bottom up: a module imports its own layer or lower ones only.
 ``io`` reads files into frames and knows nothing of text layout; ``dataset`` (a folder's tables) sits beside it;
 text, lines, alignment and measures build on them; features, tasks and metrics on those; the commands on top (a
 subpackage's ``cli`` module, e.g. ``readgaze.lines.cli``, is a command: the top layer)."""
-KNOWN_LOOPS = {frozenset({"readgaze.lines", "readgaze.lines.frame", "readgaze.lines.vote"})}
-"""Loops left for now: ``readgaze.lines.frame`` and ``.vote`` import, inside a function, the method table that
-``readgaze/lines/__init__.py`` defines (moving it to a module of its own ends the loop)."""
+KNOWN_LOOPS: set[frozenset[str]] = set()
+"""Loops left for now: none since the method table moved to ``readgaze.lines.registry`` (``vote`` and ``frame``
+import it, not the package that re-exports them)."""
 
 
 def _module_names(root: Path, parts: dict[str, str]) -> dict[str, Path]:
@@ -362,3 +362,39 @@ def test_the_loop_and_layer_checks_catch_a_made_up_loop_and_an_upward_import(tmp
     assert import_loops(graph) == [frozenset({"readgaze.io.keys", "readgaze.text"})]
     assert _layer_of("readgaze.io.keys") < _layer_of("readgaze.text")  # so keys -> text is upward
     assert import_loops({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+# ---- file size: one idea per file ----
+
+MAX_LINES = 400
+MAX_LONG_FILES = 5
+"""Issue #35: at most this many library files over :data:`MAX_LINES` lines, each saying why in its first lines."""
+
+
+def long_files(root: Path = REPO) -> dict[str, bool]:
+    """Library file (readgaze/, data_prep/, models/, kernels/) over :data:`MAX_LINES` lines -> whether its first 10
+    lines give the reason (the words "Over 400 lines")."""
+    out = {}
+    for folder in PARTS:
+        for path in sorted((root / folder).rglob("*.py")):
+            lines = path.read_text(encoding="utf-8").splitlines()
+            if len(lines) > MAX_LINES:
+                out[str(path.relative_to(root))] = any("Over 400 lines" in line for line in lines[:10])
+    return out
+
+
+def test_few_library_files_are_over_400_lines_and_each_says_why():
+    found = long_files()
+    silent = sorted(f for f, says_why in found.items() if not says_why)
+    assert not silent, f"over {MAX_LINES} lines without 'Over 400 lines: <reason>' in the first 10 lines: {silent}"
+    assert len(found) <= MAX_LONG_FILES, (f"{len(found)} library files over {MAX_LINES} lines (at most "
+                                          f"{MAX_LONG_FILES}): {sorted(found)}")
+
+
+def test_the_file_size_check_sees_a_long_file(tmp_path):
+    """The check on a made-up tree (it must not pass by seeing nothing)."""
+    (tmp_path / "readgaze").mkdir()
+    (tmp_path / "readgaze" / "short.py").write_text("x = 1\n" * MAX_LINES)
+    (tmp_path / "readgaze" / "long.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    (tmp_path / "readgaze" / "said.py").write_text('"""Over 400 lines: one table."""\n' + "x = 1\n" * MAX_LINES)
+    assert long_files(tmp_path) == {"readgaze/long.py": False, "readgaze/said.py": True}

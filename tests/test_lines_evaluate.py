@@ -61,7 +61,8 @@ def test_all_skips_a_plugin_that_fails_but_naming_it_raises(tmp_path, monkeypatc
     def broken(xy, line_y_px, **_):
         raise FileNotFoundError("weights.pt")
 
-    monkeypatch.setattr(lines, "plugins", lambda: {"broken": SimpleNamespace(name="broken", load=lambda: broken)})
+    monkeypatch.setattr("readgaze.lines.registry.plugins",
+                        lambda: {"broken": SimpleNamespace(name="broken", load=lambda: broken)})
     folder = write_folder(tmp_path)
     out = tmp_path / "all.json"
     assert main(["eval-lines", "--data", str(folder), "--method", "all", "--json", str(out)]) == 0

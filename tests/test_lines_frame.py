@@ -98,14 +98,14 @@ def test_plugins_are_found_through_the_entry_point_group(monkeypatch):
 
     lines.plugins.cache_clear()
     ep = SimpleNamespace(name="fake", load=lambda: fake_assigner)
-    monkeypatch.setattr(lines, "plugins", lambda: {"fake": ep})
+    monkeypatch.setattr("readgaze.lines.registry.plugins", lambda: {"fake": ep})
     xy = np.array([[0.0, 100.0], [10.0, 100.0]])
     assert lines.assign_trial(xy, [100.0, 150.0, 200.0], "fake").tolist() == [2, 2]
     assert lines.assign_trial(xy, [100.0, 150.0, 200.0], "fake", offset=1).tolist() == [1, 1]
     from readgaze.lines.evaluate import all_methods
     assert all_methods()[-3:] == ["nearest", "vote", "fake"]
     broken = SimpleNamespace(name="broken", load=lambda: (_ for _ in ()).throw(ImportError("no torch")))
-    monkeypatch.setattr(lines, "plugins", lambda: {"broken": broken})
+    monkeypatch.setattr("readgaze.lines.registry.plugins", lambda: {"broken": broken})
     with pytest.raises(ConfigError, match="no torch"):
         lines.assign_trial(xy, [100.0, 150.0], "broken")
     assert "broken" not in all_methods()

@@ -75,10 +75,10 @@ def test_compiled_equals_slice_on_the_four_gold_trials_of_tests_files(line_gold_
 def test_compiled_equals_slice_on_simulated_and_noise_trials(sims, edge_phantoms, monkeypatch):
     trials = sims + _noise(150, seed=9)
     leftovers, folds = [], []
-    place, fold = slice_arrays._place_leftovers, slice_arrays._fold_and_place
+    place, fold = slice_arrays._place_leftovers, slice_arrays.fold_and_place
     monkeypatch.setattr(slice_arrays, "_place_leftovers",
                         lambda *a: leftovers.append(int((a[6] == a[-1]).sum())) or place(*a))
-    monkeypatch.setattr(slice_arrays, "_fold_and_place",
+    monkeypatch.setattr(slice_arrays, "fold_and_place",
                         lambda *a: folds.append(int(((a[8] - a[7] + 1) > a[9]).sum())) or fold(*a))
     _check(trials, edge_phantoms=edge_phantoms)
     assert leftovers[0] > 50 and folds[0] > 20   # steps 4 and 6 really ran in the array steps on this set

@@ -80,7 +80,7 @@ def test_a_task_is_one_registry_entry(monkeypatch):
 
     monkeypatch.setattr(tasks, "TASKS", dict(tasks.TASKS))
     monkeypatch.setattr("readgaze.baselines.REGISTRY", tasks.TASKS)
-    monkeypatch.setattr("readgaze.inspect.TASKS", tasks.TASKS)
+    monkeypatch.setattr("readgaze.inspect_tasks.TASKS", tasks.TASKS)
     register(dataclasses.replace(get_task("dyslexia"), name="bilingual", needs=("bilingual",),
                                  label=lambda: pl.col("bilingual").cast(pl.Int64), classes=("no", "yes")))
     trials = pl.concat([TRIALS.with_columns(pl.col("trial_id") + f"_{k}", pl.col("item_id") + f"_{k}")

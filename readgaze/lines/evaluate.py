@@ -26,7 +26,7 @@ from readgaze.lines.gold import GoldTrial, load_gold
 
 def all_methods() -> list[str]:
     """The 11 classical methods, ``nearest``, ``vote`` and every ``readgaze.line_assigners`` plugin that imports."""
-    from readgaze.lines import CLASSICAL, get_method, plugins
+    from readgaze.lines.registry import CLASSICAL, get_method, plugins
 
     names = [*CLASSICAL, "nearest", "vote"]
     for name in sorted(plugins()):

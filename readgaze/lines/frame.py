@@ -214,9 +214,10 @@ def assign_lines(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame | p
     >>> out["line_index"].to_list(), out["vertical_drift_px"][0]
     ([0, 0, 1], 20.0)
     """
-    from readgaze.lines import METHODS, assign_batch, assign_trials_reported, get_method
+    from readgaze.lines.assign import assign_batch, assign_trials_reported
     from readgaze.lines.batch import Batch, check_layouts, segment_medians
     from readgaze.lines.protocol import Method
+    from readgaze.lines.registry import METHODS, get_method
     from readgaze.lines.vote import vote_many
 
     fixations = fixations.collect() if isinstance(fixations, pl.LazyFrame) else fixations

@@ -4,9 +4,9 @@ trial of a :class:`~readgaze.lines.batch.Batch` in the same whole-array steps (o
 noise and the gold trials). :func:`slice_many` takes the list of trials :func:`readgaze.lines.assign_trials` holds.
 
 The algorithm and its source (Glandorf & Schroeder 2021) are described in :mod:`readgaze.lines.slice`; this module
-only reorganises the same arithmetic so that no Python loop runs over trials or fixations. About 400 lines, one
-idea: the array form of slice's steps 1-7, in their order (growth, leftovers, folding and placing share the run
-arrays), kept whole so each step reads beside the definition it must equal.
+only reorganises the same arithmetic so that no Python loop runs over trials or fixations: the array form of slice's
+steps 1-4, in their order (runs, growth, leftovers); steps 5-7 (folding and placing) are in
+:mod:`readgaze.lines.slice_fold`.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import numpy as np
 
 from readgaze.lines._common import line_pitch, pitch_scale, scaled_px
 from readgaze.lines.batch import Batch, segment_sums
+from readgaze.lines.slice_fold import expand, fold_and_place, segments
 
 KERNEL_MIN_FIXATIONS = 1_000_000
 """From this many fixations :func:`slice_batch` runs compiled (:mod:`readgaze.lines._slice_jit`, the same lines).
@@ -37,20 +38,6 @@ def slice_many(trials: list[tuple], *, x_thresh: float | None = None, y_thresh: 
     batch = Batch.from_trials([(xy, ly, None, None) for xy, ly, *_ in trials])
     return batch.split(slice_batch(batch, x_thresh=x_thresh, y_thresh=y_thresh, w_thresh=w_thresh,
                                    n_thresh=n_thresh, edge_phantoms=edge_phantoms, compiled=compiled))
-
-
-def _expand(first: np.ndarray, length: np.ndarray) -> np.ndarray:
-    """Positions ``first[k], ..., first[k] + length[k] - 1`` for every k, concatenated (int64)."""
-    total = int(length.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    offset = np.repeat(np.cumsum(length) - length, length)
-    return np.repeat(first, length) + (np.arange(total) - offset)
-
-
-def _segments(sorted_ids: np.ndarray, n: int) -> np.ndarray:
-    """Start offsets (shape (n + 1,)) of ids 0..n-1 in a sorted id array."""
-    return np.searchsorted(sorted_ids, np.arange(n + 1)).astype(np.int64)
 
 
 class _Clash(Exception):
@@ -159,7 +146,7 @@ def slice_batch(batch: Batch, *, x_thresh: float | None = None, y_thresh: float 
     run_last = run_first + run_len - 1
     run_trial = trial[run_first]
     run_ymean = np.add.reduceat(y, run_first) / run_len      # for bounds only (see the margin below)
-    trial_run = _segments(run_trial, n_trials)               # runs of trial t: trial_run[t]:trial_run[t+1]
+    trial_run = segments(run_trial, n_trials)               # runs of trial t: trial_run[t]:trial_run[t+1]
     # Step 2: the widest run of each trial (the first on ties) is proto-line 0.
     width = x[run_last] - x[run_first]
     widest = width == np.maximum.reduceat(width, trial_run[:-1])[run_trial]
@@ -180,7 +167,7 @@ def slice_batch(batch: Batch, *, x_thresh: float | None = None, y_thresh: float 
         run_key, run_rank, top, bottom, phantom_log, step = _grow_batch(trial * span + rank, span, *state)
     _place_leftovers(x, y, trial, run_first, run_len, run_trial, run_key, run_rank, top, bottom,
                      phantom_log, step, free)
-    return _fold_and_place(y, batch, run_first, run_len, run_trial, run_key, run_rank, top, bottom, n_lines,
+    return fold_and_place(y, batch, run_first, run_len, run_trial, run_key, run_rank, top, bottom, n_lines,
                            edge_phantoms, sizes)
 
 
@@ -228,9 +215,9 @@ def _grow_batch(key, span, x, y, trial, run_first, run_len, run_trial, run_ymean
             er_t, er_r = run_trial[er], run_rank[er]
             if ((np.diff(er_r) < 0) & (np.diff(er_t) == 0)).any():
                 er = er[np.lexsort((er, er_r, er_t))]
-            ref = _expand(run_first[er], run_len[er])
+            ref = expand(run_first[er], run_len[er])
             ref_t = trial[ref]
-            ref_start = _segments(ref_t, n_trials)
+            ref_start = segments(ref_t, n_trials)
             has_ref = np.diff(ref_start) > 0
             ph = np.flatnonzero(active & ~has_ref)             # an empty edge is its phantom point
             y_lo = np.full(n_trials, np.inf)
@@ -252,7 +239,7 @@ def _grow_batch(key, span, x, y, trial, run_first, run_len, run_trial, run_ymean
             reach = np.maximum(w_t[ct], n_t[ct])
             cand = cand[(s_hi > -w_t[ct] - margin) & (s_lo < reach + margin)]
             ct = run_trial[cand]
-            query = _expand(run_first[cand], run_len[cand])
+            query = expand(run_first[cand], run_len[cand])
             q_run = np.repeat(np.arange(len(cand)), run_len[cand])
             all_ref_k = np.r_[key[ref], ph * span + phantom[direction][ph, 0]]
             all_ref_x = np.r_[x[ref], phantom[direction][ph, 0]]
@@ -274,7 +261,7 @@ def _grow_batch(key, span, x, y, trial, run_first, run_len, run_trial, run_ymean
             merged |= np.bincount(ct, weights=into_edge | into_next, minlength=n_trials) > 0
             no_next = active & (np.bincount(ct, weights=into_next, minlength=n_trials) == 0)
             mine = ref[no_next[ref_t]]                        # the phantom's reference points, in join order
-            m_start = _segments(trial[mine], n_trials)
+            m_start = segments(trial[mine], n_trials)
             count = np.maximum(np.diff(m_start), 1).astype(np.float64)
             mean_x = segment_sums(x[mine], m_start) / count
             mean_y = segment_sums(y[mine], m_start) / count
@@ -316,12 +303,12 @@ def _place_leftovers(x, y, trial, run_first, run_len, run_trial, run_key, run_ra
         s_now = slot[t_now]
         joined = np.flatnonzero((run_key != free) & (slot[run_trial] >= 0))
         jg = g_start[slot[run_trial[joined]]] + run_key[joined] - top[run_trial[joined]]
-        rpos = _expand(run_first[joined], run_len[joined])
+        rpos = expand(run_first[joined], run_len[joined])
         rg = np.repeat(jg, run_len[joined])
         rrank = np.repeat(run_rank[joined], run_len[joined])
         empty = np.flatnonzero(np.bincount(jg, minlength=g_start[-1]) == 0)
         # queries: every fixation of each trial's current run against every proto-line of its trial
-        q_fix = _expand(run_first[now], run_len[now])
+        q_fix = expand(run_first[now], run_len[now])
         q_run = np.repeat(np.arange(len(now)), run_len[now])
         k_of = n_keys[s_now]
         q_fix_k = np.repeat(q_fix, k_of[q_run])
@@ -345,59 +332,3 @@ def _place_leftovers(x, y, trial, run_first, run_len, run_trial, run_key, run_ra
                                    c_start[:-1]) - c_start[:-1]
         run_key[now] = top[t_now] + pick
         run_rank[now] = step + 1 + j
-
-
-def _fold_and_place(y, batch, run_first, run_len, run_trial, run_key, run_rank, top, bottom, n_lines,
-                    edge_phantoms, sizes) -> np.ndarray:
-    """Steps 5-7 across trials from the runs' proto-lines; returns the line of every fixation."""
-    n_trials = len(top)
-    n_keys = bottom - top + 1
-    k_start = np.r_[0, np.cumsum(n_keys)]
-    local = run_key - top[run_trial]
-    count = np.bincount(k_start[run_trial] + local, weights=run_len, minlength=int(k_start[-1]))
-    slot = np.arange(int(k_start[-1])) - np.repeat(k_start[:-1], n_keys)
-    first_key = np.zeros(n_trials, dtype=np.int64)
-    last_key = n_keys - 1
-    if not edge_phantoms:                                    # step 5: drop the empty edges
-        nonempty = count > 0
-        first_key = np.minimum.reduceat(np.where(nonempty, slot, n_keys.max()), k_start[:-1])
-        last_key = np.maximum.reduceat(np.where(nonempty, slot, -1), k_start[:-1])
-    while True:                                              # step 6: fold the smaller edge inwards
-        fold = (last_key - first_key + 1) > n_lines
-        if not fold.any():
-            break
-        f = np.flatnonzero(fold)
-        up = count[k_start[f] + first_key[f]] < count[k_start[f] + last_key[f]]
-        fu, fd = f[up], f[~up]
-        count[k_start[fu] + first_key[fu] + 1] += count[k_start[fu] + first_key[fu]]
-        first_key[fu] += 1
-        count[k_start[fd] + last_key[fd] - 1] += count[k_start[fd] + last_key[fd]]
-        last_key[fd] -= 1
-    lo, hi = first_key[run_trial], last_key[run_trial]
-    group = np.clip(local, lo, hi) - lo
-    n_groups = last_key - first_key + 1
-    start_line = np.zeros(n_trials, dtype=np.int64)
-    n_free = n_lines - n_groups
-    todo = np.flatnonzero(n_free > 0) if not edge_phantoms else np.zeros(0, dtype=np.int64)
-    if len(todo):                                            # step 7: the block's best first line
-        slot_t = np.full(n_trials, -1)
-        slot_t[todo] = np.arange(len(todo))
-        runs = np.flatnonzero(slot_t[run_trial] >= 0)
-        order = np.where(local < lo, lo - local, np.where(local > hi, local - hi, 0))   # fold order
-        runs = runs[np.lexsort((runs, run_rank[runs], order[runs], group[runs], run_trial[runs]))]
-        g_start = np.r_[0, np.cumsum(n_groups[todo])]
-        fix = _expand(run_first[runs], run_len[runs])
-        gid = np.repeat(g_start[slot_t[run_trial[runs]]] + group[runs], run_len[runs])
-        seg = _segments(gid, int(g_start[-1]))
-        cnt = np.diff(seg).astype(np.float64)
-        mean = np.where(cnt > 0, segment_sums(y[fix], seg) / np.maximum(cnt, 1.0), 0.0)
-        g_trial = np.repeat(todo, n_groups[todo])
-        g_index = np.arange(int(g_start[-1])) - np.repeat(g_start[:-1], n_groups[todo])
-        base = batch.line_start[batch.text[g_trial]] + g_index
-        cost = np.full((len(todo), int(n_free[todo].max()) + 1), np.inf)
-        for k in range(cost.shape[1]):
-            ok = k <= n_free[todo]
-            c = segment_sums(cnt * np.abs(mean - batch.line_y[np.minimum(base + k, len(batch.line_y) - 1)]), g_start)
-            cost[:, k] = np.where(ok, c, np.inf)
-        start_line[todo] = cost.argmin(axis=1)
-    return np.repeat(group + start_line[run_trial], run_len).astype(np.int64)

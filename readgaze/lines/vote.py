@@ -102,7 +102,9 @@ def vote_many(trials: list[tuple], *, methods: Sequence[str] = ("slice", "cluste
         Each trial's lines (as :func:`vote` gives them); with ``return_agreement``, a tuple
         ``(lines, agreements)`` of two such lists (agreement float64).
     """
-    from readgaze.lines import LAYOUT_PARAMS, accepted_params, assign_trials
+    from readgaze.lines.assign import assign_trials
+    from readgaze.lines.protocol import LAYOUT_PARAMS
+    from readgaze.lines.registry import accepted_params
 
     if not methods:
         raise ConfigError("vote: got an empty list of methods, expected at least one method name")
