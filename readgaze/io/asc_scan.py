@@ -13,7 +13,8 @@ Streaming: the file is read in chunks of at most ``chunk_lines`` whole lines (:d
 default), twice. The scan (first pass) keeps the text of every line that is not a sample line (messages,
 events, headers: a few percent of a recording) and, of the sample lines, only runs of line numbers and
 per-chunk counts; :meth:`AscScan.sample_chunks` (second pass) re-reads the chunks that hold sample lines,
-one at a time, by byte offset. So at most ``chunk_lines`` lines of text are held at once.
+one at a time, by byte offset. So at most ``chunk_lines`` lines of text are held at once. Reading, decoding and
+classifying the lines of a chunk: :mod:`readgaze.io.asc_lines`.
 
 Text: the file is decoded with ``encoding`` (default UTF-8). Bytes that do not decode are replaced
 with U+FFFD and the lines holding them are counted in a warning; byte-order marks (U+FEFF) anywhere

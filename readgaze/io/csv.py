@@ -23,6 +23,8 @@ that make ``pl.read_csv`` fail or silently mistype real exports:
 * **decimal commas** (``390,6`` in a ``;``-separated file) raise :class:`ParseError` with a hint,
   or parse with ``decimal_comma=True``.
 
+Numeric columns a reader needs are checked and cast by :func:`require_numeric` (:mod:`readgaze.io.numeric`).
+
 Row numbers in errors are editor line numbers of the user's file (header = row 1), also when a repaired copy is
 read. A quoted field with an embedded newline shifts later row numbers by one per extra line; Data Viewer never
 writes such fields.
