@@ -39,7 +39,8 @@ SCREENS = {"onestop": (2560.0, 1440.0)}
 ON_WORDS_WARN = 0.5
 """Below this share of fixations on a word box, prep warns (reading puts most fixations on words; OneStop's sample:
 3,208 of 3,209)."""
-LABEL_TASKS = (("reading_goal", ("reading_goal",)), ("comprehension", ("is_correct", "question")))
+LABEL_TASKS = (("reading_goal", ("reading_goal",)), ("comprehension", ("is_correct", "question")),
+               ("dyslexia", ("dyslexia",)), ("reading_comprehension_skill", ("reading_comprehension_skill",)))
 """The tasks whose labels :meth:`PrepResult.summary` reports as present, and the trial columns each needs."""
 
 

@@ -169,8 +169,8 @@ def timm_backbone(name: str, num_classes: int, image_size: int, checkpoint: str 
     try:
         import timm
     except ImportError as error:  # timm needs torchvision, which must match the installed torch build
-        raise ConfigError(f"backbone {name!r} needs timm: pip install 'readgaze[image]' (with a torchvision "
-                          f"that matches your torch), or use backbone 'tiny' ({error})") from None
+        raise ConfigError(f"backbone {name!r} needs timm: pip install -e '.[image]' in the readgaze checkout "
+                          f"(with a torchvision that matches your torch), or use backbone 'tiny' ({error})") from None
     kwargs = {"img_size": image_size} if "vit" in name or "deit" in name else {}
     if checkpoint:
         kwargs.update(pretrained=True, pretrained_cfg_overlay={"file": checkpoint})

@@ -398,12 +398,17 @@ def describe_tasks(trials: pl.DataFrame) -> list[str]:
             lines.append(f"    warning: one class only ({counts['label'][0]}): a model of this task measures "
                          "nothing")
             continue
+        if TASKS[task].kind == "regression" and labelled["label"].n_unique() < 2:
+            lines.append(f"    warning: one value only ({labelled['label'][0]:.4g}): a model of this task measures "
+                         "nothing")
+            continue
         for unit, column in (("participant", "participant_id"), ("item", "item_id")):
             if column in labelled.columns:
                 per = labelled.group_by(column).agg(pl.col("label").n_unique().alias("n"))
                 if per.height > 1 and per["n"].max() == 1:
+                    article = "an" if unit == "item" else "a"
                     lines.append(f"    warning: the label is constant within every {unit} ({per.height:,}): a model "
-                                 f"can read it off a {unit} seen in training, so only the new-{unit} regimes "
+                                 f"can read it off {article} {unit} seen in training, so only the new-{unit} regimes "
                                  "measure decoding")
     return lines
 

@@ -274,3 +274,13 @@ def test_any_labs_char_level_route_gives_the_recipes_measures(copco, dataset, tm
         assert both.select(pl.col(column).eq_missing(pl.col(f"{column}_generic")).all()).item(), column
     manifest = (out / "manifest.json").read_text()
     assert "several .ias files for one screen" in manifest  # the practice speech's files are in both parts
+
+
+def test_prep_names_the_reader_level_tasks_it_found(copco, tmp_path, capsys):
+    """The summary names every task whose labels the dataset carries, CopCo's dyslexia among them."""
+    assert main(["prep", "copco", "--data", str(copco), "--out", str(tmp_path / "ds"), "--readers", "P23",
+                 "--quiet"]) == 0
+    out = capsys.readouterr().err  # the summary goes to stderr
+    for task in ("comprehension", "dyslexia", "reading_comprehension_skill"):
+        assert f"  task {task}: labels present; check them with  readgaze inspect" in out, task
+    assert "task reading_goal" not in out

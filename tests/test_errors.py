@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pickle
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -64,3 +66,11 @@ def test_no_layer_rewrites_another_layers_message():
             if re.search(r"\.message\.replace\(|str\((error|e|err)\)\.replace\(", line):
                 rewrites.append(f"{path.relative_to(REPO)}:{n}: {line.strip()}")
     assert not rewrites, "\n".join(rewrites)
+
+
+def test_a_reader_that_leaves_early_is_no_traceback():
+    """``readgaze models | head -c 0``: the pipe closes before readgaze writes; it stops with 0 and says nothing."""
+    code = "import sys; from readgaze.cli import main; sys.exit(main(['models']))"
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", f'"{sys.executable}" -c "{code}" | head -c 0'],
+                          capture_output=True, text=True)
+    assert (done.returncode, done.stderr) == (0, "")

@@ -175,7 +175,8 @@ def test_without_the_review_extra_one_line_says_what_to_install(dataset, monkeyp
     monkeypatch.setitem(sys.modules, "uvicorn", None)  # as if not installed: importing it raises ImportError
     assert main(["review", str(dataset)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["readgaze review needs the web stack: pip install 'readgaze[review]' (starlette, uvicorn)"]
+    assert err == ["readgaze review needs the web stack (starlette, uvicorn): pip install -e '.[review]' in the "
+                   "readgaze checkout (readgaze is not on PyPI)"]
 
 
 def test_a_busy_port_is_one_line_naming_it(dataset):

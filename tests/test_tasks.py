@@ -66,6 +66,10 @@ def test_inspect_lists_the_tasks_of_the_registry():
     bare = "\n".join(describe_tasks(TRIALS.drop("dyslexia", "reading_comprehension_skill")))
     assert "dyslexia" not in bare and "reading_comprehension_skill" not in bare  # reader traits: listed when present
     assert "task goal_question: not available (no onestopqa_question_id column" in bare
+    one_reader = "\n".join(describe_tasks(TRIALS.with_columns(reading_comprehension_skill=pl.lit(0.5))))
+    assert "labels 0.5-0.5 (1 distinct values) 6\n" in one_reader  # CopCo's P01 and P02: one reader has a score
+    assert "warning: one value only (0.5): a model of this task measures nothing" in one_reader
+    assert "constant within every" not in one_reader.split("reading_comprehension_skill")[1]
 
 
 def test_a_task_is_one_registry_entry(monkeypatch):

@@ -47,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="readgaze demo", description=__doc__.split("\n")[0])
     parser.add_argument("--out", default="readgaze_demo", help="report folder (default ./readgaze_demo)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the simulation, folds and training")
-    parser.add_argument("--quick", action="store_true", help="a tiny run of a few seconds (tests)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a tiny smoke run (~30 s on 2 cores, 1-2 min the first time; its numbers mean nothing)")
     parser.add_argument("--force", action="store_true", help="replace the demo's files in an existing --out")
     parser.add_argument("--line-assigner", default="dist",
                         help="line assignment method (default dist, the learned assigner, ~5 CPU ms per trial; "

@@ -20,8 +20,8 @@ outlives the driver. A driver killed with SIGKILL takes the embedded Ray's proce
 driver's life on Linux).
 
 :func:`fold_log` keeps Lightning's output of a unit in its own log file, :func:`progress_line` is ``readgaze cv``'s
-line per finished fold. Ray is an optional dependency (``pip install 'readgaze[cluster]'``); without it, parallel
-runs fall back to one unit at a time, said aloud.
+line per finished fold. Ray is an optional dependency (``pip install -e '.[cluster]'`` in the checkout); without
+it, parallel runs fall back to one unit at a time, said aloud.
 """
 
 from __future__ import annotations
@@ -89,8 +89,8 @@ def resolve_engine(engine: Engine, out=None) -> Engine:
     if not engine.uses_ray or ray_available():
         return engine
     if engine.address is not None:
-        raise ConfigError(f"--address {engine.address} needs Ray: pip install 'readgaze[cluster]'")
-    print(f"readgaze: Ray is not installed (pip install 'readgaze[cluster]'): running the units one at a time "
+        raise ConfigError(f"--address {engine.address} needs Ray: pip install -e '.[cluster]' in the readgaze checkout")
+    print(f"readgaze: Ray is not installed (pip install -e '.[cluster]'): running the units one at a time "
           f"instead of {engine.workers} at once", file=out or sys.stderr, flush=True)
     return Engine(workers=1, cpus_per_unit=engine.cpus_per_unit, gpus_per_unit=engine.gpus_per_unit)
 

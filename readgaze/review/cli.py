@@ -9,7 +9,8 @@ import socket
 import sys
 from pathlib import Path
 
-INSTALL = "readgaze review needs the web stack: pip install 'readgaze[review]' (starlette, uvicorn)"
+INSTALL = ("readgaze review needs the web stack (starlette, uvicorn): pip install -e '.[review]' in the readgaze "
+           "checkout (readgaze is not on PyPI)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
