@@ -2,10 +2,10 @@
 
 Data Viewer computes first-fixation, gaze (first-run dwell), total, regression-path durations, fixation counts and
 skip / regression flags per interest area; :func:`word_measures_from_ia_report` renames them (the map is
-:data:`MEASURES`), casts them to the canonical dtypes and nulls the first-pass durations of never-fixated words, so
-that they can be compared with readgaze's own measures (:mod:`readgaze.measures`). The report itself is read by
-:func:`readgaze.io.dataviewer.read_ia_report`. Reference: SR Research (2021), *EyeLink Data Viewer User's Manual*
-4.2, section "Interest Area Report".
+:data:`MEASURES`), casts them to the canonical dtypes, nulls the first-fixation, gaze and regression-path durations of
+never-fixated words and adds the rereading duration, so that they can be compared with readgaze's own measures
+(:mod:`readgaze.measures`). The report itself is read by :func:`readgaze.io.dataviewer.read_ia_report`.
+Reference: SR Research (2021), *EyeLink Data Viewer User's Manual* 4.2, section "Interest Area Report".
 """
 
 from __future__ import annotations
