@@ -13,7 +13,8 @@ Streaming: the file is read in chunks of at most ``chunk_lines`` whole lines (:d
 default), twice. The scan (first pass) keeps the text of every line that is not a sample line (messages,
 events, headers: a few percent of a recording) and, of the sample lines, only runs of line numbers and
 per-chunk counts; :meth:`AscScan.sample_chunks` (second pass) re-reads the chunks that hold sample lines,
-one at a time, by byte offset. So at most ``chunk_lines`` lines of text are held at once.
+one at a time, by byte offset. So at most ``chunk_lines`` lines of text are held at once. Reading, decoding and
+classifying the lines of a chunk: :mod:`readgaze.io.asc_lines`.
 
 Text: the file is decoded with ``encoding`` (default UTF-8). Bytes that do not decode are replaced
 with U+FFFD and the lines holding them are counted in a warning; byte-order marks (U+FEFF) anywhere
@@ -27,7 +28,6 @@ kind (garbage from a tracker hiccup, a cut keyword) are dropped; a line cut shor
 
 from __future__ import annotations
 
-import codecs
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,24 +36,26 @@ import numpy as np
 import polars as pl
 
 from readgaze.errors import ConfigError, Option, ParseError
+from readgaze.io.asc_lines import (  # noqa: F401 -- KEYWORDS, LINE_KINDS, decode_chunk: public here too
+    KEYWORDS,
+    LINE_KINDS,
+    byte_chunks,
+    codec_name,
+    decode_chunk,
+    line_kinds,
+)
 from readgaze.qc import QCLog
 
-KEYWORDS = ("START", "END", "MSG", "SFIX", "EFIX", "SSACC", "ESACC", "SBLINK", "EBLINK", "SAMPLES",
-            "EVENTS", "PRESCALER", "VPRESCALER", "PUPIL", "INPUT", "BUTTON")
 #: Line kinds written into the per-block file for mne (messages stay with readgaze: mne keeps only
 #: in-block messages, skips any line holding ``;``, ``!V`` or ``!MODE``, and decodes with the locale).
 FOR_MNE = ("START", "PRESCALER", "VPRESCALER", "PUPIL", "EVENTS", "SAMPLES", "sample", "EFIX",
            "ESACC", "EBLINK", "END")
 STEP = "read_asc"
-LINE_KINDS = pl.Enum([*KEYWORDS, "sample", "calibration", "header", "blank", "continuation", "negative", "other"])
-"""``negative``: a line that starts like a sample with a negative timestamp (``-123 ...``)."""
 #: Lines that carry recording data (an open block extends at least to its last one).
 DATA_KINDS = ("sample", "SFIX", "EFIX", "SSACC", "ESACC", "SBLINK", "EBLINK", "INPUT", "BUTTON")
 TRIALID_RE = r"^MSG\s+\S+\s+(?:-?\d+\s+)?TRIALID\b"
 #: Lines per chunk read at once (about 4 MiB of sample text; a chunk's tokens take about 10x that).
 CHUNK_LINES = 100_000
-_READ_BYTES = 1 << 23  # bytes read from the file per system call
-
 
 
 @dataclass
@@ -131,92 +133,12 @@ class AscScan:
                     continue
                 handle.seek(chunk.offset)
                 text = decode_chunk(handle.read(chunk.size), self.encoding, chunk.first_line)[0]
-                samples = text.filter(pl.col("text").str.contains(r"^[0-9]")).select("line", "text")  # see _kinds
+                samples = text.filter(pl.col("text").str.contains(r"^[0-9]")).select("line", "text")  # see line_kinds
                 lines = samples["line"]
                 for b in inside:
                     lo, hi = lines.search_sorted(b.start_line, "left"), lines.search_sorted(b.last_line, "right")
                     if hi > lo:
                         yield b, samples.slice(lo, hi - lo)
-
-
-def _codec(encoding: str) -> str:
-    try:
-        return codecs.lookup(encoding).name
-    except LookupError:
-        raise ConfigError(f"encoding: unknown codec {encoding!r} (e.g. 'utf-8', 'cp1252', 'latin-1')") from None
-
-
-def _byte_chunks(path: Path, chunk_lines: int) -> Iterator[tuple[int, bytes]]:
-    """``(byte offset, bytes)`` of consecutive pieces of the file, each at most ``chunk_lines`` whole lines."""
-    offset, rest = 0, b""
-    with path.open("rb") as handle:
-        while True:
-            data = handle.read(_READ_BYTES)
-            if not data:
-                if rest:
-                    yield offset, rest
-                return
-            buf = rest + data if rest else data
-            ends = np.flatnonzero(np.frombuffer(buf, np.uint8) == 10)
-            start = 0
-            for k in range(chunk_lines - 1, len(ends), chunk_lines):
-                cut = int(ends[k]) + 1
-                yield offset, buf[start:cut]
-                offset, start = offset + cut - start, cut
-            rest = buf[start:]
-
-
-def _read_text(source, lossy: bool) -> pl.DataFrame:
-    return pl.read_csv(source, has_header=False, separator="\x1f", quote_char=None, new_columns=["text"],
-                       schema={"text": pl.String}, encoding="utf8-lossy" if lossy else "utf8")
-
-
-def decode_chunk(data: bytes, codec: str, first_line: int) -> tuple[pl.DataFrame, bool]:
-    """One row per line of a chunk (``line`` from ``first_line``, ``text``), and whether some bytes did not
-    decode (replaced with U+FFFD). Line ends (``\r``) and byte-order marks (U+FEFF) are removed.
-
-    UTF-8 is parsed by polars straight from the bytes; another (ASCII-compatible) codec is decoded in
-    Python first. A single-byte codec cannot hold U+FFFD itself, so every one is a replaced byte.
-    """
-    if codec == "utf-8":
-        try:
-            frame, replaced = _read_text(data, lossy=False), False
-        except pl.exceptions.ComputeError:
-            frame, replaced = _read_text(data, lossy=True), True  # polars' utf8-lossy read replaces the bad bytes
-    else:
-        text = data.decode(codec, errors="replace")
-        frame, replaced = _read_text(text.encode("utf-8"), lossy=False), "\ufffd" in text
-    n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    if frame.height != n_lines:  # blank-only chunks: polars reads no rows
-        text = data.decode(codec, errors="replace")
-        frame = pl.DataFrame({"text": text[:-1].split("\n") if text.endswith("\n") else text.split("\n")},
-                             schema={"text": pl.String})
-    frame = frame.with_row_index("line", offset=first_line).with_columns(pl.col("text").fill_null(""))
-    if frame.select(pl.col("text").str.ends_with("\r").any()).item():
-        frame = frame.with_columns(pl.col("text").str.strip_chars_end("\r"))
-    if frame.select(pl.col("text").str.contains("\ufeff", literal=True).any()).item():
-        frame = frame.with_columns(pl.col("text").str.replace_all("\ufeff", "", literal=True),
-                                   _bom=pl.col("text").str.contains("\ufeff", literal=True))
-    return frame, replaced
-
-
-def _kinds(frame: pl.DataFrame) -> pl.Series:
-    """The kind of every line (Enum :data:`LINE_KINDS`), from its first 16 characters."""
-    head = pl.col("text").str.slice(0, 16)  # a line's kind shows in its first characters: no full-line copies
-    kind = head.str.extract(r"^([A-Z]+)\b")
-    names = LINE_KINDS.categories.to_list()
-    code = {k: pl.lit(names.index(k), pl.UInt8) for k in names}  # small integer codes, then one Enum gather
-    keyword = kind.replace_strict(list(KEYWORDS), [names.index(k) for k in KEYWORDS], default=names.index("other"),
-                                  return_dtype=pl.UInt8)
-    codes = frame.select(
-        pl.when(head.str.contains(r"^[0-9]")).then(code["sample"])
-        .when(head.str.contains(r"^-[0-9]")).then(code["negative"])
-        .when(head.str.starts_with(">>>>>>>")).then(code["calibration"])
-        .when(head.str.starts_with("**")).then(code["header"])
-        .when(pl.col("text").str.contains(r"^\s*$")).then(code["blank"])
-        .when(head.str.contains(r"^\s")).then(code["continuation"])
-        .otherwise(keyword.fill_null(names.index("other")))).to_series()
-    return pl.Series("kind", names, dtype=LINE_KINDS).gather(codes)
 
 
 @dataclass
@@ -234,7 +156,7 @@ def _first_pass(path: Path, codec: str, chunk_lines: int, encoding: str, warning
                 qc: QCLog) -> _Lines:
     kept, firsts, lasts, chunks = [], [], [], []
     line, replaced, bad, bom, nul = 1, False, [0, None], [0, None], [0, None]  # counts and first lines
-    for offset, data in _byte_chunks(path, chunk_lines):
+    for offset, data in byte_chunks(path, chunk_lines):
         frame, lossy = decode_chunk(data, codec, line)
         replaced |= lossy
         for tally, hit in ((bad, pl.col("text").str.contains("\ufffd", literal=True)),
@@ -245,7 +167,7 @@ def _first_pass(path: Path, codec: str, chunk_lines: int, encoding: str, warning
                 if lines.len():
                     tally[0] += lines.len()
                     tally[1] = tally[1] or int(lines[0])
-        kind = _kinds(frame)
+        kind = line_kinds(frame)
         is_sample = kind == "sample"
         numbers = frame["line"].filter(is_sample).to_numpy().astype(np.int64)
         if len(numbers):
@@ -387,7 +309,7 @@ def scan_asc(path: str | Path, *, encoding: str = "utf-8", chunk_lines: int = CH
     name = path.name
     if chunk_lines < 1:
         raise ConfigError(f"chunk_lines: got {chunk_lines!r}, expected a positive number of lines")
-    codec = _codec(encoding)
+    codec = codec_name(encoding)
     warnings: list[str] = []
     qc = QCLog()
     read = _first_pass(path, codec, chunk_lines, encoding, warnings, qc)

@@ -23,6 +23,8 @@ that make ``pl.read_csv`` fail or silently mistype real exports:
 * **decimal commas** (``390,6`` in a ``;``-separated file) raise :class:`ParseError` with a hint,
   or parse with ``decimal_comma=True``.
 
+Numeric columns a reader needs are checked and cast by :func:`require_numeric` (:mod:`readgaze.io.numeric`).
+
 Row numbers in errors are editor line numbers of the user's file (header = row 1), also when a repaired copy is
 read. A quoted field with an embedded newline shifts later row numbers by one per extra line; Data Viewer never
 writes such fields.
@@ -37,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from readgaze.errors import Option, ParseError
+from readgaze.errors import ParseError
 from readgaze.io.dtypes import (  # noqa: F401 -- HEAD_ROWS, NULL_VALUES, infer_schema, decimal_comma_options: public here
     DECIMAL_COMMA,
     HEAD_ROWS,
@@ -67,6 +69,7 @@ from readgaze.io.faults import (  # noqa: F401 -- as_utf8, first_row_where: publ
     report,
     user_line,
 )
+from readgaze.io.numeric import require_numeric  # noqa: F401 -- public here too
 from readgaze.io.ragged import EXTRA, check_rows, locate_parse_error, long_rows, scan_rows
 from readgaze.qc import QCLog
 
@@ -384,75 +387,3 @@ def _column_in(message: str, names: list[str]) -> str | None:
 
     hit = re.search(r"at column '([^']+)'", message)
     return hit.group(1) if hit and hit.group(1) in names else None
-
-
-def require_numeric(lf: pl.LazyFrame, path: str | Path, columns: Iterable[str],
-                    dtype: pl.DataType = pl.Float64, *, finite: bool = False, minimum: float | None = None,
-                    largest: float | None = None, coded: bool = False, what: str = "a number") -> pl.LazyFrame:
-    """Check that the named columns of a raw scan hold numbers and cast them to ``dtype``.
-
-    A column that whole-file inference left as String is either entirely null (cast silently) or holds
-    a non-number, which is reported with its row and value. With ``finite`` (no NaN or infinity), ``minimum``
-    (no smaller value), ``largest`` (no larger absolute value), ``coded`` (no -32768, EyeLink's missing-value
-    code) or an integer ``dtype`` (whole, finite numbers only), every value is checked: one pass over the columns,
-    and one more to name the first offending row. Nulls pass.
-
-    Raises
-    ------
-    ParseError
-        Naming the file, the first offending row, the column, the value found and ``what`` was expected.
-    """
-    have = lf.collect_schema()
-    integer = dtype.is_integer()
-    casts, checks = [], []
-    for c in columns:
-        if c not in have:
-            continue
-        if have[c] == pl.String:
-            bad = pl.col(c).is_not_null() & pl.col(c).str.strip_chars().cast(pl.Float64, strict=False).is_null()
-            row, value = first_row_where(lf, bad, c, path=path)
-            if row:
-                comma = (Option("decimal_comma=True", "--decimal-comma", "numbers written 390,6"),) if "," in str(
-                    value) else ()
-                raise ParseError(f"got {value!r}, expected {what}", file=path, row=row, column=c, options=comma)
-            number = pl.col(c).str.strip_chars().cast(pl.Float64, strict=False)
-        elif have[c].is_numeric():
-            number = pl.col(c).cast(pl.Float64)
-        else:  # Boolean, ...: not a number
-            row, value = first_row_where(lf, pl.col(c).is_not_null(), c, path=path)
-            if row:
-                raise ParseError(f"got {value!r}, expected {what}", file=path, row=row, column=c)
-            number = pl.col(c).cast(pl.Float64, strict=False)
-        odd = pl.lit(False)
-        if finite or integer:
-            odd = odd | ~number.is_finite()
-        if minimum is not None:
-            odd = odd | (number < minimum)
-        if largest is not None:
-            odd = odd | (number.abs() > largest)
-        if coded:
-            odd = odd | (number == MISSING_CODE)
-        if integer:
-            odd = odd | (number != number.round()) | (number.abs() >= 2.0 ** 53)
-        if finite or integer or coded or minimum is not None or largest is not None:
-            checks.append((c, odd.fill_null(False)))
-        if have[c] == pl.String or have[c] != dtype:
-            casts.append((number if dtype == pl.Float64 else number.cast(dtype, strict=False)).alias(c))
-    if checks:
-        found = lf.select([e.any().alias(c) for c, e in checks]).collect().row(0, named=True)
-        for c, e in checks:
-            if found[c]:
-                row, value = first_row_where(lf, e, c, path=path)
-                code = " (EyeLink's missing-value code; Data Viewer writes '.' for missing)" \
-                    if _is_code(value) else ""
-                raise ParseError(f"got {value!r}{code}, expected {what}", file=path, row=row, column=c)
-    return lf.with_columns(casts) if casts else lf
-
-
-def _is_code(value) -> bool:
-    try:
-        return float(str(value).strip()) == MISSING_CODE
-    except ValueError:
-        return False
-
-

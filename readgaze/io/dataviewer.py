@@ -21,6 +21,7 @@ import polars as pl
 from readgaze.errors import ConfigError, SchemaError
 from readgaze.io import cells
 from readgaze.io.csv import header, read_csv, scan_csv
+from readgaze.io.dataviewer_measures import word_measures_from_ia_report  # noqa: F401 -- public here too
 from readgaze.io.report_keys import (  # noqa: F401 -- public here too
     ID_BASE_OPTIONS,
     IdBaseCheck,
@@ -383,42 +384,3 @@ def _name_participant(out: pl.LazyFrame, cols: dict[str, str]) -> pl.LazyFrame:
     if src is None or src == "participant_id" or "participant_id" in out.collect_schema().names():
         return out
     return out.rename({src: "participant_id"})
-
-
-_MEASURES = {  # canonical word_measures column <- Data Viewer IA report column
-    "first_fixation_duration_ms": "IA_FIRST_FIXATION_DURATION",
-    "gaze_duration_ms": "IA_FIRST_RUN_DWELL_TIME",
-    "total_fixation_duration_ms": "IA_DWELL_TIME",
-    "regression_path_duration_ms": "IA_REGRESSION_PATH_DURATION",
-    "fixation_count": "IA_FIXATION_COUNT",
-    "skipped": "IA_SKIP",
-    "regression_in": "IA_REGRESSION_IN",
-    "regression_out": "IA_REGRESSION_OUT",
-    "first_fixation_progressive": "IA_FIRST_FIX_PROGRESSIVE",
-}
-_FIRST_FIXATION_MEASURES = ("first_fixation_duration_ms", "gaze_duration_ms", "regression_path_duration_ms")
-
-
-def word_measures_from_ia_report(ia: pl.LazyFrame) -> pl.LazyFrame:
-    """Data Viewer's own reading measures from a read IA report, under canonical ``word_measures`` names.
-
-    Durations are Float64 ms, ``fixation_count`` Int32, flags Boolean with null kept (a flag that
-    Data Viewer writes as ``.`` stays null: three states). First-fixation, gaze and regression-path
-    durations are null for never-fixated words (``IA_FIXATION_COUNT == 0``) even where an export wrote
-    0 (the OneStop sample does). ``rereading_duration_ms`` = total - gaze duration. Measures the report
-    lacks come out null. ``word_index`` = ``ia_index`` (one row per interest area).
-    """
-    have = ia.collect_schema().names()
-
-    def col(name: str, dtype) -> pl.Expr:
-        src = _MEASURES[name]
-        return (pl.col(src) if src in have else pl.lit(None)).cast(dtype).alias(name)
-
-    flags = ("skipped", "regression_in", "regression_out", "first_fixation_progressive")
-    exprs = [col(n, pl.Int32 if n == "fixation_count" else pl.Boolean if n in flags else pl.Float64)
-             for n in _MEASURES]
-    fixated = pl.col("fixation_count") > 0
-    return (ia.select("trial_id", pl.col("ia_index").alias("word_index"), "word", *exprs)
-            .with_columns([pl.when(fixated).then(pl.col(n)).alias(n) for n in _FIRST_FIXATION_MEASURES])
-            .with_columns((pl.col("total_fixation_duration_ms") - pl.col("gaze_duration_ms").fill_null(0))
-                          .alias("rereading_duration_ms")))

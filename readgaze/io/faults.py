@@ -1,5 +1,9 @@
 """Faults of delimited text files (lab exports) that a CSV parser turns into silent data, found before the parse.
 
+Over 400 lines: the checks of a file's lines and bytes and its repaired copy are one idea, a file's lines, and share
+the line arrays (the rows' checks, :mod:`readgaze.io.ragged`; the column flags, :mod:`readgaze.io.dtypes`; and the
+parse, :mod:`readgaze.io.csv`, live in their own modules).
+
 The rule of every reader in :mod:`readgaze.io` (issue 29): a line, byte or cell that does not fit the format is
 either an error naming the file, the line and the column, or a repair counted per reason in the QC log and printed.
 polars' CSV reader pads a row with too few fields with nulls, reads a blank line as a row of nulls, glues a
@@ -37,9 +41,6 @@ before its imports), then vectorised tests on the line lengths. Only a file with
 repaired file is read through a cleaned UTF-8 copy in a temporary folder, made once per file version; messages keep
 the user's line numbers (:meth:`TextFile.user_lines`). Ragged rows are found around the parse
 (:mod:`readgaze.io.ragged`).
-
-(About 500 lines, over the ~400 a module should hold: the checks and the repaired copy are one idea, a file's lines,
-and share the line arrays; the rows' checks, the column flags and the parse live in their own modules.)
 """
 
 from __future__ import annotations

@@ -44,10 +44,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from readgaze.errors import ConfigError, ParseError
+from readgaze.errors import ParseError
 from readgaze.io import cells
 from readgaze.io.csv import header
 from readgaze.io.dataviewer import detect_ia_id_base, read_fixation_report, read_ia_report, rebase_fixations
+from readgaze.io.onestop_dialect import Dialect, dialect  # noqa: F401 -- Dialect: public here too
 from readgaze.io.onestop_tables import (  # noqa: F401 -- TRIAL_COLUMNS, WORD_FEATURES: public here too
     TRIAL_COLUMNS,
     WORD_FEATURES,
@@ -60,56 +61,10 @@ from readgaze.io.onestop_tables import (  # noqa: F401 -- TRIAL_COLUMNS, WORD_FE
     words_table,
 )
 from readgaze.io.rows import line_starts, per_run, read_rows
-from readgaze.io.sources import SOURCES
 from readgaze.qc import QCLog
 
 PARTICIPANT_ALIASES: dict[str, str] = {"l38_97": "l38_104"}
 """Saved id -> true id (OneStop documentation, "Known issues": "l38_104 is saved as l38_97")."""
-
-
-@dataclass(frozen=True)
-class Dialect:
-    """How one report is read: its separator, decimal commas and ``{file column: OneStop name}`` renames."""
-
-    separator: str | None = None
-    decimal_comma: bool = False
-    rename: dict[str, str] | None = None
-
-    def reader(self) -> dict:
-        return {"separator": self.separator, "decimal_comma": self.decimal_comma, "rename": self.rename}
-
-
-def dialect(path, table: str, columns: dict | None, separator: str | None = None,
-            decimal_comma: bool = False) -> Dialect:
-    """The :class:`Dialect` of a report: ``columns`` (``{role: column}``, or ``{"fixations": {...}, "ia": {...}}``)
-    renames each mapped column to the name OneStop's own files use for its role (the role's first name in
-    :mod:`readgaze.io.sources`, or the role itself when that is one: ``participant_id``). Roles OneStop does not
-    read from a column (``trial_id``, ``text_id``) are ignored: OneStop builds those from its design columns.
-
-    Raises
-    ------
-    ConfigError
-        A mapped column the file does not have.
-    """
-    spec = (columns or {}).get(table, columns or {}) if any(k in (columns or {}) for k in ("fixations", "ia")) \
-        else (columns or {})
-    spec = {r: c for r, c in spec.items() if isinstance(c, str)}
-    if not spec:
-        return Dialect(separator, decimal_comma)
-    names = header(path, separator=separator)
-    defaults = SOURCES["onestop"].fixation_columns if table == "fixations" else SOURCES["onestop"].ia_columns
-    rename = {}
-    for role, column in spec.items():
-        if role not in defaults:
-            continue
-        if column not in names:
-            raise ConfigError(f"columns: {role!r} -> {column!r}, but the file has no column {column!r}", file=path,
-                              column=column)
-        rename[column] = role if role in defaults[role] else defaults[role][0]
-    # a file column already under the OneStop name that another column replaces is read no more
-    clash = [c for old, c in rename.items() if c in names and c != old and c not in rename]
-    rename.update({c: f"{c} (replaced by the column map)" for c in clash})
-    return Dialect(separator, decimal_comma, rename or None)
 
 
 @dataclass
@@ -287,7 +242,7 @@ def _load_ia(path, aliases: dict[str, str], qc: QCLog, start: threading.Event,
 
 
 def _load_fixations(path, aliases: dict[str, str], qc: QCLog, parsed: threading.Event | None = None,
-                    d: Dialect = Dialect()) -> tuple[pl.DataFrame, pl.LazyFrame]:
+                    d: Dialect = Dialect()) -> tuple[pl.DataFrame, pl.LazyFrame]:  # noqa: B008 -- a frozen dataclass
     """The fixation report parsed (:func:`_parse`; then ``parsed`` is set), aliased, split into its trial table
     and its rows, the rows sorted by (``trial_id``, ``fixation_index``) (:func:`_sort_order`)."""
     names = header(path, separator=d.separator, rename=d.rename)
@@ -356,7 +311,7 @@ def _parse(reader, path, keep: list[str], d: Dialect, qc: QCLog) -> pl.LazyFrame
 
 
 def _ia_rows(path, base: int, aliases: dict[str, str], texts: pl.DataFrame, words: pl.DataFrame,
-             d: Dialect = Dialect()) -> pl.LazyFrame:
+             d: Dialect = Dialect()) -> pl.LazyFrame:  # noqa: B008 -- a frozen dataclass
     """Lazy trial x IA rows (all ``IA_*`` columns) from a scan of the whole IA report.
 
     ``texts`` (``trial_id`` -> versioned ``text_id``) and ``words`` (``word_index`` per text and IA)
@@ -430,5 +385,3 @@ def _count_fixations(fix: pl.LazyFrame, qc: QCLog) -> None:
                detail="fixated IA id has no IA-report row: word_index = id - base, unchecked")
         qc.add("load_onestop", "fixations", "ia_label_mismatch", c["mismatch"], action="flagged",
                detail="fixation report label differs from the IA report's")
-
-
