@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from readgaze.splits.folds import N_FOLDS
 from readgaze.tasks import TASKS
-
-N_FOLDS = 10
-"""The configs' default ``data.n_folds``."""
 
 
 def _task_labels(trials: pl.DataFrame) -> dict[str, pl.DataFrame]:

@@ -48,7 +48,7 @@ from readgaze.models.data.tasks import TASKS
 from readgaze.models.data.tokenise import _encode
 from readgaze.models.text_encoder import load_tokenizer
 from readgaze.qc import QCLog
-from readgaze.splits import assign_fold, make_splits, read_fold_files
+from readgaze.splits import N_FOLDS, assign_fold, make_splits, read_fold_files
 from readgaze.splits.regimes import fold_roles
 
 log = logging.getLogger(__name__)
@@ -146,7 +146,7 @@ class ReadingDataModule(L.LightningDataModule):
         (``readgaze cv --ablate text gaze`` runs the twins and writes the comparison). Seeded by ``split_seed``.
     """
 
-    def __init__(self, path: str, task: Task = "reading_goal", fold: int = 0, n_folds: int = 10,
+    def __init__(self, path: str, task: Task = "reading_goal", fold: int = 0, n_folds: int = N_FOLDS,
                  split_seed: int = 0, fold_files: str | None = None, strict: bool = False,
                  split_unit: Literal["auto", "participant_item", "trial"] = "auto", text_encoder: str = "tiny",
                  max_text_tokens: int = 512, batch_size: int = 16, num_workers: int = 0,

@@ -34,6 +34,7 @@ from torch.utils.data import DataLoader, Dataset
 from readgaze.errors import DataError
 from readgaze.models.data import ReadingDataModule
 from readgaze.models.data.batch import REGIMES
+from readgaze.splits import N_FOLDS
 
 log = logging.getLogger(__name__)
 OFF_TEXT_WORD = "<off-text>"
@@ -110,7 +111,7 @@ class GoalReconstructionData(ReadingDataModule):
     """
 
     def __init__(self, path: str, task: Literal["goal_reconstruction"] = "goal_reconstruction", fold: int = 0,
-                 n_folds: int = 10, split_seed: int = 0, fold_files: str | None = None, strict: bool = False,
+                 n_folds: int = N_FOLDS, split_seed: int = 0, fold_files: str | None = None, strict: bool = False,
                  split_unit: Literal["auto", "participant_item", "trial"] = "auto", batch_size: int = 8,
                  num_workers: int = 0) -> None:
         super().__init__(path, "reading_goal", fold, n_folds, split_seed, fold_files, strict, split_unit,

@@ -10,7 +10,7 @@ against EyeBench's per-trial fold tables.
 
 from readgaze.splits.assign import SPLITS, assign_fold, check_leakage
 from readgaze.splits.describe import SplitDescription, describe
-from readgaze.splits.folds import Splits, make_splits, read_fold_files
+from readgaze.splits.folds import N_FOLDS, Splits, make_splits, read_fold_files
 from readgaze.splits.published import PUBLISHED_REGIMES, compare_with_published, read_fold_trial_ids
 from readgaze.splits.reader_level import check_reader_label
 from readgaze.splits.regimes import (
@@ -27,5 +27,5 @@ from readgaze.splits.regimes import (
 
 __all__ = ["ALL", "BATCH_REGIMES", "PUBLISHED_REGIMES", "REGIMES", "REGIME_ORDER", "SEEN", "SPLITS", "TITLES",
            "UNSEEN_ITEM", "UNSEEN_PARTICIPANT", "regime_title", "SplitDescription", "Splits", "assign_fold",
-           "check_leakage", "check_reader_label", "compare_with_published", "describe", "make_splits",
+           "N_FOLDS", "check_leakage", "check_reader_label", "compare_with_published", "describe", "make_splits",
            "read_fold_files", "read_fold_trial_ids"]

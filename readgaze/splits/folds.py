@@ -80,7 +80,12 @@ class Splits:
         return directory
 
 
-def make_splits(trials: pl.DataFrame | pl.LazyFrame, n_folds: int = 10, seed: int = 0, *,
+N_FOLDS = 10
+"""The protocol's default number of participant and item folds (OneStop's published 10; the configs'
+``data.n_folds``)."""
+
+
+def make_splits(trials: pl.DataFrame | pl.LazyFrame, n_folds: int = N_FOLDS, seed: int = 0, *,
                 stratify_by: str | None = None, within: str | None = None) -> Splits:
     """Partition items and participants into ``n_folds`` folds each, deterministically from ``seed``.
 
