@@ -96,5 +96,5 @@ def test_missing_timm_gives_a_clear_error(monkeypatch):
                         if name == "timm" else real_import(name, *a, **k))
     from readgaze.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="readgaze\\[image\\]"):
+    with pytest.raises(ConfigError, match=r"pip install -e '\.\[image\]'"):
         ScanpathImage(backbone="convnextv2_atto")
