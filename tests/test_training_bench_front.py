@@ -76,7 +76,8 @@ def test_address_to_no_cluster_is_one_line_saying_what_to_start_and_writes_nothi
     out = tmp_path / "bench"
     # 'auto' also joins any Ray found running on this machine (a Ray test on the other pytest worker): the probe hides
     # those, as on a machine with none
-    probe = ("import sys, ray, ray._private.services as services; services.find_gcs_addresses = lambda: []; "
+    probe = ("import functools, sys, ray, ray._private.services as services; "
+             "services.find_gcs_addresses = functools.cache(lambda: []); "
              "from readgaze.models.training.bench import main; code = main(sys.argv[1:]); "
              "print('initialised' if ray.is_initialized() else 'not initialised'); sys.exit(code)")
     argv = ["bench", "--dataset", str(dataset), "--models", "beyelstm", "--data.text_encoder", "tiny",
