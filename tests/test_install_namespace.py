@@ -6,6 +6,7 @@ The wheel's contents are checked in ``test_training_lab_export.py::test_a_built_
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import os
 import subprocess
@@ -18,10 +19,20 @@ import pytest
 
 from readgaze.models.training.configs import upgrade_class_paths
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _has_distribution(name: str) -> bool:
+    try:
+        importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
 SCRIPT = textwrap.dedent('''
     import sys
-    import models, kernels, data_prep                 # the user's own folders win for their own names
-    assert models.MINE and kernels.MINE and data_prep.MINE
+    import models, data_prep                         # the user's own folders win for their own names
+    assert models.MINE and data_prep.MINE
     from readgaze.cli import main
     from readgaze.simulate.lab_export import write_lab_export
     assert main(["models", "--check"]) == 0
@@ -43,17 +54,45 @@ SCRIPT = textwrap.dedent('''
 def test_nothing_generic_is_importable_after_install():
     """The editable (or wheel) install maps models, kernels and data_prep under readgaze only."""
     outside = subprocess.run([sys.executable, "-c", "import importlib.util as u; "
-                              "print([u.find_spec(n) is None for n in ('models', 'kernels', 'data_prep')])"],
+                              "print([getattr(u.find_spec(n), 'origin', None) for n in "
+                              "('models', 'kernels', 'data_prep')])"],
                              cwd=Path(__file__).anchor, capture_output=True, text=True, check=True)
-    assert outside.stdout.strip() == "[True, True, True]"
+    models, kernels, data_prep = eval(outside.stdout)
+    assert models is None and data_prep is None
+    # ``kernels`` is also a PyPI distribution (transformers >= 5.25 requires it): there, it is that one, not ours
+    assert kernels is None or not Path(kernels).is_relative_to(ROOT), kernels
     assert importlib.util.find_spec("readgaze.models.dist") is not None
+
+
+def test_in_the_checkout_the_name_kernels_is_handed_to_an_installed_distribution_of_that_name(tmp_path):
+    """A process started in the checkout has its root first on sys.path, where ``kernels/`` would hide the PyPI
+    ``kernels`` that transformers >= 5.25 imports (``from kernels import CUDAProperties`` then failed in every model
+    test). Our folder hands the name over; ``readgaze.kernels`` stays ours."""
+    site = tmp_path / "site"
+    (site / "kernels").mkdir(parents=True)
+    (site / "kernels" / "__init__.py").write_text("CUDAProperties = 'installed'\n")
+    probe = ("import kernels, readgaze.kernels as ours; "
+             "print(kernels.CUDAProperties, ours.cross_attention.__module__)")
+    env = {**os.environ, "PYTHONPATH": str(site)}   # after the checkout's root ('' from -c)
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["installed", "readgaze.kernels.cross_attention"]
+    # and the transformers that CI installs imports its activations (the import that broke) from the checkout
+    done = subprocess.run([sys.executable, "-c", "import transformers.activations"], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 @pytest.mark.slow
 def test_a_script_beside_its_own_models_kernels_and_data_prep_folders_runs_prep_and_fit(tmp_path):
     trap = "raise ImportError('readgaze imported the user\\'s own {}')\n"
-    for name, subs in {"models": ("data", "dist", "training", "base"), "kernels": ("cross_attention",),
-                       "data_prep": ("cli", "pipeline")}.items():
+    folders = {"models": ("data", "dist", "training", "base"), "kernels": ("cross_attention",),
+               "data_prep": ("cli", "pipeline")}
+    if _has_distribution("kernels"):
+        # transformers >= 5.25 imports the PyPI ``kernels`` itself: a user's own kernels/ beside the script breaks
+        # transformers, with or without readgaze, so this check keeps to the other two names there
+        del folders["kernels"]
+    for name, subs in folders.items():
         (tmp_path / name).mkdir()
         (tmp_path / name / "__init__.py").write_text("MINE = True\n")
         for sub in subs:
