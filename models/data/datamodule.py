@@ -49,7 +49,9 @@ from readgaze.models.data.tokenise import _encode
 from readgaze.models.text_encoder import load_tokenizer
 from readgaze.qc import QCLog
 from readgaze.splits import N_FOLDS, assign_fold, make_splits, read_fold_files
+from readgaze.splits.published import check_fold_table
 from readgaze.splits.regimes import fold_roles
+from readgaze.tasks import TASKS as REGISTRY
 
 log = logging.getLogger(__name__)
 Task = Literal[tuple(TASKS)]  # every classification task of readgaze.tasks: one registry entry adds one here
@@ -112,7 +114,12 @@ class ReadingDataModule(L.LightningDataModule):
         :func:`readgaze.splits.assign_fold` of those folds, which equals EyeBench's published per-fold trial
         tables (``trial_ids/fold_k_trial_ids_by_regime.csv``) for comprehension on ordinary reading.
         ``n_folds``, ``split_seed`` and ``split_within`` are ignored; trials whose participant or item is in no
-        fold file raise :class:`readgaze.errors.DataError`.
+        fold file raise :class:`readgaze.errors.DataError`. When the folder has the published per-trial table of
+        the fold (``trial_ids/fold_k_trial_ids_by_regime.csv``: EyeBench's OneStop and CopCo folds), every task
+        trial the table lists must have exactly its published split and regime, and the counts per regime are the
+        file's (:func:`readgaze.splits.published.check_fold_table`; the counts in :attr:`published_counts`);
+        for a reader-level task (``dyslexia``, CopCo's folds: ``../shared/data/copco/eyebench/folds``) no reader
+        of an unseen-reader regime may have a training trial (:func:`readgaze.splits.check_reader_label`).
     split_within : str, optional
         Readgaze's own folds only: a trial column constant per participant and per item (OneStop:
         ``article_batch``, as the goal-decoding code's per-batch split) within which participants and items are
@@ -178,6 +185,9 @@ class ReadingDataModule(L.LightningDataModule):
         self._datasets: dict[str, _TrialDataset] = {}
         self._num_classes: int | None = None
         self._dataset: Dataset | None = None
+        self.published_counts: pl.DataFrame | None = None
+        """With ``fold_files`` whose folder has the fold's published table: its counts per (split, regime) next to
+        the assignment's (``n_published``, ``n_assigned``: equal, checked); else None."""
         self.scalers: dict[str, feat.RobustScaler] | None = None
         """The fitted word, fixation and trial scalers (after ``setup``; saved in a model bundle, which brings its
         own when scoring new data)."""
@@ -424,8 +434,13 @@ class ReadingDataModule(L.LightningDataModule):
                     return self._fallback_to_trials(trials, error)
                 raise ConfigError(f"{error.message} (data too small for {self.n_folds} participant and item folds: "
                                   f"lower data.n_folds, or for a smoke run set data.split_unit trial)") from error
-        return assign_fold(trials, splits, self.fold, strict=self.strict).select(
+        assignment = assign_fold(trials, splits, self.fold, strict=self.strict).select(
             "trial_id", "fold_index", "split", "regime")
+        if self.fold_files:  # the folder's per-trial table of this fold, when it has one: every role checked
+            reader = "label" if REGISTRY[self.task].level == "reader" else None
+            self.published_counts = check_fold_table(assignment, trials, self.fold_files, self.fold,
+                                                     reader_label=reader, qc=self.qc)
+        return assignment
 
     def _fallback_to_trials(self, trials: pl.DataFrame, error: ConfigError) -> pl.DataFrame:
         """split_unit auto on data too small for participant x item folds: trial folds, said loudly."""

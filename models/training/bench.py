@@ -78,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-c", "--config", help="bench YAML (datasets, tasks, models, baselines, folds, seeds, grid)")
     parser.add_argument("--out", required=True, help="benchmark folder (resumed when it exists)")
     parser.add_argument("--dataset", action="append", metavar="[NAME=]FOLDER", help="dataset folder (repeatable)")
-    parser.add_argument("--tasks", nargs="+", help="reading_goal, comprehension, goal_question")
+    parser.add_argument("--tasks", nargs="+", help="reading_goal, comprehension, goal_question, dyslexia")
     parser.add_argument("--models", nargs="+", help="packaged config names (readgaze configs) or YAML files")
     parser.add_argument("--baselines", nargs="+", help="default | all | none | kinds (majority is always added)")
     parser.add_argument("--no-ensembles", action="store_true", help="no MajorityVote / LogisticEnsemble rows")

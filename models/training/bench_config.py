@@ -4,7 +4,7 @@ in full before any unit starts, and the plan of units it expands to.
 A bench YAML (every key optional but ``datasets``/``dataset``; flags of ``readgaze bench`` override it)::
 
     datasets: {demo: /data/demo_dataset}     # name -> dataset folder (readgaze prep); or  dataset: PATH
-    tasks: [reading_goal, comprehension]     # of reading_goal, comprehension, goal_question
+    tasks: [reading_goal, comprehension]     # of reading_goal, comprehension, goal_question, dyslexia
     models: [beyelstm, roberteye_f, postfusion_eye]   # packaged configs <task>/<model> (readgaze configs) or YAMLs
     baselines: default                       # default | all | none | [majority, reading_speed, ...]
     ensembles: true                          # MajorityVote and LogisticEnsemble of the models, per task
@@ -41,8 +41,13 @@ import yaml
 
 from readgaze.baselines import BASELINES
 from readgaze.errors import ConfigError
+from readgaze.tasks import TASKS as REGISTRY
 
-TASKS = ("reading_goal", "comprehension", "goal_question")
+TASKS = tuple(name for name, task in REGISTRY.items() if task.kind == "classification")
+"""The tasks a bench can run: every classification task of :data:`readgaze.tasks.TASKS` (reading_goal,
+comprehension, goal_question, and CopCo's reader-level ``dyslexia``). A task no model card lists (``dyslexia``)
+runs the models given as YAML files (``experiments/configs/ahn_cnn.yaml``), as ``experiments/configs/bench/copco.yaml``
+does."""
 KEYS = ("dataset", "datasets", "tasks", "models", "baselines", "ensembles", "folds", "seeds", "data", "trainer",
         "grid", "overrides", "ablate")
 SAME_FOLDS = ("n_folds", "split_seed", "fold_files", "strict", "split_within", "reading_regime", "questions")

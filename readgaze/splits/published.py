@@ -16,7 +16,9 @@ EyeBench's regime names map onto readgaze's (split, regime) pairs by :data:`PUBL
 columns "Unseen Text", "Unseen Reader", "Unseen Text & Reader" are ``new_item``, ``new_participant`` and
 ``new_item_participant``. :func:`compare_with_published` checks an assignment made from the fold lists
 (:func:`readgaze.splits.read_fold_files` + :func:`readgaze.splits.assign_fold`) against the file, count by count
-and trial by trial.
+and trial by trial; :func:`check_fold_table` does it for one fold of a datamodule (``--data.fold_files``): the
+trials of a task against the folder's table of that fold, with the reader-level check of
+:func:`readgaze.splits.check_reader_label` for a label constant within a reader.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 import polars as pl
 
 from readgaze.errors import DataError, ParseError
+from readgaze.qc import QCLog
 
 PUBLISHED_REGIMES: dict[str, tuple[str, str]] = {
     "train_train": ("train", "seen"),
@@ -198,4 +201,76 @@ def compare_with_published(assignment: pl.DataFrame, published: pl.DataFrame, *,
             problems.append(f"{differ.height} trials have another role (or are on one side only), e.g. "
                             f"{differ.row(0, named=True)}")
         raise DataError("assignment differs from the published fold table: " + "; ".join(problems), file=file)
+    return counts
+
+
+def fold_table_path(directory: str | Path, fold: int) -> Path:
+    """``<directory>/trial_ids/fold_{fold}_trial_ids_by_regime.csv`` (it may not exist: OneStop's lists alone)."""
+    return Path(directory) / "trial_ids" / f"fold_{fold}_trial_ids_by_regime.csv"
+
+
+def check_fold_table(assignment: pl.DataFrame, trials: pl.DataFrame, directory: str | Path, fold: int, *,
+                     reader_label: str | None = None, qc: QCLog | None = None) -> pl.DataFrame | None:
+    """Check one fold's assignment of a task's trials against the folder's published table of that fold.
+
+    The roles come from the folder's ``items/`` and ``subjects/`` lists (:func:`readgaze.splits.assign_fold`); this
+    checks that each trial both sides know has exactly its published split and regime, and that the counts per
+    (split, regime) are the file's (:func:`compare_with_published`). Trials on one side only are counted in
+    ``qc``, not dropped: a published table lists one task's trials (OneStop's: comprehension on ordinary reading),
+    and another task of the same folds (the reading goal) keeps its own.
+
+    Parameters
+    ----------
+    assignment : polars.DataFrame
+        ``trial_id``, ``fold_index``, ``split``, ``regime`` of the task's trials in fold ``fold`` (null split:
+        used nowhere).
+    trials : polars.DataFrame
+        The task's trials: ``trial_id``, ``participant_id`` and, with ``reader_label``, that column.
+    directory : str or Path
+        The fold folder (``items/``, ``subjects/``, ``trial_ids/``).
+    fold : int
+    reader_label : str, optional
+        A column of ``trials`` constant within a reader (a task of level ``reader``: dyslexia, comprehension
+        skill): also :func:`readgaze.splits.check_reader_label` (no unseen-reader regime has a training reader).
+    qc : QCLog, optional
+        Gets the counts of trials on one side only.
+
+    Returns
+    -------
+    polars.DataFrame or None
+        None when the folder has no table for ``fold``; else :func:`compare_with_published`'s counts (one row per
+        (``fold_index``, ``split``, ``regime``): ``n_published``, ``n_assigned``, Int64, equal) over the trials both
+        sides know.
+
+    Raises
+    ------
+    DataError
+        No task trial is in the table (the trial ids are not EyeBench's), or a trial's role or a count differs
+        (naming the file); a reader-level label that varies within a reader.
+    LeakageError
+        A reader of an unseen-reader regime has training trials in the fold.
+    """
+    path = fold_table_path(directory, fold)
+    if not path.is_file():
+        return None
+    published = read_fold_trial_ids(directory, fold)
+    ours = assignment.filter(pl.col("split").is_not_null())
+    in_table = pl.col("trial_id").is_in(published["trial_id"].implode())
+    shared = ours.filter(in_table)
+    if ours.height and not shared.height:
+        raise DataError(f"none of the {ours.height:,} trials of this fold is in the published table (e.g. "
+                        f"{ours['trial_id'][0]!r}; the table's ids look like {published['trial_id'][0]!r}): the "
+                        f"dataset's trial ids are not the table's", file=path, column="unique_trial_id")
+    known = published.filter(pl.col("trial_id").is_in(ours["trial_id"].implode()))
+    if qc is not None:
+        qc.add("fold", "trials", f"in the published fold table {path.name}, not among the task's trials",
+               published.height - known.height, "warning")
+        qc.add("fold", "trials", f"not in the published fold table {path.name}: role from the items/subjects lists "
+               f"only", ours.height - shared.height, "warning")
+    counts = compare_with_published(shared, known, file=path)
+    if reader_label is not None:
+        from readgaze.splits.reader_level import check_reader_label
+
+        check_reader_label(ours.join(trials.select("trial_id", "participant_id", reader_label), on="trial_id",
+                                     how="left"), reader_label)
     return counts
