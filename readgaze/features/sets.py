@@ -272,13 +272,15 @@ def _summary_statistics(steps: pl.LazyFrame, measures: pl.LazyFrame) -> pl.LazyF
 def _grouped_means(measures: pl.LazyFrame, classes: pl.LazyFrame, trials: pl.LazyFrame) -> pl.DataFrame:
     """``mean_{measure}__{group}_{class}`` for every group of :data:`BEYELSTM_GROUPS` (wide, one row per trial)."""
     present = [m for m in BEYELSTM_WORD_MEASURES if m in measures.collect_schema().names()]
+    # collected once: left lazy, each group re-ran the joins, and on CopCo (4,782 trials) the plans of the four
+    # groups together held 20 GB (400 trials: 12 s and 1.5 GB lazy, 0.2 s and 0.13 GB collected once)
     tagged = (measures.select("trial_id", "word_index", *present)
               .join(trials.select("trial_id", "text_id"), on="trial_id", how="left")
-              .join(classes, on=["text_id", "word_index"], how="left"))
+              .join(classes, on=["text_id", "word_index"], how="left")).collect()
     out = trials.select("trial_id").unique().collect()
     for group, labels in BEYELSTM_GROUPS.items():
         long = (tagged.filter(pl.col(group).is_in([c.lower() for c in labels]))
-                .group_by("trial_id", group).agg(pl.col(present).mean()).collect())
+                .group_by("trial_id", group).agg(pl.col(present).mean()))
         if long.height == 0:
             continue
         wide = long.pivot(on=group, index="trial_id", values=present, separator="\x00")
