@@ -1,6 +1,6 @@
 """EyeBench's CopCo tables (TYP: dyslexia, RCS: comprehension skill) with readgaze's classical baselines.
 
-    readgaze prep copco ../shared/data/copco --out /tmp/copco_ds      # the copco recipe (issue 36)
+    readgaze prep copco --data ../shared/data/copco --out /tmp/copco_ds      # the copco recipe (issue 36)
     OMP_NUM_THREADS=1 POLARS_MAX_THREADS=1 nice -n 10 python experiments/eyebench_copco_classical.py \\
         --dataset /tmp/copco_ds [--out /tmp/eyebench_copco] [--tasks TYP RCS]
 
