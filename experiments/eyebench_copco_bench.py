@@ -40,7 +40,8 @@ from readgaze.reader_aggregation import aggregate_by_reader
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH_CONFIG = ROOT / "experiments" / "bench" / "copco.yaml"
-COLUMNS = ("trial_id", "participant_id", "fold_index", "split", "regime", "label", "prediction_prob", "model")
+COLUMNS = ("trial_id", "participant_id", "item_id", "fold_index", "split", "regime", "label", "prediction_prob",
+           "model")
 """The prediction columns the tables read (two classes: ``prediction_prob`` = P(dyslexia))."""
 CLASSICAL = ("majority", "words_per_paragraph_time_logistic_regression", "reading_speed_logistic_regression",
              "meziere_logistic_regression", "svm", "random_forest", "knn", "gradient_boosting")
@@ -103,6 +104,16 @@ def stacked(predictions: pl.DataFrame, members: list[str], name: str) -> pl.Data
     return out.with_columns(pl.lit(name).alias("model")).select(COLUMNS)
 
 
+def per_reader(predictions: pl.DataFrame) -> pl.DataFrame:
+    """One row per (model, fold, split, regime, reader): the reader's mean score and label, ``trial_id`` =
+    ``{participant_id}_{regime}``, so that a permutation test swaps whole readers (each reader-level score once)."""
+    keys = ["model", "fold_index", "split", "regime", "participant_id"]
+    return (predictions.group_by(keys).agg(pl.col("prediction_prob").mean(), pl.col("label").first(),
+                                          pl.col("item_id").first())
+            .with_columns(pl.concat_str("participant_id", "regime", separator="_").alias("trial_id"))
+            .select(COLUMNS))
+
+
 def _score(evaluation: pl.DataFrame, model: str, regime: str = "all") -> float:
     row = evaluation.filter((pl.col("model") == model) & (pl.col("regime") == regime))
     return float(row["auroc_mean"][0]) if row.height else float("nan")
@@ -153,11 +164,13 @@ def tables(out: Path, classical: Path, results: Path) -> str:
         cells = [f"{100 * _score(val_all, model):.1f}"] + [
             _cell(test, model, regime) for regime in ("all", "new_participant", "new_item_participant")]
         lines.append(f"| {label} | `{model}` | " + " | ".join(cells) + " |")
-    lines.append("\n### Paired tests (test folds; t-test over the 4 folds, permutation test over trials)\n")
+    lines.append("\n### Paired tests (test folds; t-test over the 4 folds; permutation test swapping the two rows' "
+                 "scores of a trial, or of a whole reader where a row is a reader mean)\n")
     lines.append("| comparison | regime | difference (AUROC points) | t-test p | permutation p |\n"
                  "|---|---|---|---|---|")
+    same_form = f"{best_classical}_reader_mean" if best.endswith("_reader_mean") else best_classical
     pairs = [(best_neural, best_classical), (f"{best_neural}_reader_mean", f"{best_classical}_reader_mean"),
-             (best, best_classical)] if best_neural else [(best, best_classical)]
+             (best, same_form)] if best_neural else [(best, same_form)]
     for ablated in ("text", "gaze"):
         for model in neural_names:
             if f"{model}_ablate_{ablated}" in models:
@@ -167,11 +180,17 @@ def tables(out: Path, classical: Path, results: Path) -> str:
             continue
         both = every.filter(pl.col("model").is_in([reference, other]) & (pl.col("split") == "test"))
         tested = paired_comparison(both, reference, other, n_permutations=1000)
+        unit = "trials"
+        if "_reader_mean" in reference + other:  # a reader's trials share one score: swap readers, not trials
+            tested = tested.drop("permutation_p").join(paired_comparison(
+                per_reader(both), reference, other, n_permutations=1000).select("regime", "permutation_p"),
+                on="regime", how="left")
+            unit = "readers"
         for row in tested.filter(pl.col("regime").is_in(["all", "new_participant", "new_item_participant"])) \
                 .iter_rows(named=True):
             p_t = "–" if row["t_test_p"] is None else f"{row['t_test_p']:.3f}"
             lines.append(f"| `{reference}` − `{other}` | {row['regime']} | {100 * row['difference_mean']:+.1f} | "
-                         f"{p_t} | {row['permutation_p']:.3f} |")
+                         f"{p_t} | {row['permutation_p']:.3f} ({unit}) |")
     markdown = "\n".join(lines) + "\n"
     (out / "copco_TYP.md").write_text(markdown, encoding="utf-8")
     test.write_csv(out / "evaluation_TYP.csv")

@@ -51,3 +51,62 @@ def test_copco_bench_config_plans_every_eyebench_model_on_the_4_folds(dataset, m
     args = units[0].spec["args"]
     assert args[:2] == ["--data.task", "dyslexia"] and "--trainer.max_epochs=1" in args
     assert pl.DataFrame([u.summary() for u in units]).group_by("fold").len()["len"].to_list() == [10] * 4
+
+
+def _predictions(rng, model: str, fold: int, split: str, strength: float) -> pl.DataFrame:
+    """12 readers (4 with dyslexia) x 6 trials in each of the three test regimes; scores = strength x label + noise."""
+    import numpy as np
+
+    readers = [f"P{r:02d}" for r in range(12)]
+    rows = [{"trial_id": f"{p}_{i}_{fold}_{regime}", "participant_id": p, "item_id": str(i), "fold_index": fold,
+             "split": split, "regime": regime, "label": int(r < 4)}
+            for r, p in enumerate(readers) for i in range(6)
+            for regime in ("new_item", "new_participant", "new_item_participant")]
+    frame = pl.DataFrame(rows).with_columns(pl.col("fold_index").cast(pl.Int32))
+    noise = rng.normal(size=frame.height)
+    score = 1 / (1 + np.exp(-(strength * (2 * frame["label"].to_numpy() - 1) + noise)))
+    return frame.with_columns(pl.Series("prediction_prob", score), pl.lit(model).alias("model"))
+
+
+def test_copco_tables_put_each_row_beside_eyebench_and_choose_on_validation(tmp_path):
+    """experiments/eyebench_copco_bench.py's tables on planted predictions: the neural rows (and an ablated twin)
+    read from the unit folders, EyeBench's published row beside ours, the choice made on validation."""
+    import sys
+
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT / "experiments"))
+    import eyebench_copco_bench as copco
+
+    rng = np.random.default_rng(0)
+    out = tmp_path / "run"
+    units = out / "bench" / "units" / "copco" / "dyslexia"
+    for stem, model, strength in (("ahn_cnn", "AhnCNN", 1.5), ("roberteye_w", "RoBERTEyeW", 0.8),
+                                  ("roberteye_w_ablate_gaze", "RoBERTEyeW", 0.0)):
+        for fold in range(4):
+            folder = units / stem / f"fold_{fold}" / "seed_0"
+            folder.mkdir(parents=True)
+            (folder / "unit.json").write_text('{"status": "done"}')
+            for split in ("val", "test"):
+                _predictions(rng, model, fold, split, strength).drop("split").write_parquet(
+                    folder / f"predictions_{split}.parquet")
+    classical = tmp_path / "classical"
+    classical.mkdir()
+    pl.concat([_predictions(rng, model, fold, split, strength) for model, strength in
+               (("majority", 0.0), ("words_per_paragraph_time_logistic_regression", 0.3), ("random_forest", 1.0))
+               for fold in range(4) for split in ("val", "test")]).write_parquet(classical / "predictions_TYP.parquet")
+    neural = copco.neural_predictions(out / "bench")
+    assert set(neural["model"]) == {"AhnCNN", "RoBERTEyeW", "RoBERTEyeW_ablate_gaze"}
+    assert neural.height == 3 * 4 * 2 * 12 * 6 * 3
+    readers = copco.per_reader(neural.filter(pl.col("model") == "AhnCNN"))
+    assert readers.height == 4 * 2 * 12 * 3 and readers["trial_id"].n_unique() == 12 * 3
+
+    markdown = copco.tables(out, classical, Path(__file__).parent / "files" / "eyebench_copco" / "results")
+    assert markdown == (out / "copco_TYP.md").read_text()
+    assert "| Random Forest | EyeBench |" in markdown and "| Random Forest | readgaze `random_forest` |" in markdown
+    assert "| AhnCNN | readgaze `AhnCNN` |" in markdown  # a row EyeBench's excerpt lacks: listed after its rows
+    chosen = {line.split("|")[1].strip(): line.split("|")[2].strip() for line in markdown.splitlines()
+              if line.startswith("| best") or line.startswith("| chance")}
+    assert chosen["best neural (per trial)"] == "`AhnCNN`" and chosen["best classical (per trial)"] == \
+        "`random_forest`" and chosen["chance"] == "`majority`"
+    assert "`RoBERTEyeW` − `RoBERTEyeW_ablate_gaze`" in markdown and "(readers)" in markdown
