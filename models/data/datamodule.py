@@ -49,7 +49,6 @@ from readgaze.models.data.tokenise import _encode
 from readgaze.models.text_encoder import load_tokenizer
 from readgaze.qc import QCLog
 from readgaze.splits import N_FOLDS, assign_fold, make_splits, read_fold_files
-from readgaze.splits.published import check_fold_table
 from readgaze.splits.regimes import fold_roles
 from readgaze.tasks import TASKS as REGISTRY
 
@@ -437,6 +436,8 @@ class ReadingDataModule(L.LightningDataModule):
         assignment = assign_fold(trials, splits, self.fold, strict=self.strict).select(
             "trial_id", "fold_index", "split", "regime")
         if self.fold_files:  # the folder's per-trial table of this fold, when it has one: every role checked
+            from readgaze.splits.published import check_fold_table
+
             reader = "label" if REGISTRY[self.task].level == "reader" else None
             self.published_counts = check_fold_table(assignment, trials, self.fold_files, self.fold,
                                                      reader_label=reader, qc=self.qc)
