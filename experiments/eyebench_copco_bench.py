@@ -130,23 +130,29 @@ def tables(out: Path, classical: Path, results: Path) -> str:
     # ahead of the table, on validation only: each row aggregated per reader, and stacked ensembles
     aggregated = aggregate_by_reader(predictions.filter(pl.col("model").is_in(plain))).select(COLUMNS)
     val_aggregated = evaluate(aggregated.filter(pl.col("split") == "val"), split="val")
-    ranked = sorted(plain, key=lambda m: -_score(val, m))
+    folds = predictions.group_by("model").agg(pl.col("fold_index").n_unique())
+    complete = set(folds.filter(pl.col("fold_index") == folds["fold_index"].max())["model"])
+    ranked = sorted([m for m in plain if m in complete], key=lambda m: -_score(val, m))  # ensembles: every fold
     neural_names = [m for m in neural["model"].unique().to_list() if "_ablate_" not in m]
     extra = []
     for k in (2, 3, 5):
         if len(ranked) >= k:
             extra.append(stacked(predictions, ranked[:k], f"stack_top{k}"))
-    if len(neural_names) >= 2:
-        extra.append(stacked(predictions, neural_names, "stack_neural"))
+    if len([m for m in neural_names if m in complete]) >= 2:
+        extra.append(stacked(predictions, [m for m in neural_names if m in complete], "stack_neural"))
     ensembles = pl.concat(extra) if extra else predictions.head(0)
     ensembles = pl.concat([ensembles, aggregate_by_reader(ensembles).select(COLUMNS)]) if extra else ensembles
     every = pl.concat([predictions, aggregated, ensembles])
     val_all = pl.concat([val, val_aggregated, evaluate(ensembles.filter(pl.col("split") == "val"), split="val")],
                         how="diagonal_relaxed") if extra else pl.concat([val, val_aggregated], how="diagonal_relaxed")
     test = evaluate(every)
-    choices = [m for m in val_all["model"].unique().to_list() if m not in CHANCE_ROWS and "_ablate_" not in m]
+    # candidates: rows over every fold (a row cut short is in the table, not in the choice)
+    whole = complete | {f"{m}_reader_mean" for m in complete} | set(ensembles["model"].unique().to_list())
+    choices = [m for m in val_all["model"].unique().to_list()
+               if m not in CHANCE_ROWS and "_ablate_" not in m and m in whole]
     best = max(choices, key=lambda m: _score(val_all, m))
-    best_neural = max(neural_names, key=lambda m: _score(val, m)) if neural_names else None
+    candidates = [m for m in neural_names if m in complete]
+    best_neural = max(candidates, key=lambda m: _score(val, m)) if candidates else None
     best_classical = max([m for m in plain if m in CLASSICAL], key=lambda m: _score(val, m))
     comparison = compare_with_eyebench(test.filter(pl.col("model").is_in(models)),
                                        read_eyebench_table(results / "CopCo_TYP_test.csv"))
