@@ -53,7 +53,7 @@ from readgaze.splits.regimes import fold_roles
 from readgaze.tasks import TASKS as REGISTRY
 
 log = logging.getLogger(__name__)
-Task = Literal[tuple(TASKS)]  # every task of readgaze.tasks (classification and regression): one registry entry adds one here
+Task = Literal[tuple(TASKS)]  # every task of readgaze.tasks (regression too): one registry entry adds one
 ReadingRegime = Literal["ordinary", "information_seeking", "all"]
 FEATURE_SOURCES = {
     "surprisal_bits": ("words", "readgaze prep ... --surprisal-model PATH (a local causal LM)"),
