@@ -23,6 +23,16 @@ fold's choice (EyeBench's selection, Shubi et al., 2025: lowest ``loss/val_all``
 * ``seeds.csv`` (``--seeds N`` > 1): each seed's scores and their spread (standard deviation over seeds);
 * ``qc.json``: the datamodule's QC records per fold (non-zero ones are printed);
 * ``roc.png``: one ROC panel per regime (:func:`readgaze.plots.plot_roc`);
+* a **regression** task (``reading_comprehension_skill``; :mod:`readgaze.tasks` kind ``regression``): the same
+  files with RMSE, MAE and R² per regime instead (:func:`readgaze.metrics_regression.evaluate_regression`, target
+  units), the classical regressors as baselines (:mod:`readgaze.baselines_regression`: ``chance`` = the training
+  mean, reading speed, ridge by default; ``--baselines all`` adds SVR, random forest, kNN, gradient boosting),
+  ``paired.csv`` (the model against each baseline: paired RMSE difference per regime, t-test over folds and a
+  permutation test that swaps whole readers, ``group = participant_id``:
+  :func:`readgaze.metrics_regression.paired_regression_comparison`, also under ``results.md``) and
+  ``regression.png`` (predicted against true values per regime with the chance line,
+  :func:`readgaze.plots.plot_regression`) in place of ``roc.png``; the grid choice is the lowest validation loss,
+  the standardised MSE, i.e. the lowest validation RMSE;
 * with ``--ablate text gaze text_only gaze_only`` (any of them): each twin's run in ``OUT/RUN_ablate_<kind>`` and
   ``ablation.{csv,md}`` in ``OUT/RUN``: the model against each twin and each baseline, per regime, with the paired
   difference across folds and its tests (:mod:`readgaze.models.training.ablation`).
@@ -52,7 +62,8 @@ from pathlib import Path
 
 import polars as pl
 
-from readgaze.baselines import BASELINES, CLASSICAL, run_baseline, with_baseline_features
+from readgaze.baselines import BASELINES, run_baseline, with_baseline_features
+from readgaze.baselines_regression import REGRESSORS, run_regressor
 from readgaze.dataset import Dataset
 from readgaze.errors import ConfigError, ReadgazeError
 from readgaze.metrics import (
@@ -63,6 +74,13 @@ from readgaze.metrics import (
     goal_selection_table,
     write_results,
 )
+from readgaze.metrics_regression import (
+    REGRESSION_METRICS,
+    evaluate_regression,
+    evaluate_regression_folds,
+    paired_regression_comparison,
+    write_regression_results,
+)
 from readgaze.models.training.cv_settings import (
     DEFAULT_BASELINES,
     PARAGRAPH_TIME_BASELINE,
@@ -72,11 +90,12 @@ from readgaze.models.training.cv_settings import (
     parse_grid,
     run_settings,
 )
-from readgaze.models.training.runner import QUIET_TRAINER, auroc_of, fold_log, run_folds
+from readgaze.models.training.runner import QUIET_TRAINER, auroc_of, fold_log, rmse_of, run_folds
 from readgaze.models.training.summary import constant_warnings
-from readgaze.plots import plot_roc
+from readgaze.plots import plot_regression, plot_roc
 from readgaze.predictions import is_multiclass
 from readgaze.splits import describe
+from readgaze.tasks import TASKS as REGISTRY
 
 log = logging.getLogger(__name__)
 METRICS_OF_SEEDS = ("balanced_accuracy", "balanced_accuracy_tuned", "auroc")
@@ -191,8 +210,9 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
                                          out=out, run=run, threads=threads, baselines=baselines)
     if seeds < 1:
         raise ConfigError(f"--seeds: got {seeds}, expected at least 1")
+    regression = settings["task"] in REGISTRY and REGISTRY[settings["task"]].kind == "regression"
     default = baselines is True
-    baselines = baseline_kinds(baselines)
+    baselines = baseline_kinds(baselines, regression=regression)
     if default and "PARAGRAPH_RT" in Dataset(data_path).columns("trials"):
         baselines = (*baselines, PARAGRAPH_TIME_BASELINE)  # a paragraph time of its own: not reading_speed again
     run_dir = Path(out) / (run or f"{settings['task']}_{Path(config).stem}")
@@ -221,22 +241,55 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
     notes = (f"Trials: task {settings['task']}, reading regime {regime} (data.reading_regime).",
              f"Model selection per fold on validation loss: {len(points)} grid point(s) x {seeds} seed(s); "
              f"choices in grid.csv.")
-    evaluation = evaluate(predictions)
     for warning in constant_warnings(predictions):  # a balanced accuracy of 50 that measures nothing, said aloud
         print(f"readgaze cv: {warning}", file=sys.stderr)
-    _per_fold(predictions).write_csv(run_dir / "results_per_fold.csv")
     (run_dir / "run.json").write_text(json.dumps({
         "config": str(config), "task": settings["task"], "reading_regime": regime,
         "model": results[0]["model"], "folds": folds, "grid": grid, "seeds": seeds}, indent=2), encoding="utf-8")
-    paths = write_results(evaluation, run_dir, description=description, notes=notes)
-    if settings["task"] == "goal_question":
-        _write_goal_selection(predictions, run_dir, paths["markdown"])
+    headline = tuple(description.headline_regimes)
+    test = predictions.filter(pl.col("split") == "test")
+    if regression:
+        evaluate_regression_folds(predictions).write_csv(run_dir / "results_per_fold.csv")
+        paths = write_regression_results(evaluate_regression(predictions), run_dir,
+                                         notes=(*notes, *description.notes))
+        _write_paired_regression(predictions, results[0]["model"], run_dir, paths["markdown"])
+        figure = plot_regression(test, run_dir / "regression.png", task=settings["task"], headline=headline)
+    else:
+        _per_fold(predictions).write_csv(run_dir / "results_per_fold.csv")
+        paths = write_results(evaluate(predictions), run_dir, description=description, notes=notes)
+        if settings["task"] == "goal_question":
+            _write_goal_selection(predictions, run_dir, paths["markdown"])
+        figure = plot_roc(test, run_dir / "roc.png", task=settings["task"], headline=headline)
     if seeds > 1:
-        _write_seed_spread([r["seed_predictions"] for r in results], run_dir, paths["markdown"])
-    roc = plot_roc(predictions.filter(pl.col("split") == "test"), run_dir / "roc.png", task=settings["task"],
-                   headline=tuple(description.headline_regimes))
+        _write_seed_spread([r["seed_predictions"] for r in results], run_dir, paths["markdown"], regression)
     return {"run": run_dir, "predictions": predictions_path, "csv": paths["csv"], "markdown": paths["markdown"],
-            "roc": roc, "grid": grid_path, "qc": qc_path, "headline_regimes": tuple(description.headline_regimes)}
+            "roc": None if regression else figure, "figure": figure, "grid": grid_path, "qc": qc_path,
+            "headline_regimes": headline}
+
+
+def _write_paired_regression(predictions: pl.DataFrame, model: str, run_dir: Path, markdown: Path) -> None:
+    """``paired.csv``: ``model`` against each baseline of a regression run (paired RMSE difference per regime,
+    whole readers swapped in the permutation test: the label is a reader's), appended to ``results.md``."""
+    test = predictions.filter(pl.col("split") == "test")
+    others = [m for m in test["model"].unique(maintain_order=True).to_list() if m != model]
+    if model not in test["model"].to_list() or not others:
+        return
+    group = "participant_id" if "participant_id" in test.columns else None
+    table = pl.concat([paired_regression_comparison(test, model, other, metric="rmse", group=group)
+                       .with_columns(pl.lit(model).alias("reference"), pl.lit(other).alias("other"))
+                       for other in others])
+    table.write_csv(run_dir / "paired.csv")
+    lines = ["", "## Paired comparison (RMSE, test)", "",
+             f"{model} minus each baseline, per regime: a negative difference favours {model}. Mean ± SEM over "
+             f"folds; p of a paired t-test over folds and of a permutation test swapping the two predictions of "
+             f"whole {'readers' if group else 'trials'} (1,000 permutations).", "",
+             "| Baseline | Regime | folds | difference | t-test p | permutation p |", "|---|---|---|---|---|---|"]
+    for row in table.iter_rows(named=True):
+        sem = "" if row["difference_sem"] is None else f" ± {row['difference_sem']:.3f}"
+        p_t = "–" if row["t_test_p"] is None else f"{row['t_test_p']:.3f}"
+        lines.append(f"| {row['other']} | {row['regime']} | {row['n_folds']} | {row['difference_mean']:+.3f}{sem} "
+                     f"| {p_t} | {row['permutation_p']:.3f} |")
+    markdown.write_text(markdown.read_text(encoding="utf-8") + "\n".join(lines) + "\n", encoding="utf-8")
 
 
 def _per_fold(predictions: pl.DataFrame) -> pl.DataFrame:
@@ -260,29 +313,33 @@ def _write_goal_selection(predictions: pl.DataFrame, run_dir: Path, markdown: Pa
     markdown.write_text(markdown.read_text(encoding="utf-8") + "\n## Goal selection\n\n" + table, encoding="utf-8")
 
 
-def _write_seed_spread(seed_files: list[list[Path]], run_dir: Path, markdown: Path) -> None:
-    """``seeds.csv``: each seed's per-regime scores, and their mean and standard deviation over seeds."""
+def _write_seed_spread(seed_files: list[list[Path]], run_dir: Path, markdown: Path, regression: bool = False) -> None:
+    """``seeds.csv``: each seed's per-regime scores, and their mean and standard deviation over seeds (RMSE, MAE
+    and R² in the target's units for a regression run; % otherwise)."""
     frames = [pl.read_parquet(p) for files in seed_files for p in files]
     predictions = pl.concat(frames, how="diagonal_relaxed")
+    metrics, scale = (REGRESSION_METRICS, 1) if regression else (METRICS_OF_SEEDS, 100)
     rows = []
     for (seed,), part in predictions.group_by(["seed"], maintain_order=True):
-        scored = evaluate(part)
-        rows.append(scored.select("model", "regime", *[f"{m}_mean" for m in METRICS_OF_SEEDS])
+        scored = evaluate_regression(part) if regression else evaluate(part)
+        rows.append(scored.select("model", "regime", *[f"{m}_mean" for m in metrics])
                     .with_columns(pl.lit(seed, pl.Int64).alias("seed")))
     per_seed = pl.concat(rows)
     spread = per_seed.group_by("model", "regime", maintain_order=True).agg(
         pl.len().alias("n_seeds"),
-        *[pl.col(f"{m}_mean").mean().alias(f"{m}_seed_mean") for m in METRICS_OF_SEEDS],
-        *[pl.col(f"{m}_mean").std(ddof=1).alias(f"{m}_seed_std") for m in METRICS_OF_SEEDS])
+        *[pl.col(f"{m}_mean").mean().alias(f"{m}_seed_mean") for m in metrics],
+        *[pl.col(f"{m}_mean").std(ddof=1).alias(f"{m}_seed_std") for m in metrics])
     per_seed.write_csv(run_dir / "seeds.csv")
     spread.write_csv(run_dir / "seeds_spread.csv")
+    digits = 3 if regression else 1
     lines = ["", "## Spread over seeds", "", "| Model | Regime | seeds | " + " | ".join(
-        f"{m} mean ± std" for m in METRICS_OF_SEEDS) + " |", "|---|---|---|" + "---|" * len(METRICS_OF_SEEDS)]
+        f"{m} mean ± std" for m in metrics) + " |", "|---|---|---|" + "---|" * len(metrics)]
     for row in spread.iter_rows(named=True):
         cells = []
-        for m in METRICS_OF_SEEDS:
+        for m in metrics:
             mean, std = row[f"{m}_seed_mean"], row[f"{m}_seed_std"]
-            cells.append("–" if mean is None else f"{100 * mean:.1f}" + ("" if std is None else f" ± {100 * std:.1f}"))
+            cells.append("–" if mean is None else f"{scale * mean:.{digits}f}"
+                         + ("" if std is None else f" ± {scale * std:.{digits}f}"))
         lines.append(f"| {row['model']} | {row['regime']} | {row['n_seeds']} | " + " | ".join(cells) + " |")
     markdown.write_text(markdown.read_text(encoding="utf-8") + "\n".join(lines) + "\n", encoding="utf-8")
 
@@ -332,11 +389,16 @@ def _run_fold(config: str, data_path: str, fold: int, overrides: list[str], run_
     if "reading_speed_wpm" not in trials.columns:
         trials = trials.join(datamodule.trial_features_raw.select("trial_id", "reading_speed_wpm"), on="trial_id")
     if baselines:
+        regression = datamodule.task_kind == "regression"
+        specs = REGRESSORS if regression else BASELINES
         assignment = trials.select("trial_id", "fold_index", "split", "regime")
-        table = with_baseline_features(trials, datamodule.path) if set(baselines) & set(CLASSICAL) else trials
+        wanted = {c for kind in baselines for c in specs[kind].features}
+        table = with_baseline_features(trials, datamodule.path) if wanted - set(trials.columns) else trials
         for kind in baselines:  # val and test in one call: each grid is searched once
             path = fold_dir / f"predictions_{kind}.parquet"
-            run_baseline(table, assignment, datamodule.task, kind, split=("val", "test")).write_parquet(path)
+            fitted = (run_regressor(table, assignment, "label", kind, split=("val", "test")) if regression else
+                      run_baseline(table, assignment, datamodule.task, kind, split=("val", "test")))
+            fitted.write_parquet(path)
             predictions.append(path)
     trial_path = fold_dir / "trials.parquet"
     trials.select("trial_id", "participant_id", "item_id", "label", "fold_index", "split", "regime").write_parquet(
@@ -349,7 +411,8 @@ def _run_fold(config: str, data_path: str, fold: int, overrides: list[str], run_
     return {"fold": fold, "predictions": predictions, "trials": trial_path, "grid": rows, "qc": qc,
             "seed_predictions": seed_predictions, "reading_regime": datamodule.effective_reading_regime,
             "model": best["model"], "seconds": time.perf_counter() - started,
-            "val_auroc": auroc_of(best["val"]), "test_auroc": auroc_of(best["test"])}
+            "val_auroc": auroc_of(best["val"]), "test_auroc": auroc_of(best["test"]),
+            "val_rmse": rmse_of(best["val"]), "test_rmse": rmse_of(best["test"])}
 
 
 def _fit_and_predict(config: str, data_path: str, fold: int, overrides: list[str], directory: Path) -> dict:
