@@ -199,48 +199,114 @@ def run_baseline(trials: pl.DataFrame | pl.LazyFrame, assignment: pl.DataFrame, 
         spec = Baseline(name, tuple(features), spec.estimator, spec.fixed, spec.grid)
     if grid is not None:
         spec = Baseline(spec.model, spec.features, spec.estimator, spec.fixed, grid)
-    splits = (split,) if isinstance(split, str) else tuple(split)
-    frame = trials.collect() if isinstance(trials, pl.LazyFrame) else trials
-    needed = ["trial_id", "participant_id", "item_id", *spec.features]
-    missing = [c for c in needed if c not in frame.columns]
-    missing += [c for c in ("trial_id", "fold_index", "split", "regime") if c not in assignment.columns]
-    if missing:
-        raise SchemaError(f"missing column(s) {sorted(set(missing))} for the {kind} baseline"
-                          + ("; add them with readgaze.baselines.with_baseline_features" if spec.features else ""))
     qc = qc if qc is not None else QCLog()
-    labelled = frame.select(*needed, task_labels(frame, task).alias("label"))
+    frame = trials.collect() if isinstance(trials, pl.LazyFrame) else trials
+    labelled, folds = fold_frames(frame, assignment, spec, task_labels(frame, task), f"the {kind} baseline", split)
     qc.add("baseline", "trials", f"no {task} label", labelled["label"].null_count())
-    data = assignment.select("trial_id", "fold_index", "split", "regime").join(
-        labelled.filter(pl.col("label").is_not_null()), on="trial_id", how="inner")
-    parts = [_one_fold(part, spec, splits, qc) for part in data.partition_by("fold_index")]
+    parts = [_one_fold(fold, spec, qc) for fold in folds]
     return pl.concat(parts, how="vertical_relaxed").sort("fold_index", "split", "trial_id")
 
 
-def _one_fold(data: pl.DataFrame, spec: Baseline, splits: tuple[str, ...], qc: QCLog) -> pl.DataFrame:
-    fold = data["fold_index"][0]
-    train = data.filter(pl.col("split") == "train")
-    val = data.filter(pl.col("split") == "val")
-    target = data.filter(pl.col("split").is_in(list(splits)))
-    y = train["label"].to_numpy()
-    if train.height == 0 or np.unique(y).size < 2:
-        raise DataError(f"fold {fold}: the training split has {np.unique(y).size} class(es) in {train.height} "
-                        f"trials; a baseline needs at least two")
-    classes = np.arange(int(max(y.max(), data["label"].max() or 0)) + 1)
+def _one_fold(fold: FoldFrame, spec: Baseline, qc: QCLog) -> pl.DataFrame:
+    y = fold.train["label"].to_numpy()
+    if fold.train.height == 0 or np.unique(y).size < 2:
+        raise DataError(f"fold {fold.index}: the training split has {np.unique(y).size} class(es) in "
+                        f"{fold.train.height} trials; a baseline needs at least two")
+    classes = np.arange(int(max(y.max(), fold.rows["label"].max() or 0)) + 1)
     chosen: dict = {}
     if spec.estimator is None:
         frequency = np.bincount(y, minlength=classes.size) / y.size
-        prob = np.tile(frequency, (target.height, 1))
+        prob = np.tile(frequency, (fold.target.height, 1))
     else:
-        if spec.grid:  # validation rows are read only to choose a grid point
-            x_train, (x_val, x_target) = impute(train, (val, target), spec, fold, qc)
-        else:
-            (x_train, (x_target,)), x_val = impute(train, (target,), spec, fold, qc), np.empty((0, 0))
-        model, chosen = _select(spec, x_train, y, x_val, val["label"].to_numpy(), fold, qc)
-        prob = np.zeros((target.height, classes.size))
+        x_train, x_val, x_target = fold.features(spec, qc)
+        model, chosen = _select(spec, x_train, y, x_val, fold.val["label"].to_numpy(), fold.index, qc)
+        prob = np.zeros((fold.target.height, classes.size))
         prob[:, model.classes_] = _scores(model, x_target)
-    keys = target.select("trial_id", "participant_id", "item_id", "fold_index", "split", "regime", "label")
-    return make_predictions(keys, prob, model=spec.model).with_columns(
+    return make_predictions(fold.keys(), prob, model=spec.model).with_columns(
         pl.lit(json.dumps(chosen, default=str)).alias("hyperparameters"))
+
+
+# ---- what a classifier and a regressor share (readgaze.baselines_regression uses these) ----
+
+def spec_columns(spec: Baseline) -> list[str]:
+    """The trial columns a baseline reads besides its label: the keys and its features."""
+    return list(dict.fromkeys(["trial_id", "participant_id", "item_id", *spec.features]))
+
+
+@dataclass(frozen=True)
+class FoldFrame:
+    """One fold's labelled trials for a baseline: the ``train`` rows it is fit on, the ``val`` rows that choose its
+    grid point and the ``target`` rows it predicts (the requested splits), cut from ``rows`` (every labelled trial
+    of the fold); each with ``trial_id``, ``participant_id``, ``item_id``, ``fold_index``, ``split``, ``regime``,
+    ``label`` and the features."""
+
+    index: int
+    rows: pl.DataFrame
+    train: pl.DataFrame
+    val: pl.DataFrame
+    target: pl.DataFrame
+
+    def features(self, spec: Baseline, qc: QCLog) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(x_train, x_val, x_target)`` float64 matrices, imputed by the training medians (:func:`impute`); the
+        validation rows are read only when there is a grid to choose from (else ``x_val`` is ``(0, 0)``)."""
+        if spec.grid:
+            x_train, (x_val, x_target) = impute(self.train, (self.val, self.target), spec, self.index, qc)
+            return x_train, x_val, x_target
+        x_train, (x_target,) = impute(self.train, (self.target,), spec, self.index, qc)
+        return x_train, np.empty((0, 0)), x_target
+
+    def keys(self) -> pl.DataFrame:
+        """The predicted rows' keys and label: what a prediction table starts from (``fold_index`` Int32)."""
+        return self.target.select("trial_id", "participant_id", "item_id", pl.col("fold_index").cast(pl.Int32),
+                                  "split", "regime", "label")
+
+
+def fold_frames(frame: pl.DataFrame, assignment: pl.DataFrame, spec: Baseline, label: pl.Expr, what: str,
+                split: str | Sequence[str], *, label_columns: Sequence[str] = ()
+                ) -> tuple[pl.DataFrame, list[FoldFrame]]:
+    """Check the columns a baseline needs and cut its labelled trials into one :class:`FoldFrame` per fold.
+
+    Parameters
+    ----------
+    frame : polars.DataFrame
+        The trials: :func:`spec_columns` and what ``label`` reads.
+    assignment : polars.DataFrame
+        ``trial_id``, ``fold_index``, ``split``, ``regime`` for one fold or several.
+    spec : Baseline
+    label : polars.Expr
+        The label over ``frame`` (null = not in the task): a class index, or a regression target's value.
+    label_columns : sequence of str
+        Columns ``label`` reads that must be checked with the others (a regression target).
+    what : str
+        Names the baseline in the error (``"the svm baseline"``).
+    split : str or sequence of str
+        The split(s) predicted (each fold's ``target``).
+
+    Returns
+    -------
+    tuple
+        The trials' ``spec_columns`` and ``label`` (nulls kept, for the caller's count) and the folds in the order
+        of the assignment.
+
+    Raises
+    ------
+    SchemaError
+        A needed column is missing (all of them named), with the way to add features.
+    """
+    needed = spec_columns(spec)
+    missing = [c for c in (*needed, *label_columns) if c not in frame.columns]
+    missing += [c for c in ("trial_id", "fold_index", "split", "regime") if c not in assignment.columns]
+    if missing:
+        raise SchemaError(f"missing column(s) {sorted(set(missing))} for {what}"
+                          + ("; add them with readgaze.baselines.with_baseline_features" if spec.features else ""))
+    labelled = frame.select(*needed, label.alias("label"))
+    data = assignment.select("trial_id", "fold_index", "split", "regime").join(
+        labelled.filter(pl.col("label").is_not_null()), on="trial_id", how="inner")
+    splits = [split] if isinstance(split, str) else list(split)
+    folds = [FoldFrame(int(part["fold_index"][0]), part, part.filter(pl.col("split") == "train"),
+                       part.filter(pl.col("split") == "val"), part.filter(pl.col("split").is_in(splits)))
+             for part in data.partition_by("fold_index", maintain_order=True)]
+    return labelled, folds
 
 
 def _estimator(spec: Baseline, params: dict):

@@ -28,7 +28,13 @@ DISPLAY_NAMES = {
     "RoBERTEyeF": "RoBERTEye-F", "RoBERTEyeW": "RoBERTEye-W", "PostFusionEye": "PostFusion-Eye",
     "MAGEye": "MAG-Eye", "PLMAS": "PLM-AS", "PLMASRM": "PLM-AS-RM", "TextOnly": "text only (RoBERTa)",
     "ScanpathImage": "scanpath image", "AhnRNN": "Ahn et al. RNN", "AhnCNN": "Ahn et al. CNN",
-    "LogisticEnsemble": "logistic ensemble", "MajorityVote": "majority vote"}
+    "LogisticEnsemble": "logistic ensemble", "MajorityVote": "majority vote",
+    "chance_mean": "chance (training mean)", "reading_speed_linear_regression": "reading speed (linear)",
+    "words_per_paragraph_time_linear_regression": "words / paragraph time (linear)",
+    "ridge": "ridge (Mézière et al.)", "svr": "SVR (Hollenstein et al.)",
+    "random_forest_regressor": "random forest (Makowski et al.)", "knn_regressor": "k nearest neighbours",
+    "gradient_boosting_regressor": "gradient boosting", "MeanEnsemble": "mean ensemble",
+    "RidgeEnsemble": "ridge ensemble"}
 """Readable names for figures and tables (a model not listed keeps its name, underscores as spaces)."""
 
 
