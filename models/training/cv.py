@@ -138,6 +138,10 @@ def main(argv: list[str] | None = None) -> int:
 
         args.config = [str(find_config(c)) for c in args.config]  # files, or packaged names (reading_goal/beyelstm)
         grid = parse_grid(args.grid)
+        tasks = [run_settings(config, overrides)["task"] for config in args.config]
+        if args.ablate and any(_is_regression(task) for task in tasks):
+            raise ConfigError("--ablate: the ablation table compares balanced accuracy and AUROC; a regression task "
+                              "has neither (cross-validate the twins' configs and compare their results.csv)")
         runs = []
         for config in args.config:
             run = args.run if len(args.config) == 1 else (f"{args.run}/{Path(config).stem}" if args.run else None)
@@ -210,7 +214,7 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
                                          out=out, run=run, threads=threads, baselines=baselines)
     if seeds < 1:
         raise ConfigError(f"--seeds: got {seeds}, expected at least 1")
-    regression = settings["task"] in REGISTRY and REGISTRY[settings["task"]].kind == "regression"
+    regression = _is_regression(settings["task"])
     default = baselines is True
     baselines = baseline_kinds(baselines, regression=regression)
     if default and "PARAGRAPH_RT" in Dataset(data_path).columns("trials"):
@@ -265,6 +269,11 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
     return {"run": run_dir, "predictions": predictions_path, "csv": paths["csv"], "markdown": paths["markdown"],
             "roc": None if regression else figure, "figure": figure, "grid": grid_path, "qc": qc_path,
             "headline_regimes": headline}
+
+
+def _is_regression(task: str) -> bool:
+    """Whether ``task`` is a regression in :data:`readgaze.tasks.TASKS` (goal_reconstruction is not registered)."""
+    return task in REGISTRY and REGISTRY[task].kind == "regression"
 
 
 def _write_paired_regression(predictions: pl.DataFrame, model: str, run_dir: Path, markdown: Path) -> None:
