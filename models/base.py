@@ -17,7 +17,7 @@ Regression (a task of kind ``regression`` in :mod:`readgaze.tasks`, e.g. ``readi
 datamodule's ``task_kind`` and ``num_classes`` 1 reach the model through LightningCLI links, as ``num_classes`` does):
 the same ``forward`` gives ``(B, 1)``, the *standardised* prediction. The loss is the mean squared error against the
 standardised target ``(y - mean) / std``, mean and std of the training labels (set at ``setup`` from the datamodule's
-:attr:`~readgaze.models.data.ReadingDataModule.label_stats`, kept as buffers in the checkpoint), so a prediction is
+:attr:`~readgaze.models.data.ReadingDataModule.label_stats`, saved in the checkpoint), so a prediction is
 ``output * std + mean`` in the target's units wherever the model is loaded. Metrics are RMSE, MAE and R² per regime
 and pooled, in the target's units (:func:`readgaze.metrics_regression.regression_scores`, scikit-learn; R² only where
 the labels vary). ``loss/val`` is then ``(RMSE_all / std)²``, a strictly increasing function of the pooled validation
@@ -95,9 +95,9 @@ class ReadingModel(L.LightningModule):
                                                                              predictions_dir)
         self.task_kind = task_kind
         self.register_buffer("class_weights", torch.ones(num_classes), persistent=False)
-        if self.is_regression:  # in the checkpoint: predictions are de-standardised wherever the model is loaded
-            self.register_buffer("target_mean", torch.zeros((), dtype=torch.float64))
-            self.register_buffer("target_std", torch.ones((), dtype=torch.float64))
+        self.target_mean, self.target_std = 0.0, 1.0
+        """Regression: the training labels' mean and standard deviation (target units; plain floats, saved in the
+        checkpoint under ``regression_target``, so no precision setting or device move changes them)."""
         self._target_scale_set = False
         self._outputs: list[dict] = []
         self.evaluation_outputs: dict[str, dict] = {}
@@ -142,14 +142,21 @@ class ReadingModel(L.LightningModule):
     def set_target_scale(self, mean: float, std: float) -> None:
         """Standardise the regression target by the training labels' ``mean`` and ``std`` (target units; a std of
         0, one training value, counts as 1)."""
-        std = float(std) if std and float(std) > 0 else 1.0
-        self.target_mean.fill_(float(mean))
-        self.target_std.fill_(std)
+        self.target_mean = float(mean)
+        self.target_std = float(std) if std and float(std) > 0 else 1.0
         self._target_scale_set = True
-        log.info("regression target standardised by the training mean %.4g and standard deviation %.4g", mean, std)
+        log.info("regression target standardised by the training mean %.4g and standard deviation %.4g",
+                 self.target_mean, self.target_std)
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
-        self._target_scale_set = True  # the buffers come with the state dict
+        """Restore a regression model's target mean and standard deviation (``regression_target``)."""
+        if not self.is_regression:
+            return
+        scale = checkpoint.get("regression_target")
+        if scale is None:
+            raise ConfigError("this regression checkpoint has no regression_target (the training labels' mean and "
+                              "standard deviation): it was not written by a readgaze ReadingModel")
+        self.set_target_scale(scale["mean"], scale["std"])
 
     def standardised(self, label: torch.Tensor) -> torch.Tensor:
         """``(B,)`` target values → ``(B,)`` float32 ``(y - mean) / std``."""
@@ -157,14 +164,17 @@ class ReadingModel(L.LightningModule):
 
     def predicted_value(self, output: torch.Tensor) -> torch.Tensor:
         """``(B, 1)`` standardised output → ``(B,)`` float64 predicted value in the target's units."""
-        return output[:, 0].double() * self.target_std.to(output.device) + self.target_mean.to(output.device)
+        return output[:, 0].double() * self.target_std + self.target_mean
 
     def on_save_checkpoint(self, checkpoint: dict) -> None:
-        """Keep only this class's own arguments in the checkpoint's hyperparameters.
+        """Keep only this class's own arguments in the checkpoint's hyperparameters (and, for a regression, save the
+        target's mean and standard deviation).
 
         LightningCLI also records link targets the class does not take (e.g. ``n_trial_features`` for RoBERTEye-F);
         ``--ckpt_path`` would pass them back to ``__init__``.
         """
+        if self.is_regression:
+            checkpoint["regression_target"] = {"mean": self.target_mean, "std": self.target_std}
         accepted = set(init_arguments(type(self)))
         hparams = checkpoint.get("hyper_parameters", {})
         for key in [k for k in hparams if not k.startswith("_") and k not in accepted]:
@@ -179,7 +189,7 @@ class ReadingModel(L.LightningModule):
         equally whatever their class mix.
         """
         if self.is_regression:  # MSE on the standardised target; DDP averages each process's mean (equal shares)
-            return F.mse_loss(logits[:, 0], self.standardised(label).to(logits.device))
+            return F.mse_loss(logits[:, 0], self.standardised(label).to(device=logits.device, dtype=logits.dtype))
         weight = self.class_weights.to(logits.dtype)
         if not (self.training and self._trainer is not None and self.trainer.world_size > 1
                 and torch.distributed.is_available() and torch.distributed.is_initialized()):

@@ -89,8 +89,14 @@ def test_the_loss_is_mse_on_the_standardised_target_and_values_are_destandardise
     expected = torch.mean((output[:, 0] - (batch.label - 4.0) / 2.0) ** 2)
     torch.testing.assert_close(model.loss(output, batch.label), expected)
     torch.testing.assert_close(model.predicted_value(output), output[:, 0].double() * 2.0 + 4.0)
-    state = model.state_dict()  # the scale travels with the weights (the checkpoint)
-    assert float(state["target_mean"]) == 4.0 and float(state["target_std"]) == 2.0
+    checkpoint = {"hyper_parameters": {}}  # the scale travels with the weights (the checkpoint)
+    model.on_save_checkpoint(checkpoint)
+    assert checkpoint["regression_target"] == {"mean": 4.0, "std": 2.0}
+    loaded = AhnCNN(num_classes=1, task_kind="regression")
+    loaded.on_load_checkpoint(checkpoint)
+    assert (loaded.target_mean, loaded.target_std) == (4.0, 2.0)
+    with pytest.raises(ConfigError, match="regression_target"):
+        loaded.on_load_checkpoint({"state_dict": {}})
     with pytest.raises(ConfigError, match="num_classes"):
         AhnCNN(num_classes=2, task_kind="regression")
 
@@ -177,3 +183,25 @@ def test_a_fold_bundle_predicts_the_fold_values_and_its_card_shows_chance(cv_run
         math.sqrt(((written["label"] - spec["target"]["mean"]) ** 2).drop_nulls().mean()), rel=1e-9)
     err = capsys.readouterr().err
     assert "predicted values:" in err and "chance" in err
+
+
+@pytest.mark.slow
+def test_fit_on_a_regression_task_prints_rmse_and_writes_a_regression_bundle(skill_dataset, tmp_path, capsys):
+    path, _ = skill_dataset
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        code = main(["fit", "-c", "ahn_cnn", "--data.path", str(path), "--data.task", TASK, "--data.n_folds", "5",
+                     "--data.split_unit", "participant_item", "--trainer.max_epochs", "2",
+                     "--trainer.default_root_dir", str(tmp_path), *QUIET])
+    finally:
+        torch.set_num_threads(threads)
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "val RMSE" in err and "test RMSE" in err and "AUROC" not in err
+    bundle = json.loads(next(tmp_path.rglob("bundle.json")).read_text())
+    assert bundle["task_kind"] == "regression" and bundle["model"]["hyperparameters"]["task_kind"] == "regression"
+    test = pl.read_parquet(next(tmp_path.rglob("predictions_test.parquet")))
+    everything = next(r for r in bundle["scores"]["test"] if r["regime"] == "all")
+    assert everything["rmse"] == pytest.approx(
+        math.sqrt(((test["label"] - test["prediction_value"]) ** 2).mean()), rel=1e-9)
