@@ -1,8 +1,8 @@
-"""Figures for results: ROC curves per evaluation regime (classification), predicted against true values per regime
-(regression, :func:`plot_regression`) and scanpaths (matplotlib, Agg backend, no display).
+"""Figures for results: ROC curves per evaluation regime, predicted against true values per regime for a regression
+(:func:`plot_regression`, from :mod:`readgaze.plots_regression`) and scanpaths (matplotlib, Agg, no display).
 
-Every figure gives a model the same colour (:func:`model_colour`). Over 400 lines: the two result figures share the
-colours, the panel layout and the legend rules, so they stay in one file.
+Every figure gives a model the same colour (:func:`model_colour`) and the same panel layout
+(``readgaze._figure_style``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 from sklearn.metrics import roc_curve  # noqa: E402
 
+from readgaze._figure_style import _FIXED_COLOURS, model_colour, model_linestyle, panel_axes  # noqa: E402, F401
 from readgaze.metrics import check_predictions, evaluate  # noqa: E402
 from readgaze.predictions import DISPLAY_NAMES, display_name, is_multiclass  # noqa: E402, F401 (plots.display_name)
 from readgaze.splits.regimes import ALL, REGIME_ORDER, regime_title  # noqa: E402
@@ -25,37 +26,6 @@ from readgaze.tasks import TASKS  # noqa: E402
 
 POSITIVE_CLASS = {name: task.positive_title for name, task in TASKS.items() if task.positive_title}
 """The class whose probability the ROC ranks by, per task (label 1), from :data:`readgaze.tasks.TASKS`."""
-
-_FIXED_COLOURS = {"majority": "0.55", "reading_speed_logistic_regression": "C3", "RoBERTEyeF": "C0",
-                  "BEyeLSTM": "C1", "PostFusionEye": "C2", "TextOnly": "C4", "RoBERTEyeW": "C5", "MAGEye": "C6",
-                  "PLMAS": "C8", "PLMASRM": "C9", "LogisticEnsemble": "black", "meziere_logistic_regression": "#e7298a",
-                  "MajorityVote": "#393b79", "mean_total_fixation_duration_logistic_regression": "#1b9e77",
-                  "words_per_paragraph_time_logistic_regression": "#808000", "Eyettention": "#d6616b",
-                  "ScanpathImage": "#637939", "svm": "#4000ff", "random_forest": "#bf00ff", "knn": "#800000",
-                  "gradient_boosting": "#80009f"}
-"""The package's models, baselines and ensembles: any two at least 0.22 apart in RGB and none paler than matplotlib's
-``C8`` (after matplotlib's first colours, dark ones far from those already taken)."""
-_SPARE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666")
-
-
-def model_colour(model: str) -> str:
-    """One colour per model name in every figure (fixed for the package's models, a stable hash otherwise)."""
-    import zlib
-
-    return _FIXED_COLOURS.get(model) or _SPARE[zlib.crc32(model.encode()) % len(_SPARE)]
-
-
-def model_linestyle(model: str):
-    """One line style (a matplotlib dash pattern) per model name in every figure: fixed for the package's models
-    (their place in the colour table, so neighbours differ), a stable hash otherwise."""
-    import zlib
-
-    names = list(_FIXED_COLOURS)
-    index = names.index(model) if model in names else zlib.crc32(model.encode())
-    return _LINESTYLES[index % len(_LINESTYLES)]
-
-
-_LINESTYLES = ("-", (0, (5, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)), (0, (2, 2)), (0, (8, 2, 1, 2, 1, 2)))
 
 
 def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, split: str | None = "test",
@@ -110,15 +80,7 @@ def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, spli
     models = frame["model"].unique(maintain_order=True).to_list()
     style = {m: (model_linestyle(m), 3.0 - 1.6 * i / max(len(models) - 1, 1)) for i, m in enumerate(models)}
     constant = _constant_per_fold(frame)
-    columns = 2 if len(regimes) > 2 else len(regimes)
-    rows = -(-len(regimes) // columns)
-    # fixed inches: each panel, then its legend in a column of its own (never over the curves or a neighbour)
-    panel, label_gap, legend_width, title_gap = 3.7, 0.85, 4.6, 0.9
-    width, height = columns * (label_gap + panel + legend_width), rows * (panel + title_gap + 0.6) + 0.8
-    figure = plt.figure(figsize=(width, height))
-    axes = [figure.add_axes(((k % columns * (label_gap + panel + legend_width) + label_gap) / width,
-                             (height - 0.8 - (k // columns + 1) * (panel + title_gap + 0.6) + 0.6) / height,
-                             panel / width, panel / height)) for k in range(len(regimes))]
+    figure, axes, height = panel_axes(len(regimes))
     any_small = False
     for ax, regime in zip(axes, regimes):
         cell = frame if regime == ALL else frame.filter(pl.col("regime") == regime)
@@ -158,116 +120,13 @@ def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, spli
     return path
 
 
-def plot_regression(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, split: str | None = "test",
-                    task: str | None = None, headline: tuple[str, ...] = (),
-                    chance_model: str = "chance_mean") -> Path:
-    """Draw predicted against true values, one panel per regime (new item, new participant, new item & participant,
-    all), two by two: the regression counterpart of :func:`plot_roc`.
+def __getattr__(name: str):
+    """``readgaze.plots.plot_regression`` (defined in :mod:`readgaze.plots_regression`, which imports this module)."""
+    if name == "plot_regression":
+        from readgaze.plots_regression import plot_regression
 
-    Each panel holds one point per (trial, fold) per model, the test trials pooled over folds, in the model's colour
-    (:func:`model_colour`); the dotted diagonal is a perfect prediction. The chance row (``chance_model``: the
-    training mean, constant within a fold) is drawn as a horizontal line at its mean prediction instead of points;
-    without one, no chance line is drawn and the legend says so. The legend, beside the panel, names each model
-    (:func:`display_name`) with its per-fold RMSE mean ± SEM of
-    :func:`readgaze.metrics_regression.evaluate_regression` (the number in the results table, in the target's
-    units), best first. A cell from fewer than :data:`readgaze.metrics.SMALL_SAMPLE_TRIALS` trials per fold, or
-    whose labels are all equal in a fold, carries the small-sample mark.
-
-    Parameters
-    ----------
-    predictions : polars.DataFrame or LazyFrame
-        A regression prediction table (``label`` and ``prediction_value`` Float64, ``regime``, ``fold_index``,
-        ``trial_id``, optional ``model`` and ``split``): :func:`readgaze.metrics_regression.evaluate_regression`'s
-        input.
-    path : str or Path
-        Output image; the format follows the suffix. Parents are created.
-    split : str or None, default "test"
-        When a ``split`` column exists, only its rows are drawn.
-    task : str, optional
-        Named in the title (its display name in :data:`readgaze.tasks.TASKS`).
-    headline : tuple of str
-        Regimes drawn first and marked "headline".
-    chance_model : str, default "chance_mean"
-        The model drawn as the chance line (:data:`readgaze.baselines_regression.REGRESSORS` ``chance``).
-
-    Returns
-    -------
-    Path
-        ``path``.
-
-    Raises
-    ------
-    SchemaError, DataError
-        As :func:`readgaze.metrics_regression.check_regression_predictions`.
-    """
-    from readgaze.metrics import SMALL_MARK
-    from readgaze.metrics_regression import PREDICTION_VALUE, check_regression_predictions, evaluate_regression
-
-    frame = check_regression_predictions(predictions, split)
-    rmse = {(r["model"], r["regime"]): (r["rmse_mean"], r["rmse_sem"], r["small_sample"])
-            for r in evaluate_regression(frame, split=None).iter_rows(named=True)}
-    regimes = [*[r for r in headline if r in REGIME_ORDER], *[r for r in REGIME_ORDER if r not in headline]]
-    marked = set(headline) if 0 < len(headline) < len(REGIME_ORDER) - 1 else set()
-    models = frame["model"].unique(maintain_order=True).to_list()
-    values = np.concatenate([frame["label"].to_numpy(), frame[PREDICTION_VALUE].to_numpy()])
-    low, high = float(values.min()), float(values.max())
-    margin = 0.05 * (high - low) or 0.5
-    limits = (low - margin, high + margin)
-    columns = 2 if len(regimes) > 2 else len(regimes)
-    rows = -(-len(regimes) // columns)
-    panel, label_gap, legend_width, title_gap = 3.7, 0.85, 4.6, 0.9
-    width, height = columns * (label_gap + panel + legend_width), rows * (panel + title_gap + 0.6) + 0.8
-    figure = plt.figure(figsize=(width, height))
-    axes = [figure.add_axes(((k % columns * (label_gap + panel + legend_width) + label_gap) / width,
-                             (height - 0.8 - (k // columns + 1) * (panel + title_gap + 0.6) + 0.6) / height,
-                             panel / width, panel / height)) for k in range(len(regimes))]
-    any_small = False
-    for ax, regime in zip(axes, regimes):
-        cell = frame if regime == ALL else frame.filter(pl.col("regime") == regime)
-        ax.plot(limits, limits, linestyle=":", color="0.6", linewidth=1.0, label="perfect prediction")
-        entries = []
-        for model in models:
-            part = cell.filter(pl.col("model") == model)
-            mean, sem, small = rmse.get((model, regime), (None, None, False))
-            any_small |= bool(small) and mean is not None
-            label = f"{display_name(model)}: {_rmse_text(mean, sem, small, SMALL_MARK)}"
-            if model == chance_model and part.height:
-                level = float(part[PREDICTION_VALUE].mean())
-                handle = ax.axhline(level, color=model_colour(model), linestyle=(0, (4, 3)), linewidth=1.8,
-                                    label=f"{label}\n    chance: the training mean ({level:.2f})")
-            else:
-                handle = ax.scatter(part["label"].to_numpy(), part[PREDICTION_VALUE].to_numpy(), s=10, alpha=0.4,
-                                    color=model_colour(model), linewidths=0, label=label)
-            entries.append((float("inf") if mean is None else mean, handle))
-        handles = [ax.get_lines()[0], *[h for _, h in sorted(entries, key=lambda e: e[0])]]
-        if chance_model not in models:
-            handles.append(ax.plot([], [], color="none", label="no chance row in these predictions")[0])
-        ax.legend(handles=handles, labels=[h.get_label() for h in handles], loc="center left",
-                  bbox_to_anchor=(1.04, 0.5), fontsize=11.5, title="RMSE (mean ± SEM over folds)",
-                  title_fontsize=11.5, frameon=False, alignment="left", markerscale=2.0)
-        n_predictions = cell.filter(pl.col("model") == cell["model"][0]).height if cell.height else 0
-        ax.set(xlim=limits, ylim=limits, aspect="equal")
-        ax.set_xlabel("True value", fontsize=13)
-        ax.set_ylabel("Predicted value", fontsize=13)
-        ax.tick_params(labelsize=12)
-        ax.set_title(regime_title(regime, all_title="All regimes") + (" [headline]" if regime in marked else "")
-                     + f"\n(n={n_predictions:,})", fontsize=14, fontweight="bold" if regime in marked else "normal")
-    what = f"Task {TASKS[task].display_name if task in TASKS else task}: predicted" if task else "Predicted"
-    notes = ["n = trial-fold pairs of the first model", *(["headline regimes first"] if marked else []),
-             *([f"{SMALL_MARK} fewer than 30 trials per fold, or all labels equal"] if any_small else [])]
-    figure.suptitle(f"{what} against true values on the test predictions pooled over folds\n({'; '.join(notes)})",
-                    fontsize=15, y=1 - 0.1 / height, va="top")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(figure)
-    return path
-
-
-def _rmse_text(mean, sem, small: bool, mark: str) -> str:
-    if mean is None:
-        return "RMSE n/a"
-    return f"RMSE {mean:.2f}" + ("" if sem is None else f" ± {sem:.2f}") + (f" {mark}" if small else "")
+        return plot_regression
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _auroc_text(mean, sem, small: bool, mark: str) -> str:
