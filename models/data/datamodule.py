@@ -214,8 +214,9 @@ class ReadingDataModule(L.LightningDataModule):
 
     @property
     def task_kind(self) -> str:
-        """The task's kind in :mod:`readgaze.tasks`: ``classification`` or ``regression`` (linked to the model)."""
-        return TASKS[self.task].kind
+        """The task's kind in :mod:`readgaze.tasks`: ``classification`` or ``regression`` (linked to the model; a
+        task outside the registry, goal_reconstruction, counts as classification)."""
+        return TASKS[self.task].kind if self.task in TASKS else "classification"
 
     @property
     def label_stats(self) -> tuple[float, float]:
