@@ -72,23 +72,24 @@ def plot_regression(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, 
     margin = 0.05 * (high - low) or 0.5
     limits = (low - margin, high + margin)
     figure, axes, height = panel_axes(len(regimes))
+    colours = distinct_colours(models)
     any_small = False
     for ax, regime in zip(axes, regimes):
         cell = frame if regime == ALL else frame.filter(pl.col("regime") == regime)
         ax.plot(limits, limits, linestyle=":", color="0.6", linewidth=1.0, label="perfect prediction")
         entries = []
-        for model in models:
+        for model in reversed(models):  # the first model (a cv run's own) drawn last, on top of the baselines
             part = cell.filter(pl.col("model") == model)
             mean, sem, small = rmse.get((model, regime), (None, None, False))
             any_small |= bool(small) and mean is not None
             label = f"{display_name(model)}: {_rmse_text(mean, sem, small, SMALL_MARK)}"
             if model == chance_model and part.height:
                 level = float(part[PREDICTION_VALUE].mean())
-                handle = ax.axhline(level, color=model_colour(model), linestyle=(0, (4, 3)), linewidth=1.8,
+                handle = ax.axhline(level, color=CHANCE_COLOUR, linestyle=(0, (4, 3)), linewidth=1.8,
                                     label=f"{label}\n    chance: the training mean ({level:.2f})")
             else:
                 handle = ax.scatter(part["label"].to_numpy(), part[PREDICTION_VALUE].to_numpy(), s=10, alpha=0.4,
-                                    color=model_colour(model), linewidths=0, label=label)
+                                    color=colours[model], linewidths=0, label=label)
             entries.append((float("inf") if mean is None else mean, handle))
         handles = [ax.get_lines()[0], *[h for _, h in sorted(entries, key=lambda e: e[0])]]
         if chance_model not in models:
@@ -113,6 +114,23 @@ def plot_regression(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, 
     figure.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(figure)
     return path
+
+
+CHANCE_COLOUR = "0.3"
+"""The chance line's colour (a dark grey, as the majority baseline's in the ROC figure)."""
+_FALLBACK = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
+
+
+def distinct_colours(models: list[str]) -> dict[str, str]:
+    """Each model's colour (:func:`readgaze.plots.model_colour`), or, where an earlier model of the figure already
+    has it (two names hashed to one spare colour), the first of matplotlib's tab10 colours not yet used."""
+    colours: dict[str, str] = {}
+    for model in models:
+        colour = model_colour(model)
+        if colour in colours.values():
+            colour = next((c for c in _FALLBACK if c not in colours.values()), colour)
+        colours[model] = colour
+    return colours
 
 
 def _rmse_text(mean, sem, small: bool, mark: str) -> str:

@@ -89,6 +89,13 @@ def test_regression_runs_get_mean_and_ridge_ensembles_fit_on_validation_only(tmp
     assert "RMSE" in paths["markdown"].read_text()
 
 
+def test_the_classification_metrics_send_a_regression_table_to_its_own():
+    from readgaze.metrics import evaluate
+
+    with pytest.raises(SchemaError, match="evaluate_regression"):
+        evaluate(_table(np.random.default_rng(3), "ridge", 0.5))
+
+
 def test_summaries_of_a_regression_run_give_rmse_mae_r2_and_warn_on_constant_values():
     rng = np.random.default_rng(2)
     frame = _table(rng, "BEyeLSTM", 0.5)
