@@ -16,6 +16,7 @@ import numpy as np
 
 from readgaze.errors import ConfigError
 from readgaze.lines._cluster_jit import cluster_kernel
+from readgaze.lines._common import in_parts
 
 
 def lloyd_1d(y: np.ndarray, centres: np.ndarray, max_iter: int = 100) -> tuple[np.ndarray, np.ndarray]:
@@ -214,8 +215,14 @@ def cluster_many(trials: list[tuple], *, init: str = "kmeans++", n_init: int = 1
         first.append(drawn[n_t, k_t][0])
         u.append(drawn[n_t, k_t][1])
     u_start = np.concatenate([[0], np.cumsum((np.maximum(k - 1, 0)) * n_init)]).astype(np.int64)
-    sorted_label = cluster_kernel(y_all[order], start, k, np.concatenate(first).astype(np.int64),
-                                  np.concatenate([np.zeros(0), *u]), u_start, n_init)
+    y_sorted, first, u = y_all[order], np.concatenate(first).astype(np.int64), np.concatenate([np.zeros(0), *u])
+
+    def part(a: int, b: int) -> np.ndarray:                   # trials a..b-1 (nogil: parts run side by side)
+        return cluster_kernel(y_sorted[start[a]:start[b]], start[a:b + 1] - start[a], k[a:b],
+                              first[a * n_init:b * n_init], u[u_start[a]:u_start[b]], u_start[a:b + 1] - u_start[a],
+                              n_init)
+
+    sorted_label = in_parts(part, n * k * n_init)            # about the k-means++ passes' work per trial
     labels = np.empty(len(y_all), dtype=np.int64)
     labels[order] = sorted_label
     # clusters ranked by the mean y of their fixations (empty ones last), as cluster() does per trial

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from readgaze.lines._common import word_lines
+from readgaze.lines._common import in_parts, word_lines
 from readgaze.lines._jit import njit  # numba, imported on first call
 
 
@@ -147,14 +147,28 @@ def warp_many(trials: list[tuple]) -> list[np.ndarray]:
         n_lines.append(len(line_y_px))
     fix_start = np.concatenate([[0], np.cumsum([len(f) for f in fix])]).astype(np.int64)
     word_start = np.concatenate([[0], np.cumsum([len(w) for w in words])]).astype(np.int64)
-    lines = _warp_kernel(np.concatenate(fix), fix_start, np.concatenate(words), word_start,
-                         np.concatenate(word_line).astype(np.int64), np.asarray(n_lines, dtype=np.int64))
+    fix, words = np.concatenate(fix), np.concatenate(words)
+    word_line, n_lines = np.concatenate(word_line).astype(np.int64), np.asarray(n_lines, dtype=np.int64)
+    finite = bool(np.isfinite(fix).all() and np.isfinite(words).all())
+    sizes = np.diff(fix_start) * np.diff(word_start)            # cells of each trial's cost matrix
+
+    def part(a: int, b: int) -> np.ndarray:                   # trials a..b-1 (nogil: parts run side by side)
+        return _warp_kernel(fix[fix_start[a]:fix_start[b]], fix_start[a:b + 1] - fix_start[a],
+                            words[word_start[a]:word_start[b]], word_start[a:b + 1] - word_start[a],
+                            word_line[word_start[a]:word_start[b]], n_lines[a:b], finite)
+
+    lines = in_parts(part, sizes)
     return np.split(lines, fix_start[1:-1])
 
 
 @njit(cache=True, nogil=True)
-def _warp_kernel(fix, fix_start, words, word_start, word_line, n_lines):
-    """Lines of every trial (see :func:`warp_many`): fixations and words flat, trial ``k`` at ``*_start[k]:``."""
+def _warp_kernel(fix, fix_start, words, word_start, word_line, n_lines, finite):
+    """Lines of every trial (see :func:`warp_many`): fixations and words flat, trial ``k`` at ``*_start[k]:``.
+
+    Each row's local costs are computed first (independent of each other), then the recursion runs along the row
+    with the cell to the left held in a register. With every coordinate finite (``finite``) no cost is NaN, so the
+    order of the three-way minimum does not change it, and ``min(left, min(up, diagonal))`` keeps the one
+    comparison with the left cell on the row's dependency chain; else the textbook order."""
     out = np.zeros(len(fix), dtype=np.int64)
     for k in range(len(fix_start) - 1):
         f0, n = fix_start[k], fix_start[k + 1] - fix_start[k]
@@ -163,12 +177,24 @@ def _warp_kernel(fix, fix_start, words, word_start, word_line, n_lines):
             continue
         acc = np.full((n + 1, m + 1), np.inf)
         acc[0, 0] = 0.0
+        local = np.empty(m + 1)
+        wx, wy = words[w0:w0 + m, 0].copy(), words[w0:w0 + m, 1].copy()
         for i in range(1, n + 1):
-            for j in range(1, m + 1):
-                dx = fix[f0 + i - 1, 0] - words[w0 + j - 1, 0]
-                dy = fix[f0 + i - 1, 1] - words[w0 + j - 1, 1]
-                best = min(min(acc[i - 1, j], acc[i, j - 1]), acc[i - 1, j - 1])
-                acc[i, j] = np.sqrt(dx * dx + dy * dy) + best
+            fx, fy = fix[f0 + i - 1, 0], fix[f0 + i - 1, 1]
+            for j in range(m):
+                dx = fx - wx[j]
+                dy = fy - wy[j]
+                local[j + 1] = np.sqrt(dx * dx + dy * dy)
+            up_row, row = acc[i - 1], acc[i]
+            left = row[0]
+            if finite:
+                for j in range(1, m + 1):
+                    left = local[j] + min(left, min(up_row[j], up_row[j - 1]))
+                    row[j] = left
+            else:
+                for j in range(1, m + 1):
+                    left = local[j] + min(min(up_row[j], left), up_row[j - 1])
+                    row[j] = left
         votes = np.zeros((n, n_lines[k]), dtype=np.int64)
         i, j = n, m
         votes[i - 1, word_line[w0 + j - 1]] += 1
