@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-ROWS: list[tuple[str, float, float]] = []
+ROWS: list[tuple[str, float, float, float]] = []
 
 
 def _cpu() -> float:
@@ -29,12 +29,16 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def _sys() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_stime
+
+
 @contextmanager
 def stage(name: str):
-    c0, w0 = _cpu(), time.perf_counter()
+    c0, s0, w0 = _cpu(), _sys(), time.perf_counter()
     yield
-    ROWS.append((name, _cpu() - c0, time.perf_counter() - w0))
-    print(f"  {name:50s} CPU {ROWS[-1][1]:6.2f} s  wall {ROWS[-1][2]:6.2f} s", flush=True)
+    ROWS.append((name, _cpu() - c0, time.perf_counter() - w0, _sys() - s0))
+    print(f"  {name:50s} CPU {ROWS[-1][1]:6.2f} s (system {ROWS[-1][3]:5.2f})  wall {ROWS[-1][2]:6.2f} s", flush=True)
 
 
 def main(argv=None) -> int:
@@ -111,10 +115,10 @@ def main(argv=None) -> int:
                         ("words", words)):
             f.write_parquet(args.out / f"{name}.parquet", **PARQUET)
     total_c, total_w = _cpu() - c_start, time.perf_counter() - t_start
-    print(f"\n{'stage':52s} {'CPU s':>7s} {'wall s':>7s} {'% CPU':>6s}")
-    for name, c, w in ROWS:
-        print(f"{name:52s} {c:7.2f} {w:7.2f} {100 * c / total_c:5.1f}%")
-    print(f"{'total':52s} {total_c:7.2f} {total_w:7.2f}  peak RSS "
+    print(f"\n{'stage':52s} {'CPU s':>7s} {'of it system':>12s} {'wall s':>7s} {'% CPU':>6s}")
+    for name, c, w, sy in ROWS:
+        print(f"{name:52s} {c:7.2f} {sy:12.2f} {w:7.2f} {100 * c / total_c:5.1f}%")
+    print(f"{'total':52s} {total_c:7.2f} {_sys():12.2f} {total_w:7.2f}  peak RSS "
           f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB")
     return 0
 

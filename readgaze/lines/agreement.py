@@ -59,8 +59,8 @@ def line_agreement(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame |
         without assigned fixations, and for a trial of a text whose lines are not top to bottom, see
         :func:`unordered_texts`), one row per trial of ``fixations``.
     """
-    from readgaze.lines import assign_lines
     from readgaze.lines.frame import _trial_texts
+    from readgaze.lines.frame_batch import method_lines
 
     fixations = fixations.collect() if isinstance(fixations, pl.LazyFrame) else fixations
     words = words.collect() if isinstance(words, pl.LazyFrame) else words
@@ -76,16 +76,21 @@ def line_agreement(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame |
         positions = positions.filter(~unchecked)  # whole trials out; the others' fixations all stay
         words = words.filter(~pl.col("text_id").cast(pl.String).is_in(skipped))
     lines: dict[str, pl.Series] = {}
+    needed = {m for ref in references if ref != chosen for m in (("slice", "cluster", "warp") if ref == "vote"
+                                                                  else (ref,))}
+    needed.discard(chosen)
+    # every method not chosen, run on one grouping of the fixations (method_lines), in a fixed order
+    got_lines = method_lines(positions, words, trials, tuple(sorted(needed)), direction=direction) if needed else {}
 
     def lines_of(method: str) -> pl.Series:
         if method not in lines:
             if method == chosen:
                 lines[method] = base["line_index"]
             else:
-                got = assign_lines(positions, words, trials, method=method, direction=direction)[0]
-                lines[method] = (got["line_index"] if not skipped else base.select("trial_id", "fixation_index").join(
-                    got.select("trial_id", "fixation_index", "line_index"), on=["trial_id", "fixation_index"],
-                    how="left", maintain_order="left")["line_index"])
+                got = got_lines[method]
+                lines[method] = (got if not skipped else base.select("trial_id", "fixation_index").join(
+                    positions.select("trial_id", "fixation_index").with_columns(line_index=got),
+                    on=["trial_id", "fixation_index"], how="left", maintain_order="left")["line_index"])
         return lines[method]
 
     assigned = pl.col("line_index").is_not_null()
