@@ -9,15 +9,18 @@ trial's fixations, some lines of that trial are in doubt; :func:`line_agreement`
 measures. ``readgaze prep`` writes the two columns into ``trials.parquet``; ``readgaze inspect DATASET`` names
 the trials below :data:`THRESHOLD`.
 
-Cost. The references run batched (:func:`readgaze.lines.assign_lines`): slice with array operations across all
-trials, the vote's cluster and warp in one compiled pass each, and the vote is their majority (two of three,
-else slice, as :func:`readgaze.lines.vote.majority` breaks ties); a reference that is the chosen method itself
-is not run again (its agreement is 1), and the chosen slice lines are the vote's slice column. Cluster's 100
-k-means++ starts per trial (the vote's own cost) dominate: at OneStop's scale (2.4 M fixations, 23,860 trials) its
-compiled pass took 5.7 CPU s and takes 3.5 since issue 39 (one pass per start and centre, same lines bit for bit;
-measured alternating in one process on a loaded 2-core machine, ``experiments/bench_agreement.py`` times the whole
-pass); ``readgaze prep`` runs it in a thread beside the reading measures. Its floor is the running sum over all
-starts that NumPy's k-means++ draw reads, one addition after another (about 1.6 G additions here).
+Cost. The references run batched on one grouping of the fixations (:func:`readgaze.lines.frame_batch.method_lines`):
+slice with array operations across all trials, the vote's cluster and warp in one compiled pass each, split over the
+cores in threads (:func:`readgaze.lines._common.in_parts`), and the vote is their majority (two of three, else
+slice, as :func:`readgaze.lines.vote.majority` breaks ties); a reference that is the chosen method itself is not run
+again (its agreement is 1), and the chosen slice lines are the vote's slice column. Cluster's 100 k-means++ starts
+per trial (the vote's own cost) dominate: at OneStop's scale (2.4 M fixations, 23,860 trials) its compiled pass took
+5.7 CPU s and takes 3.5 since issue 39 (one pass per start and centre, same lines bit for bit; measured alternating
+in one process on a loaded 2-core machine, ``experiments/bench_agreement.py`` times the whole pass). ``readgaze
+prep`` runs the pass before the reading measures, so that its working arrays are freed before the measures' tables
+grow. Its floor is the running sum over all starts that NumPy's k-means++ draw reads, one addition after another
+(about 1.6 G additions here); running several centres' sums side by side (independent chains) measured no faster
+on the 2-core machine (the pass is bound by its loads and stores, not the additions' latency).
 """
 
 from __future__ import annotations
