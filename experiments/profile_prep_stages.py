@@ -47,6 +47,8 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=1129)
     p.add_argument("--line-assigner", default="slice")
     p.add_argument("--out", type=Path, default=Path("/tmp/readgaze_profile_stages"))
+    p.add_argument("--alone", action="store_true", help="also time the vote's members one by one (assign_lines; "
+                   "counted in the total)")
     args = p.parse_args(argv)
     import bench_prep
 
@@ -83,13 +85,17 @@ def main(argv=None) -> int:
         fixations = sort_rows(aligned.collect(), "trial_id", "fixation_index")
     from readgaze.lines import assign_lines
 
-    for m in ("slice", "cluster", "warp"):
+    for m in ("slice", "cluster", "warp") if args.alone else ():
         if m == args.line_assigner:
             continue
         with stage(f"  (alone) assign_lines {m}"):
             assign_lines(fixations.select("trial_id", "fixation_index", "x_px", "y_px"), words, trials, method=m)
     with stage("line agreement (as prep runs it)"):
         agreement, _ = _line_agreement(fixations, words, trials, args.line_assigner)
+    with stage("layout-fit warnings"):
+        from readgaze.layout_checks import layout_fit_warnings
+
+        layout_fit_warnings(fixations, words, trials)
     from readgaze.measures import compute_word_measures, use_compiled
 
     compiled = use_compiled(fixations.height)
