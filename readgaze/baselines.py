@@ -36,18 +36,24 @@ baselines of EyeBench; the reading-time baseline of Shubi et al., "Decoding read
 
 from __future__ import annotations
 
-import importlib
 import json
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
+from readgaze._baseline_folds import (  # noqa: F401 (public here: what a classifier and a regressor share)
+    Baseline,
+    FoldFrame,
+    fold_frames,
+    grid_points,
+    impute,
+    spec_columns,
+)
 from readgaze.dataset import Dataset
-from readgaze.errors import ConfigError, DataError, SchemaError
+from readgaze.errors import ConfigError, DataError
 from readgaze.features import FEATURE_SETS, compute_feature_sets
 from readgaze.predictions import make_predictions
 from readgaze.qc import QCLog
@@ -56,29 +62,6 @@ from readgaze.tasks import get_task
 
 TASKS = tuple(name for name, task in REGISTRY.items() if task.kind == "classification")
 """The tasks a baseline fits: every classification task of :data:`readgaze.tasks.TASKS`."""
-
-
-@dataclass(frozen=True)
-class Baseline:
-    """A classical baseline: its output model name, features, estimator and validation grid.
-
-    ``estimator`` is a scikit-learn classifier class, or its dotted name (``"sklearn.svm.SVC"``), imported when
-    the baseline is fit (so that listing the baselines does not import scikit-learn); ``None``: the majority
-    baseline.
-    """
-
-    model: str
-    features: tuple[str, ...]
-    estimator: type | str | None
-    fixed: dict = field(default_factory=dict)
-    grid: dict | list[dict] = field(default_factory=dict)
-
-    def estimator_class(self) -> type | None:
-        """The estimator class (its module imported when ``estimator`` is a dotted name)."""
-        if not isinstance(self.estimator, str):
-            return self.estimator
-        module, _, name = self.estimator.rpartition(".")
-        return getattr(importlib.import_module(module), name)
 
 
 _LR, LR = dict(class_weight="balanced", max_iter=1000), "sklearn.linear_model.LogisticRegression"
@@ -199,47 +182,30 @@ def run_baseline(trials: pl.DataFrame | pl.LazyFrame, assignment: pl.DataFrame, 
         spec = Baseline(name, tuple(features), spec.estimator, spec.fixed, spec.grid)
     if grid is not None:
         spec = Baseline(spec.model, spec.features, spec.estimator, spec.fixed, grid)
-    splits = (split,) if isinstance(split, str) else tuple(split)
-    frame = trials.collect() if isinstance(trials, pl.LazyFrame) else trials
-    needed = ["trial_id", "participant_id", "item_id", *spec.features]
-    missing = [c for c in needed if c not in frame.columns]
-    missing += [c for c in ("trial_id", "fold_index", "split", "regime") if c not in assignment.columns]
-    if missing:
-        raise SchemaError(f"missing column(s) {sorted(set(missing))} for the {kind} baseline"
-                          + ("; add them with readgaze.baselines.with_baseline_features" if spec.features else ""))
     qc = qc if qc is not None else QCLog()
-    labelled = frame.select(*needed, task_labels(frame, task).alias("label"))
+    frame = trials.collect() if isinstance(trials, pl.LazyFrame) else trials
+    labelled, folds = fold_frames(frame, assignment, spec, task_labels(frame, task), f"the {kind} baseline", split)
     qc.add("baseline", "trials", f"no {task} label", labelled["label"].null_count())
-    data = assignment.select("trial_id", "fold_index", "split", "regime").join(
-        labelled.filter(pl.col("label").is_not_null()), on="trial_id", how="inner")
-    parts = [_one_fold(part, spec, splits, qc) for part in data.partition_by("fold_index")]
+    parts = [_one_fold(fold, spec, qc) for fold in folds]
     return pl.concat(parts, how="vertical_relaxed").sort("fold_index", "split", "trial_id")
 
 
-def _one_fold(data: pl.DataFrame, spec: Baseline, splits: tuple[str, ...], qc: QCLog) -> pl.DataFrame:
-    fold = data["fold_index"][0]
-    train = data.filter(pl.col("split") == "train")
-    val = data.filter(pl.col("split") == "val")
-    target = data.filter(pl.col("split").is_in(list(splits)))
-    y = train["label"].to_numpy()
-    if train.height == 0 or np.unique(y).size < 2:
-        raise DataError(f"fold {fold}: the training split has {np.unique(y).size} class(es) in {train.height} "
-                        f"trials; a baseline needs at least two")
-    classes = np.arange(int(max(y.max(), data["label"].max() or 0)) + 1)
+def _one_fold(fold: FoldFrame, spec: Baseline, qc: QCLog) -> pl.DataFrame:
+    y = fold.train["label"].to_numpy()
+    if fold.train.height == 0 or np.unique(y).size < 2:
+        raise DataError(f"fold {fold.index}: the training split has {np.unique(y).size} class(es) in "
+                        f"{fold.train.height} trials; a baseline needs at least two")
+    classes = np.arange(int(max(y.max(), fold.rows["label"].max() or 0)) + 1)
     chosen: dict = {}
     if spec.estimator is None:
         frequency = np.bincount(y, minlength=classes.size) / y.size
-        prob = np.tile(frequency, (target.height, 1))
+        prob = np.tile(frequency, (fold.target.height, 1))
     else:
-        if spec.grid:  # validation rows are read only to choose a grid point
-            x_train, (x_val, x_target) = impute(train, (val, target), spec, fold, qc)
-        else:
-            (x_train, (x_target,)), x_val = impute(train, (target,), spec, fold, qc), np.empty((0, 0))
-        model, chosen = _select(spec, x_train, y, x_val, val["label"].to_numpy(), fold, qc)
-        prob = np.zeros((target.height, classes.size))
+        x_train, x_val, x_target = fold.features(spec, qc)
+        model, chosen = _select(spec, x_train, y, x_val, fold.val["label"].to_numpy(), fold.index, qc)
+        prob = np.zeros((fold.target.height, classes.size))
         prob[:, model.classes_] = _scores(model, x_target)
-    keys = target.select("trial_id", "participant_id", "item_id", "fold_index", "split", "regime", "label")
-    return make_predictions(keys, prob, model=spec.model).with_columns(
+    return make_predictions(fold.keys(), prob, model=spec.model).with_columns(
         pl.lit(json.dumps(chosen, default=str)).alias("hyperparameters"))
 
 
@@ -253,23 +219,6 @@ def _estimator(spec: Baseline, params: dict):
     if params.get("penalty_off"):
         arguments["C"] = np.inf  # sklearn >= 1.8: C=inf is the unpenalised logistic regression
     return Pipeline([("scale", StandardScaler()), ("classify", spec.estimator_class()(**arguments))])
-
-
-def grid_points(spec: Baseline, n_train: int, n_val: int, fold: int, qc: QCLog) -> list[dict]:
-    """The grid points a baseline tries in one fold (a classifier's or a regressor's alike): every point of
-    ``spec.grid`` (``[{}]`` without one), k of kNN capped at the ``n_train`` training trials, and only the first point
-    when the fold has no validation trials (``n_val == 0``; a QC warning says so)."""
-    from sklearn.model_selection import ParameterGrid
-
-    points = list(ParameterGrid(spec.grid)) if spec.grid else [{}]
-    if any("n_neighbors" in p for p in points):  # k cannot exceed the training trials
-        fitting = [p for p in points if p["n_neighbors"] <= n_train]
-        points = fitting or [{**points[0], "n_neighbors": n_train}]
-    if n_val == 0 and len(points) > 1:
-        qc.add("baseline", "trials", f"{spec.model} fold {fold}: no validation trials, first grid point used", 0,
-               "warning")
-        points = points[:1]
-    return points
 
 
 def _select(spec: Baseline, x_train, y_train, x_val, y_val, fold: int, qc: QCLog):
@@ -310,30 +259,6 @@ def _scores(model, x: np.ndarray) -> np.ndarray:
         exp = np.exp(decision - decision.max(axis=1, keepdims=True))
         return exp / exp.sum(axis=1, keepdims=True)
     return model.predict_proba(x)
-
-
-def impute(train: pl.DataFrame, others: tuple[pl.DataFrame, ...], spec: Baseline, fold: int,
-            qc: QCLog) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
-    """Feature matrices with nulls/NaN replaced by the training median (per feature), counted in ``qc``.
-
-    A feature with no training value is left out (counted); with none left, :class:`DataError`.
-    """
-    features = list(spec.features)
-    medians = train.select(pl.col(features).cast(pl.Float64).fill_nan(None).median()).row(0)
-    kept = [(c, m) for c, m in zip(features, medians) if m is not None]
-    dropped = len(features) - len(kept)
-    if dropped:
-        qc.add("baseline", "features", f"{spec.model} fold {fold}: feature has no training value, left out",
-               dropped, "dropped")
-    if not kept:
-        raise DataError(f"fold {fold}: no feature of {features} has a value in any training trial")
-    out = []
-    for frame in (train, *others):
-        values = frame.select(pl.col(c).cast(pl.Float64).fill_nan(None) for c, _ in kept)
-        qc.add("baseline", "trials", f"{spec.model} fold {fold}: feature missing, set to the training median",
-               int(sum(values.null_count().row(0))), "changed")
-        out.append(values.with_columns(pl.col(c).fill_null(m) for c, m in kept).to_numpy())
-    return out[0], tuple(out[1:])
 
 
 def sequence_summaries(sequences: np.ndarray, channels: Sequence[str]) -> pl.DataFrame:

@@ -34,10 +34,10 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from readgaze.baselines import Baseline, grid_points, impute
+from readgaze.baselines import Baseline, FoldFrame, fold_frames, grid_points
 from readgaze.errors import ConfigError, DataError, SchemaError
 from readgaze.features import FEATURE_SETS
-from readgaze.metrics_regression import PREDICTION_VALUE
+from readgaze.predictions import make_predictions
 from readgaze.qc import QCLog
 
 _LINEAR = "sklearn.linear_model.LinearRegression"
@@ -105,7 +105,8 @@ def run_regressor(trials: pl.DataFrame | pl.LazyFrame, assignment: pl.DataFrame,
     polars.DataFrame
         ``model``, ``trial_id``, ``participant_id``, ``item_id``, ``fold_index`` (Int32), ``split``, ``regime``,
         ``label`` (Float64, the true target), ``prediction_value`` (Float64, the target's units),
-        ``hyperparameters`` (String, JSON of the grid point chosen on validation).
+        ``model_display`` (:func:`readgaze.predictions.display_name`), ``hyperparameters`` (String, JSON of the
+        grid point chosen on validation).
 
     Raises
     ------
@@ -124,53 +125,35 @@ def run_regressor(trials: pl.DataFrame | pl.LazyFrame, assignment: pl.DataFrame,
         spec = Baseline(name, tuple(features), spec.estimator, spec.fixed, spec.grid)
     if grid is not None:
         spec = Baseline(spec.model, spec.features, spec.estimator, spec.fixed, grid)
-    splits = (split,) if isinstance(split, str) else tuple(split)
     frame = trials.collect() if isinstance(trials, pl.LazyFrame) else trials
-    needed = ["trial_id", "participant_id", "item_id", target, *spec.features]
-    missing = [c for c in needed if c not in frame.columns]
-    missing += [c for c in ("trial_id", "fold_index", "split", "regime") if c not in assignment.columns]
-    if missing:
-        raise SchemaError(f"missing column(s) {sorted(set(missing))} for the {kind} regressor"
-                          + ("; add features with readgaze.baselines.with_baseline_features" if spec.features else ""))
-    if not frame.schema[target].is_numeric():
+    if target in frame.columns and not frame.schema[target].is_numeric():
         raise SchemaError(f"got dtype {frame.schema[target]}, expected a number to regress on", column=target)
     qc = qc if qc is not None else QCLog()
-    labelled = frame.select(*dict.fromkeys(needed)).with_columns(
-        pl.col(target).cast(pl.Float64).fill_nan(None).alias("label"))
+    labelled, folds = fold_frames(frame, assignment, spec, pl.col(target).cast(pl.Float64).fill_nan(None),
+                                  f"the {kind} regressor", split, label_columns=(target,))
     unlabelled = labelled.filter(pl.col("label").is_null())
     qc.add("baseline", "trials", f"no {target} value (dropped; {unlabelled['participant_id'].n_unique()} readers)",
            unlabelled.height, "dropped")
-    data = assignment.select("trial_id", "fold_index", "split", "regime").join(
-        labelled.filter(pl.col("label").is_not_null()), on="trial_id", how="inner")
-    parts = [_one_fold(part, spec, splits, qc) for part in data.partition_by("fold_index")]
+    parts = [_one_fold(fold, spec, qc) for fold in folds]
     return pl.concat(parts, how="vertical_relaxed").sort("fold_index", "split", "trial_id")
 
 
-def _one_fold(data: pl.DataFrame, spec: Baseline, splits: tuple[str, ...], qc: QCLog) -> pl.DataFrame:
-    fold = data["fold_index"][0]
-    train = data.filter(pl.col("split") == "train")
-    val = data.filter(pl.col("split") == "val")
-    target = data.filter(pl.col("split").is_in(list(splits)))
-    y = train["label"].to_numpy()
-    if train.height < 2:
-        raise DataError(f"fold {fold}: the training split has {train.height} trial(s) with a target value; a "
-                        f"regressor needs at least two")
+def _one_fold(fold: FoldFrame, spec: Baseline, qc: QCLog) -> pl.DataFrame:
+    y = fold.train["label"].to_numpy()
+    if fold.train.height < 2:
+        raise DataError(f"fold {fold.index}: the training split has {fold.train.height} trial(s) with a target "
+                        f"value; a regressor needs at least two")
     chosen: dict = {}
     if spec.estimator is None:
-        predicted = np.full(target.height, float(y.mean()))
+        predicted = np.full(fold.target.height, float(y.mean()))
     else:
-        if spec.grid:  # validation rows are read only to choose a grid point
-            x_train, (x_val, x_target) = impute(train, (val, target), spec, fold, qc)
-        else:
-            (x_train, (x_target,)), x_val = impute(train, (target,), spec, fold, qc), np.empty((0, 0))
-        model, chosen = _select(spec, x_train, y, x_val, val["label"].to_numpy(), fold, qc)
-        raw = model.predict(x_target) if target.height else np.empty(0)
+        x_train, x_val, x_target = fold.features(spec, qc)
+        model, chosen = _select(spec, x_train, y, x_val, fold.val["label"].to_numpy(), fold.index, qc)
+        raw = model.predict(x_target) if fold.target.height else np.empty(0)
         predicted = np.clip(raw, y.min(), y.max())
-        qc.add("baseline", "trials", f"{spec.model} fold {fold}: prediction outside the training targets' range, "
-               f"clipped to it", int(np.sum(predicted != raw)), "changed")
-    return target.select("trial_id", "participant_id", "item_id", pl.col("fold_index").cast(pl.Int32), "split",
-                         "regime", "label").with_columns(
-        pl.Series(PREDICTION_VALUE, np.asarray(predicted, dtype=np.float64)), pl.lit(spec.model).alias("model"),
+        qc.add("baseline", "trials", f"{spec.model} fold {fold.index}: prediction outside the training targets' "
+               f"range, clipped to it", int(np.sum(predicted != raw)), "changed")
+    return make_predictions(fold.keys(), value=predicted, model=spec.model).with_columns(
         pl.lit(json.dumps(chosen, default=str)).alias("hyperparameters"))
 
 

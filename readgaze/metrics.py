@@ -39,7 +39,7 @@ import polars as pl
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
 from readgaze.errors import DataError, SchemaError
-from readgaze.predictions import is_multiclass
+from readgaze.predictions import is_multiclass, is_regression
 from readgaze.schema import PREDICTION_COLUMNS
 from readgaze.splits.regimes import ALL, REGIME_ORDER, REGIMES, TITLES
 
@@ -327,6 +327,9 @@ def check_predictions(predictions: pl.DataFrame | pl.LazyFrame, split: str | Non
     frame = predictions.collect() if isinstance(predictions, pl.LazyFrame) else predictions
     frame = frame.with_row_index("row")  # 0-based row of the frame as given, for messages
     missing = [c for c in NEEDED if c not in frame.columns]
+    if missing and is_regression(frame):
+        raise SchemaError("a regression prediction table (prediction_value): score it with "
+                          "readgaze.metrics_regression.evaluate_regression", column="prediction_prob")
     if missing:
         raise SchemaError(f"predictions lack column(s) {missing}; evaluate needs {list(NEEDED)}")
     if split is not None and "split" in frame.columns:

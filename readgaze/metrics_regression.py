@@ -27,12 +27,11 @@ from sklearn.metrics import mean_absolute_error, r2_score, root_mean_squared_err
 
 from readgaze.errors import DataError, SchemaError
 from readgaze.metrics import SMALL_MARK, SMALL_SAMPLE_TRIALS, T_TEST_MIN_FOLDS, mean_sem
+from readgaze.predictions import PREDICTION_VALUE
 from readgaze.splits.regimes import ALL, REGIME_ORDER, REGIMES, TITLES
 
 REGRESSION_METRICS = ("rmse", "mae", "r2")
 REGRESSION_METRIC_NAMES = {"rmse": "RMSE", "mae": "MAE", "r2": "R²"}
-PREDICTION_VALUE = "prediction_value"
-"""The column of a regression prediction table that holds the predicted value (Float64, the target's units)."""
 REGRESSION_NEEDED = ("trial_id", "label", PREDICTION_VALUE, "regime", "fold_index")
 AGGREGATION = ("per-fold metric, mean ± SEM over folds; 'all' pools each fold's test trials over regimes "
                "(EyeBench's 'Average')")

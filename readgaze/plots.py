@@ -1,6 +1,8 @@
-"""Figures for results: ROC curves per evaluation regime and scanpaths (matplotlib, Agg backend, no display).
+"""Figures for results: ROC curves per evaluation regime, predicted against true values per regime for a regression
+(:func:`plot_regression`, from :mod:`readgaze.plots_regression`) and scanpaths (matplotlib, Agg, no display).
 
-Every figure gives a model the same colour (:func:`model_colour`).
+Every figure gives a model the same colour (:func:`model_colour`) and the same panel layout
+(``readgaze._figure_style``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 from sklearn.metrics import roc_curve  # noqa: E402
 
+from readgaze._figure_style import _FIXED_COLOURS, model_colour, model_linestyle, panel_axes  # noqa: E402, F401
 from readgaze.metrics import check_predictions, evaluate  # noqa: E402
 from readgaze.predictions import DISPLAY_NAMES, display_name, is_multiclass  # noqa: E402, F401 (plots.display_name)
 from readgaze.splits.regimes import ALL, REGIME_ORDER, regime_title  # noqa: E402
@@ -23,37 +26,6 @@ from readgaze.tasks import TASKS  # noqa: E402
 
 POSITIVE_CLASS = {name: task.positive_title for name, task in TASKS.items() if task.positive_title}
 """The class whose probability the ROC ranks by, per task (label 1), from :data:`readgaze.tasks.TASKS`."""
-
-_FIXED_COLOURS = {"majority": "0.55", "reading_speed_logistic_regression": "C3", "RoBERTEyeF": "C0",
-                  "BEyeLSTM": "C1", "PostFusionEye": "C2", "TextOnly": "C4", "RoBERTEyeW": "C5", "MAGEye": "C6",
-                  "PLMAS": "C8", "PLMASRM": "C9", "LogisticEnsemble": "black", "meziere_logistic_regression": "#e7298a",
-                  "MajorityVote": "#393b79", "mean_total_fixation_duration_logistic_regression": "#1b9e77",
-                  "words_per_paragraph_time_logistic_regression": "#808000", "Eyettention": "#d6616b",
-                  "ScanpathImage": "#637939", "svm": "#4000ff", "random_forest": "#bf00ff", "knn": "#800000",
-                  "gradient_boosting": "#80009f"}
-"""The package's models, baselines and ensembles: any two at least 0.22 apart in RGB and none paler than matplotlib's
-``C8`` (after matplotlib's first colours, dark ones far from those already taken)."""
-_SPARE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666")
-
-
-def model_colour(model: str) -> str:
-    """One colour per model name in every figure (fixed for the package's models, a stable hash otherwise)."""
-    import zlib
-
-    return _FIXED_COLOURS.get(model) or _SPARE[zlib.crc32(model.encode()) % len(_SPARE)]
-
-
-def model_linestyle(model: str):
-    """One line style (a matplotlib dash pattern) per model name in every figure: fixed for the package's models
-    (their place in the colour table, so neighbours differ), a stable hash otherwise."""
-    import zlib
-
-    names = list(_FIXED_COLOURS)
-    index = names.index(model) if model in names else zlib.crc32(model.encode())
-    return _LINESTYLES[index % len(_LINESTYLES)]
-
-
-_LINESTYLES = ("-", (0, (5, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)), (0, (2, 2)), (0, (8, 2, 1, 2, 1, 2)))
 
 
 def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, split: str | None = "test",
@@ -108,15 +80,7 @@ def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, spli
     models = frame["model"].unique(maintain_order=True).to_list()
     style = {m: (model_linestyle(m), 3.0 - 1.6 * i / max(len(models) - 1, 1)) for i, m in enumerate(models)}
     constant = _constant_per_fold(frame)
-    columns = 2 if len(regimes) > 2 else len(regimes)
-    rows = -(-len(regimes) // columns)
-    # fixed inches: each panel, then its legend in a column of its own (never over the curves or a neighbour)
-    panel, label_gap, legend_width, title_gap = 3.7, 0.85, 4.6, 0.9
-    width, height = columns * (label_gap + panel + legend_width), rows * (panel + title_gap + 0.6) + 0.8
-    figure = plt.figure(figsize=(width, height))
-    axes = [figure.add_axes(((k % columns * (label_gap + panel + legend_width) + label_gap) / width,
-                             (height - 0.8 - (k // columns + 1) * (panel + title_gap + 0.6) + 0.6) / height,
-                             panel / width, panel / height)) for k in range(len(regimes))]
+    figure, axes, height = panel_axes(len(regimes))
     any_small = False
     for ax, regime in zip(axes, regimes):
         cell = frame if regime == ALL else frame.filter(pl.col("regime") == regime)
@@ -154,6 +118,15 @@ def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, spli
     figure.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(figure)
     return path
+
+
+def __getattr__(name: str):
+    """``readgaze.plots.plot_regression`` (defined in :mod:`readgaze.plots_regression`, which imports this module)."""
+    if name == "plot_regression":
+        from readgaze.plots_regression import plot_regression
+
+        return plot_regression
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _auroc_text(mean, sem, small: bool, mark: str) -> str:

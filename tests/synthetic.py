@@ -321,3 +321,23 @@ def pad_batch(batch, tokens: int = 3, words: int = 2, fixations: int = 4):
         fixation_word_category=right(batch.fixation_word_category, fixations, 0),
         fixation_word_is_content=right(batch.fixation_word_is_content, fixations, 0),
         trial_features=batch.trial_features)
+
+
+def add_reader_skill(path: str | Path, *, seed: int = 1, noise: float = 0.2, unscored: int = 0) -> pl.DataFrame:
+    """Plant a reader-level regression target: ``reading_comprehension_skill`` = 5 + 1.5 z + N(0, ``noise``), z the
+    standardised mean log reading speed of the reader's trials (a trait their fixation durations carry); the last
+    ``unscored`` readers get no score (null, as CopCo's readers without a test). Rewrites ``trials.parquet`` of the
+    dataset folder ``path``; returns the readers' table (``participant_id``, ``reading_comprehension_skill``)."""
+    trials_path = Path(path) / "trials.parquet"
+    trials = pl.read_parquet(trials_path)
+    speed = (trials.group_by("participant_id").agg(pl.col("reading_speed_wpm").log().mean().alias("speed"))
+             .sort("participant_id"))
+    z = (pl.col("speed") - pl.col("speed").mean()) / pl.col("speed").std()
+    draw = pl.Series(np.random.default_rng(seed).normal(0.0, noise, speed.height))
+    readers = speed.with_columns((5.0 + 1.5 * z + draw).alias("reading_comprehension_skill")).with_columns(
+        pl.when(pl.int_range(pl.len()) >= pl.len() - unscored).then(None)
+        .otherwise(pl.col("reading_comprehension_skill")).alias("reading_comprehension_skill"))
+    readers = readers.select("participant_id", "reading_comprehension_skill")
+    trials.drop("reading_comprehension_skill", strict=False).join(
+        readers, on="participant_id", how="left", maintain_order="left").write_parquet(trials_path)
+    return readers

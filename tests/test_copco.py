@@ -284,3 +284,20 @@ def test_prep_names_the_reader_level_tasks_it_found(copco, tmp_path, capsys):
     for task in ("comprehension", "dyslexia", "reading_comprehension_skill"):
         assert f"  task {task}: labels present; check them with  readgaze inspect" in out, task
     assert "task reading_goal" not in out
+
+
+def test_line_agreement_is_null_and_counted_where_positions_are_box_centres(copco, tmp_path):
+    """Vote and slice re-assigning positions that the report's own lines made measured nothing (prep flagged 95
+    CopCo trials "below 95 %", one at 0 % against the vote and 100 % against slice, and told the user to re-assign
+    them): the columns are null and one QC record says why."""
+    import json
+
+    dataset = tmp_path / "ds"
+    assert main(["prep", "copco", "--data", str(copco), "--out", str(dataset), "--readers", "P07", "--quiet"]) == 0
+    trials = pl.read_parquet(dataset / "trials.parquet")
+    assert trials.select(pl.col("line_agreement_vote", "line_agreement_slice").null_count()).row(0) == (
+        trials.height, trials.height)
+    qc = [r for r in json.loads((dataset / "manifest.json").read_text())["qc"] if r["step"] == "assign_lines"]
+    low = next(r for r in qc if "under 95%" in r["reason"])
+    boxes = next(r for r in qc if "interest-area box centres" in r["reason"])
+    assert low["count"] == 0 and boxes["count"] == trials.height

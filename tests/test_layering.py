@@ -222,7 +222,9 @@ LAYERS = (
     ("align", "measures"),
     ("features", "metrics", "tasks", "predictions", "corrections", "metrics_regression", "reader_aggregation",
      "eyebench_tables"),
-    ("generation_metrics", "baselines", "plots", "inspect", "inspect_tasks", "baselines_regression", "eyebench_copco"),
+    ("_baseline_folds", "_figure_style"),
+    ("generation_metrics", "baselines", "plots", "inspect", "inspect_tasks", "baselines_regression", "eyebench_copco",
+     "plots_regression"),
     ("cli", "review"),
 )
 """The library's modules (and subpackages) from the bottom up: a module imports its own layer or lower ones only.

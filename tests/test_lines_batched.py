@@ -87,3 +87,52 @@ def test_eval_lines_warms_up_before_timing(monkeypatch):
     result = score_method([trial, trial, trial], fake)
     assert calls == [1, 3]
     assert result["pooled"] == pytest.approx(50.0) and result["ms_per_trial"] >= 0.0
+
+
+def test_warp_and_cluster_split_over_threads_equal_one_pass(sims, monkeypatch):
+    """Large batches run the compiled warp and cluster kernels in parts side by side (one per core); the parts'
+    lines equal one pass over all trials, and the non-finite fallback of warp's recursion gives the same lines."""
+    from readgaze.lines import _common
+    from readgaze.lines.warp import warp_many
+
+    cluster_module = sys.modules["readgaze.lines.cluster"]
+    trials = sims + [(t[0], t[1], t[2], t[3]) for t in sims[:7]] + [(np.zeros((0, 2)), sims[0][1], sims[0][2], None)]
+    one_warp, one_cluster = warp_many(trials), cluster_module.cluster_many(trials, n_init=9)
+    monkeypatch.setattr(_common, "PARALLEL_FROM", 0)
+    for threads in ("2", "3", "64"):
+        monkeypatch.setenv("NUMBA_NUM_THREADS", threads)
+        assert _common.kernel_threads() == int(threads)
+        for a, b in zip(warp_many(trials), one_warp):
+            np.testing.assert_array_equal(a, b)
+        for a, b in zip(cluster_module.cluster_many(trials, n_init=9), one_cluster):
+            np.testing.assert_array_equal(a, b)
+    t = sims[3]
+    word_xy = t[2].copy()
+    word_xy[5, 0] = np.nan                                      # a NaN word centre: the textbook order of the minimum
+    got = warp_many([(t[0], t[1], word_xy, t[3])])[0]
+    np.testing.assert_array_equal(got, _warp_cell_by_cell(t[0], len(t[1]), word_xy, t[3]))
+
+
+def _warp_cell_by_cell(xy, n_lines, word_xy, word_line):
+    """The compiled warp's recursion before its rows were vectorised, in plain Python (Python's ``min`` keeps the
+    first argument unless the second is smaller, as numba's does, so a NaN cost propagates the same way)."""
+    n, m = len(xy), len(word_xy)
+    acc = np.full((n + 1, m + 1), np.inf)
+    acc[0, 0] = 0.0
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            dx, dy = xy[i - 1, 0] - word_xy[j - 1, 0], xy[i - 1, 1] - word_xy[j - 1, 1]
+            acc[i, j] = float(np.sqrt(dx * dx + dy * dy)) + min(min(acc[i - 1, j], acc[i, j - 1]), acc[i - 1, j - 1])
+    votes = np.zeros((n, n_lines), dtype=np.int64)
+    i, j = n, m
+    votes[i - 1, word_line[j - 1]] += 1
+    while i > 1 or j > 1:
+        diagonal, up, left = acc[i - 1, j - 1], acc[i - 1, j], acc[i, j - 1]
+        if diagonal <= up and diagonal <= left:
+            i, j = i - 1, j - 1
+        elif up <= left:
+            i -= 1
+        else:
+            j -= 1
+        votes[i - 1, word_line[j - 1]] += 1
+    return votes.argmax(axis=1)

@@ -30,7 +30,8 @@ class ReadingBatch:
     trial_id : list of str
         ``B`` trial ids (the key into ``trials.parquet``).
     label : torch.Tensor
-        ``(B,)`` int64 class index (reading_goal: 1 = information seeking; comprehension: 1 = correct).
+        ``(B,)`` int64 class index (reading_goal: 1 = information seeking; comprehension: 1 = correct); for a
+        regression task ``(B,)`` float32 value in the target's units (e.g. the reading-comprehension skill score).
     regime_index : torch.Tensor
         ``(B,)`` int64 index into :data:`REGIMES` (training trials: 0, "seen").
     input_ids : torch.Tensor

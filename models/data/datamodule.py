@@ -48,12 +48,12 @@ from readgaze.models.data.tasks import TASKS
 from readgaze.models.data.tokenise import _encode
 from readgaze.models.text_encoder import load_tokenizer
 from readgaze.qc import QCLog
-from readgaze.splits import N_FOLDS, assign_fold, make_splits, read_fold_files
+from readgaze.splits import N_FOLDS, assign_fold, check_reader_label, make_splits, read_fold_files
 from readgaze.splits.regimes import fold_roles
 from readgaze.tasks import TASKS as REGISTRY
 
 log = logging.getLogger(__name__)
-Task = Literal[tuple(TASKS)]  # every classification task of readgaze.tasks: one registry entry adds one here
+Task = Literal[tuple(TASKS)]  # every task of readgaze.tasks (regression too): one registry entry adds one
 ReadingRegime = Literal["ordinary", "information_seeking", "all"]
 FEATURE_SOURCES = {
     "surprisal_bits": ("words", "readgaze prep ... --surprisal-model PATH (a local causal LM)"),
@@ -88,7 +88,11 @@ class ReadingDataModule(L.LightningDataModule):
         question shares the span; OneStop); a paragraph without exactly one lonely question falls back to the
         rank of ``onestopqa_question_id`` within the paragraph (QC record ``no lonely/coupled structure``).
         Paragraphs are ``(item_id, paragraph_id)`` when the trials have ``paragraph_id``, else ``text_id``.
-        With ``questions``, the roles and candidates come from OneStopQA instead.
+        With ``questions``, the roles and candidates come from OneStopQA instead. Every other task of
+        :mod:`readgaze.tasks` too (``dyslexia``; ``reading_comprehension_skill``, a regression: a Float64 label,
+        ``num_classes`` 1, ``task_kind`` regression); a reader-level task's fold is checked at ``setup`` by
+        :func:`readgaze.splits.check_reader_label` (one value per reader, no reader of an unseen-reader regime in
+        training).
     reading_regime : {"ordinary", "information_seeking", "all"}, optional
         comprehension only: the reading goal of the trials kept. Default ``"ordinary"`` when the trials have a
         ``reading_goal`` column (EyeBench ``OneStop_RC``: ordinary reading, first reading, 9,718 trials), else
@@ -117,8 +121,8 @@ class ReadingDataModule(L.LightningDataModule):
         the fold (``trial_ids/fold_k_trial_ids_by_regime.csv``: EyeBench's OneStop and CopCo folds), every task
         trial the table lists must have exactly its published split and regime, and the counts per regime are the
         file's (:func:`readgaze.splits.published.check_fold_table`; the counts in :attr:`published_counts`);
-        for a reader-level task (``dyslexia``, CopCo's folds: ``../shared/data/copco/eyebench/folds``) no reader
-        of an unseen-reader regime may have a training trial (:func:`readgaze.splits.check_reader_label`).
+        CopCo's folds: ``../shared/data/copco/eyebench/folds`` (a reader-level task's readers are checked at
+        ``setup`` for every fold, as above).
     split_within : str, optional
         Readgaze's own folds only: a trial column constant per participant and per item (OneStop:
         ``article_batch``, as the goal-decoding code's per-batch split) within which participants and items are
@@ -217,6 +221,19 @@ class ReadingDataModule(L.LightningDataModule):
         return self._num_classes
 
     @property
+    def task_kind(self) -> str:
+        """The task's kind in :mod:`readgaze.tasks`: ``classification`` or ``regression`` (linked to the model; a
+        task outside the registry, goal_reconstruction, counts as classification)."""
+        return TASKS[self.task].kind if self.task in TASKS else "classification"
+
+    @property
+    def label_stats(self) -> tuple[float, float]:
+        """Regression: mean and standard deviation (ddof 0) of the training trials' labels, in the target's units
+        (what the model standardises its target by)."""
+        labels = self.trials.filter(pl.col("split") == "train")["label"].cast(pl.Float64)
+        return float(labels.mean()), float(labels.std(ddof=0))
+
+    @property
     def effective_reading_regime(self) -> str:
         """The reading goal(s) of the task's trials: ``ordinary``, ``information_seeking`` or ``all``."""
         if self.task == "reading_goal":
@@ -249,6 +266,8 @@ class ReadingDataModule(L.LightningDataModule):
     @property
     def class_counts(self) -> torch.Tensor:
         """Training trials per class, ``(num_classes,)`` int64 (for the class weights of the loss)."""
+        if self.task_kind == "regression":
+            raise ConfigError(f"task {self.task} is a regression: its labels are values, not classes to count")
         labels = self.trials.filter(pl.col("split") == "train")["label"].to_numpy()
         return torch.as_tensor(np.bincount(labels, minlength=self.num_classes), dtype=torch.int64)
 
@@ -266,6 +285,11 @@ class ReadingDataModule(L.LightningDataModule):
         self.trials = trials.filter(pl.col("split").is_not_null()).sort("trial_id")
         if self.trials.filter(pl.col("split") == "train").height == 0:
             raise DataError(f"{self.path}: fold {self.fold} has no training trials")
+        if REGISTRY[self.task].level == "reader":  # a reader's trait: no reader of a new-reader regime in training
+            counts = check_reader_label(self.trials, "label")
+            seen = int(counts["n_readers_in_train"].sum()) if counts.height else 0
+            self.qc.add("split", "participants", "reader-level label: evaluated readers with training trials (new_item "
+                        "or seen only; none in the new-reader regimes, checked)", seen, "kept")
         classes = self.trials["label"].n_unique()
         if classes < 2:
             message = (f"task {self.task}: every trial of this dataset has the same label "
@@ -371,7 +395,8 @@ class ReadingDataModule(L.LightningDataModule):
         return trials
 
     def _task_trials(self) -> pl.DataFrame:
-        """The task's trials with an Int64 ``label``; excluded trials are counted per reason."""
+        """The task's trials with an Int64 ``label`` (Float64 for a regression task); excluded trials are counted per
+    reason."""
         spec = TASKS[self.task]
         trials = self._read_trials(["trial_id", "participant_id", "item_id", "text_id", *spec.needs])
         if self.reading_regime not in (None, "all") and self.task == "comprehension":
@@ -394,7 +419,7 @@ class ReadingDataModule(L.LightningDataModule):
                                   f"trials have reading_goal {', '.join(goals) or 'null'}; pass "
                                   f"--data.reading_regime all (or {goals[0] if goals else 'information_seeking'})")
             labelled = labelled.filter(pl.col("reading_goal") == regime)
-        return labelled.with_columns(pl.col("label").cast(pl.Int64))
+        return labelled.with_columns(pl.col("label").cast(spec.label_dtype))
 
     def _warn_missing_features(self) -> None:
         """Warn once per feature column the dataset lacks (it becomes all-missing), naming the prep option."""
@@ -438,9 +463,7 @@ class ReadingDataModule(L.LightningDataModule):
         if self.fold_files:  # the folder's per-trial table of this fold, when it has one: every role checked
             from readgaze.splits.published import check_fold_table
 
-            reader = "label" if REGISTRY[self.task].level == "reader" else None
-            self.published_counts = check_fold_table(assignment, trials, self.fold_files, self.fold,
-                                                     reader_label=reader, qc=self.qc)
+            self.published_counts = check_fold_table(assignment, trials, self.fold_files, self.fold, qc=self.qc)
         return assignment
 
     def _fallback_to_trials(self, trials: pl.DataFrame, error: ConfigError) -> pl.DataFrame:

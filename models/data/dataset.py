@@ -64,13 +64,19 @@ def _pad(arrays: list[np.ndarray], value, dtype) -> torch.Tensor:
     return torch.from_numpy(out)
 
 
+def _labels(labels: list) -> torch.Tensor:
+    """``(B,)`` int64 class indices, or float32 values when the task is a regression (float labels)."""
+    array = np.asarray(labels)
+    return torch.as_tensor(array, dtype=torch.float32 if array.dtype.kind == "f" else torch.int64)
+
+
 def collate(items: list[dict], pad_token_id: int) -> ReadingBatch:
     """Pad a list of trials to the batch's longest text, word and fixation sequence."""
     get = lambda key: [it[key] for it in items]  # noqa: E731
     input_ids = _pad(get("input_ids"), pad_token_id, np.int64)
     return ReadingBatch(
         trial_id=get("trial_id"),
-        label=torch.as_tensor(np.array(get("label")), dtype=torch.int64),
+        label=_labels(get("label")),
         regime_index=torch.as_tensor(np.array(get("regime")), dtype=torch.int64),
         input_ids=input_ids,
         attention_mask=_pad([np.ones(len(x), bool) for x in get("input_ids")], False, bool),

@@ -60,11 +60,11 @@ class PredictionData(ReadingDataModule):
             raise SchemaError(f"task goal_question reads {list(spec.needs)} from trials.parquet",
                               file=self.dataset.file("trials"))
         else:
-            trials = trials.with_columns(pl.lit(None, pl.Int64).alias("label"))
+            trials = trials.with_columns(pl.lit(None, spec.label_dtype).alias("label"))
         seen_p = pl.col("participant_id").cast(pl.String).is_in(self.training_participants)
         seen_i = pl.col("item_id").cast(pl.String).is_in(self.training_items)
         regime = regime_expr(~seen_p, ~seen_i)
-        self.trials = (trials.with_columns(pl.col("label").cast(pl.Int64), seen_p.alias("participant_seen"),
+        self.trials = (trials.with_columns(pl.col("label").cast(spec.label_dtype), seen_p.alias("participant_seen"),
                                            seen_i.alias("item_seen"), regime.alias("regime"),
                                            pl.lit("predict").alias("split"))
                        .sort("trial_id").with_row_index("trial_row"))

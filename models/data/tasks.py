@@ -1,9 +1,10 @@
 """What the models add to a task of :mod:`readgaze.tasks` (the one registry of tasks and labels): the second text
 segment the text models read and, for ``goal_question``, the labelling from the paragraph's questions.
 
-``TASKS`` maps the name of every classification task of the registry to a :class:`TaskSpec`; its label is the
-registry's (``reading_goal`` 1 = information seeking; ``comprehension`` 1 = ``is_correct``; ``goal_question`` the
-role of the reader's question, :data:`QUESTION_ROLES`, built here).
+``TASKS`` maps the name of every task of the registry to a :class:`TaskSpec`; its label is the registry's
+(``reading_goal`` 1 = information seeking; ``comprehension`` 1 = ``is_correct``; ``goal_question`` the role of the
+reader's question, :data:`QUESTION_ROLES`, built here; a regression task's Float64 value, e.g.
+``reading_comprehension_skill``, with ``num_classes`` 1).
 """
 
 from __future__ import annotations
@@ -108,13 +109,20 @@ def _goal_question_from_onestopqa(trials: pl.DataFrame, datamodule: ReadingDataM
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """One task: trial columns it needs, its labelling function, its second text segment, its classes."""
+    """One task: trial columns it needs, its labelling function, its second text segment, its classes (1 for a
+    regression task, ``kind`` ``"regression"``: one predicted value)."""
 
     needs: tuple[str, ...]
     trials: Callable[[pl.DataFrame, ReadingDataModule], pl.DataFrame]
     second_segment: pl.Expr
     num_classes: int = 2
     second_max_tokens: int | None = None
+    kind: str = "classification"
+
+    @property
+    def label_dtype(self) -> pl.DataType:
+        """The label's dtype: Int64 class index, or Float64 value for a regression task."""
+        return pl.Float64 if self.kind == "regression" else pl.Int64
 
 
 QUESTION_PREFIX = "Question: "
@@ -132,8 +140,9 @@ def _spec(name: str) -> TaskSpec:
     task = REGISTRY[name]
     second, budget = SECOND_SEGMENTS.get(name, (pl.lit(None, pl.String), None))
     return TaskSpec((*task.needs, *task.inputs), _goal_question_trials if task.label is None else _registry_trials,
-                    second, num_classes=task.num_classes, second_max_tokens=budget)
+                    second, num_classes=task.num_classes, second_max_tokens=budget, kind=task.kind)
 
 
-TASKS: dict[str, TaskSpec] = {name: _spec(name) for name, task in REGISTRY.items() if task.kind == "classification"}
-"""Task name -> :class:`TaskSpec`; ``trials`` returns the trials with an Int64 ``label`` (null = not in the task)."""
+TASKS: dict[str, TaskSpec] = {name: _spec(name) for name in REGISTRY}
+"""Task name -> :class:`TaskSpec`; ``trials`` returns the trials with the ``label`` (Int64 class index, Float64 value
+for a regression task; null = not in the task)."""

@@ -78,8 +78,8 @@ Made by `readgaze demo` (seed {settings.seed}{', --quick' if settings == _quick(
    initialised encoder) trained with `readgaze.models.training.cv.cross_validate`, K = {settings.n_folds} item x participant folds
    (seed {settings.seed}), folds run: {folds} (validation fold k, test fold k+1), at most {settings.max_epochs}
    epochs with early stopping on the validation loss. The classical baselines (`readgaze.baselines`:
-   majority class, reading speed, words / paragraph time, mean total fixation duration, Mézière et al.'s logistic
-   regression, each selected on validation) are fit on the same training trials, and `MajorityVote` and
+   majority class, reading speed, mean total fixation duration, Mézière et al.'s logistic regression, each
+   selected on validation; words / paragraph time joins them only where reports have Data Viewer's PARAGRAPH_RT) are fit on the same training trials, and `MajorityVote` and
    `LogisticEnsemble` (`readgaze.models.training.ensemble`) combine the models, fit per fold on validation predictions only. Per-fold runs are in `runs/`, their log in
    `train.log`.
 

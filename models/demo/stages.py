@@ -220,7 +220,7 @@ class Stages:
         table.add_column("metric")
         for regime in regimes:
             title = regime_title(regime, all_title="all").lower()
-            table.add_column(title + (" *" if regime in headline else ""), justify="right")
+            table.add_column(title + (" (headline)" if regime in headline else ""), justify="right")
         cells = {(r["model"], r["regime"]): r for r in self.evaluation.iter_rows(named=True)}
         names = self.evaluation["model"].unique(maintain_order=True).to_list()
         neural, ensembles = list(MODEL_NAMES.values()), ("LogisticEnsemble", "MajorityVote")
@@ -236,8 +236,10 @@ class Stages:
 
             self.console.print(f"{SMALL_MARK} per-fold scores from fewer than {SMALL_SAMPLE_TRIALS} trials on average "
                                "(or a fold with one class): too few for the number to mean much.")
-        self.console.print("* headline regimes: the reading goal is constant per participant, so only unseen "
-                           "participants test the goal rather than the reader.")
+        if len(headline) < len(REGIME_ORDER):  # the same sentence as results.md's notes (readgaze.splits.describe)
+            side = "participant" if self.description.label_constant_per_participant else "item"
+            self.console.print(f"(headline): the {self.settings.task} label is constant per {side}, so only unseen "
+                               f"{side}s test the task rather than recognising the {side}.")
         self.console.print(f"report: {paths['readme'].parent}  (README.md, results.md, roc.png, scanpath.png); "
                            f"{self.seconds['total']:.0f} s")
 

@@ -20,6 +20,12 @@ checks the data against the bundle and stops with one :class:`readgaze.errors.Co
 feature column training had that the data lacks, another tokenizer under the encoder's name, another readgaze
 version running or preparing the data (``allow_other_version`` lowers the versions to warnings).
 
+A regression bundle (a task of kind ``regression``, e.g. ``reading_comprehension_skill``) has no classes and no
+threshold: ``bundle.json`` records ``task_kind`` and the training target's mean, standard deviation and range
+(``target``; the mean is the chance prediction), its scores are RMSE, MAE and R² per regime with chance's beside
+them (:func:`readgaze.models.training.summary.regression_regime_scores`), and :meth:`ModelBundle.predict` gives each
+trial its ``prediction_value`` in the target's units.
+
 A bundle names its classes by index, per task (:data:`CLASSES`):
 
 >>> from readgaze.models.training.bundle import CLASSES
@@ -118,7 +124,7 @@ def write_bundle(directory: str | Path, *, checkpoint: str | Path, model, datamo
     and both give the model card's scores per regime.
     """
     from readgaze.metrics import best_threshold
-    from readgaze.models.training.summary import regime_scores
+    from readgaze.models.training.summary import regime_scores, regression_regime_scores
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -127,8 +133,16 @@ def write_bundle(directory: str | Path, *, checkpoint: str | Path, model, datamo
         shutil.copyfile(config, directory / "config.yaml")
     frames = {split: pl.read_parquet(path) for split, path in (("val", val_predictions), ("test", test_predictions))
               if path is not None and Path(path).is_file()}
+    regression = datamodule.task_kind == "regression"
     threshold, chosen_on = 0.5, "default (no validation predictions)"
-    if "val" in frames and not is_multiclass(frames["val"]):
+    target = None
+    if regression:
+        threshold, chosen_on = None, "none: a regression predicts a value"
+        mean, std = datamodule.label_stats
+        labels = datamodule.trials.filter(pl.col("split") == "train")["label"]
+        target = {"mean": mean, "std": std, "min": float(labels.min()), "max": float(labels.max()),
+                  "chance": "the training mean for every trial"}
+    elif "val" in frames and not is_multiclass(frames["val"]):
         val = frames["val"].filter(pl.col("label").is_not_null())
         threshold, balanced = best_threshold(val["label"].to_numpy(), val["prediction_prob"].to_numpy())
         chosen_on = f"validation: balanced accuracy {100 * balanced:.1f} on {val.height:,} trials"
@@ -143,7 +157,8 @@ def write_bundle(directory: str | Path, *, checkpoint: str | Path, model, datamo
         "model": {"class_path": f"{type(model).__module__}.{type(model).__name__}", "name": type(model).__name__,
                   "hyperparameters": _jsonable(hyperparameters)},
         "task": datamodule.task, "reading_regime": datamodule.effective_reading_regime,
-        "classes": CLASSES[datamodule.task][:datamodule.num_classes], "num_classes": datamodule.num_classes,
+        "task_kind": datamodule.task_kind, "target": target,
+        "classes": CLASSES.get(datamodule.task, [])[:datamodule.num_classes], "num_classes": datamodule.num_classes,
         "data": {k: getattr(datamodule, k) for k in DATA_ARGUMENTS},
         "encoder": dict(tokenizer_fingerprint(datamodule.text_encoder)),
         "features": {"word": list(feat.WORD_FEATURES), "fixation": list(feat.FIXATION_FEATURES),
@@ -157,7 +172,8 @@ def write_bundle(directory: str | Path, *, checkpoint: str | Path, model, datamo
             "participants": _ids(train["participant_id"]), "items": _ids(train["item_id"]),
             "validation_participants": _ids(trials.filter(pl.col("split") == "val")["participant_id"]),
             "seconds": None if seconds is None else round(seconds, 1), "epochs": epochs},
-        "scores": {split: regime_scores(frame, threshold).to_dicts() for split, frame in frames.items()},
+        "scores": {split: (regression_regime_scores(frame, target["mean"]) if regression else
+                           regime_scores(frame, threshold)).to_dicts() for split, frame in frames.items()},
     }
     (directory / FILE).write_text(json.dumps(spec, indent=1, ensure_ascii=False), encoding="utf-8")
     (directory / CARD).write_text(model_card(spec), encoding="utf-8")
@@ -203,8 +219,12 @@ def model_card(spec: dict) -> str:
     training, data = spec["training"], spec["data"]
     prep = training["preparation"]
     classes = ", ".join(f"{i} = {c}" for i, c in enumerate(spec["classes"]))
+    target = spec.get("target") if spec.get("task_kind") == "regression" else None
+    what = (f"a regression: the predicted value in the target's units (training values {target['min']:.4g} to "
+            f"{target['max']:.4g}, mean {target['mean']:.4g}, standard deviation {target['std']:.4g})"
+            if target else f"classes {classes}")
     lines = [f"# {spec['model']['name']}: {spec['task']}", "",
-             f"- Task: {spec['task']} (reading regime {spec['reading_regime']}); classes {classes}.",
+             f"- Task: {spec['task']} (reading regime {spec['reading_regime']}); {what}.",
              f"- Model: `{spec['model']['class_path']}`; text encoder `{data['text_encoder']}` "
              f"({spec['encoder']['tokenizer']}, {spec['encoder']['vocab_size']:,} tokens); trial features "
              f"`{data['trial_feature_set']}`.",
@@ -214,16 +234,20 @@ def model_card(spec: dict) -> str:
              f"{training['trials']['train']:,} training, {training['trials']['val']:,} validation, "
              f"{training['trials']['test']:,} test trials; {len(training['participants'])} training participants, "
              f"{len(training['items'])} items.",
-             f"- Threshold on P(class 1): {_number(spec['threshold'])} ({spec['threshold_chosen_on']}).",
+             (f"- Chance: the training mean {target['mean']:.4g} for every trial (its scores beside the model's "
+              f"below)." if target else
+              f"- Threshold on P(class 1): {_number(spec['threshold'])} ({spec['threshold_chosen_on']})."),
              f"- Made by readgaze {spec['readgaze']} on {spec['created']}"
              + (f" in {training['seconds']:.0f} s" if training.get("seconds") else "")
              + (f", {training['epochs']} epochs" if training.get("epochs") else "") + "."]
     for split, title in (("val", "Validation"), ("test", "Test")):
         if spec["scores"].get(split):
-            lines += ["", f"## {title} scores per regime (%)", "", "```",
+            lines += ["", f"## {title} scores per regime ({'RMSE, MAE, R²' if target else '%'})", "", "```",
                       score_table(pl.DataFrame(spec["scores"][split]), indent=""), "```"]
     lines += ["", "## Use", "", "```bash", "readgaze predict BUNDLE DATASET --out predictions.parquet", "```", "",
-              "Each trial gets P(class 1), the class at the threshold above, and whether its participant and item "
+              ("Each trial gets its predicted value (`prediction_value`, the target's units)" if target else
+               "Each trial gets P(class 1), the class at the threshold above,")
+              + " and whether its participant and item "
               "were among the training trials' (`regime`: seen, new_item, new_participant, new_item_participant). "
               "Scores above are from held-out participants and items; on seen ones a model does better than on new.",
               ""]
@@ -294,6 +318,16 @@ class ModelBundle:
     @property
     def task(self) -> str:
         return self.spec["task"]
+
+    @property
+    def is_regression(self) -> bool:
+        """Whether the bundle's task is a regression (it predicts a value, not a class)."""
+        return self.spec.get("task_kind") == "regression"
+
+    @property
+    def chance(self) -> float | None:
+        """Regression: the chance prediction, the training target's mean (None for classification)."""
+        return (self.spec.get("target") or {}).get("mean") if self.is_regression else None
 
     @property
     def threshold(self) -> float | None:
@@ -398,7 +432,10 @@ class ModelBundle:
         Returns
         -------
         polars.DataFrame
-            One row per trial: ``trial_id``, ``participant_id``, ``item_id``, ``text_id``, ``prediction_prob``
+            A regression bundle: the columns below with ``prediction_value`` (Float64, the target's units) in
+            place of ``prediction_prob``, ``predicted_class``, ``predicted_label`` and ``threshold``, and a Float64
+            ``label``. Otherwise one row per trial: ``trial_id``, ``participant_id``, ``item_id``, ``text_id``,
+            ``prediction_prob``
             (Float64 P(class 1); List(Float64) per class for more than two), ``predicted_class`` (Int64: above
             the threshold, or the most probable class), ``predicted_label`` (the class name), ``threshold``,
             ``participant_seen``, ``item_seen`` (Boolean: among the training trials'), ``regime`` (``seen``,
@@ -423,19 +460,35 @@ class ModelBundle:
                               batch_size=batch_size or settings["batch_size"])
         data.setup("predict")
         model = self.model(device or "cpu")
-        probs, ids = [], []
+        outputs, ids = [], []
         with torch.inference_mode():
             for batch in data.predict_dataloader():
                 batch = batch.to(model.device) if hasattr(batch, "to") else batch
-                probs.append(torch.softmax(model(batch).float(), dim=-1).cpu())
+                output = model(batch).float()
+                outputs.append((model.predicted_value(output) if self.is_regression
+                                else torch.softmax(output, dim=-1)).cpu())
                 ids += list(batch.trial_id)
-        prob = torch.cat(probs).numpy() if probs else np.zeros((0, self.spec["num_classes"]))
-        frame = self._frame(data.trials, ids, prob)
+        width = () if self.is_regression else (self.spec["num_classes"],)
+        scored = torch.cat(outputs).numpy() if outputs else np.zeros((0, *width))
+        frame = self._value_frame(data.trials, ids, scored) if self.is_regression else \
+            self._frame(data.trials, ids, scored)
         if out is not None:
             from readgaze.models.training.summary import write_predictions
 
-            write_predictions(frame, out, self.threshold)
+            write_predictions(frame, out, self.threshold, self.chance)
         return frame
+
+    def _value_frame(self, trials: pl.DataFrame, ids: list[str], value: np.ndarray) -> pl.DataFrame:
+        """A regression bundle's predictions: :meth:`predict`'s columns with ``prediction_value`` (Float64, the
+        target's units) in place of the probability, class and threshold columns."""
+        scored = make_predictions(pl.DataFrame({"trial_id": ids}), value=value, model=self.spec["model"]["name"],
+                                  split="predict")
+        keep = [c for c in ("trial_id", "participant_id", "item_id", "text_id", "label", "participant_seen",
+                            "item_seen", "regime") if c in trials.columns]
+        return (trials.select(keep).join(scored, on="trial_id", how="left")
+                .with_columns(pl.col("label").cast(pl.Float64), pl.lit(None, pl.Int32).alias("fold_index"))
+                .select("trial_id", "participant_id", "item_id", "text_id", "prediction_value", "participant_seen",
+                        "item_seen", "regime", "label", "fold_index", "split", "model", "model_display"))
 
     def _frame(self, trials: pl.DataFrame, ids: list[str], prob: np.ndarray) -> pl.DataFrame:
         binary = prob.shape[1] == 2

@@ -8,7 +8,8 @@
 * ``predictions_{val,test,predict}.parquet`` after each evaluation: one row per trial with the columns
   ``trial_id, label, regime, prediction_prob, fold_index, participant_id, item_id, split, model`` that
   :func:`readgaze.metrics.evaluate` reads. ``prediction_prob`` is P(class 1) for two classes and the list of class
-  probabilities otherwise;
+  probabilities otherwise; a regression model's rows carry ``prediction_value`` (Float64, de-standardised, the
+  target's units) and a Float64 ``label`` instead (:func:`readgaze.metrics_regression.evaluate_regression`);
 * ``bundle/`` (:meth:`RunWriter.write_bundle`, called by ``readgaze fit`` and each ``readgaze cv`` fold once the
   best checkpoint has been validated and tested): the model bundle that ``readgaze predict`` scores new data with
   (:mod:`readgaze.models.training.bundle`).
@@ -98,14 +99,16 @@ class RunWriter(L.Callback):
 
 
 def prediction_frame(outputs: dict, datamodule, split: str, model: str) -> pl.DataFrame:
-    """One row per trial from ``{"logits" (N, C), "label" (N,), "regime" (N,) codes, "trial_id" [N]}``, joined with
-    the datamodule's trials for ``fold_index``, ``participant_id`` and ``item_id`` (when it has them)."""
+    """One row per trial from ``{"logits" (N, C), "label" (N,), "regime" (N,) codes, "trial_id" [N]}`` (and, from
+    a regression model, ``"value"`` (N,) in the target's units: the row's ``prediction_value``), joined with the
+    datamodule's trials for ``fold_index``, ``participant_id`` and ``item_id`` (when it has them)."""
     logits, label, regime = outputs["logits"], outputs["label"], outputs["regime"]
-    probs = torch.softmax(logits.float(), dim=-1).numpy()
     keys = pl.DataFrame({"trial_id": outputs["trial_id"], "label": label.tolist(),
                          "regime": [REGIMES[r] for r in regime.tolist()]})
     trials = getattr(datamodule, "trials", None)
     if trials is not None:
         keys = keys.join(trials.select("trial_id", "fold_index", "participant_id", "item_id"), on="trial_id",
                          how="left", maintain_order="left")
-    return make_predictions(keys, probs, split=split, model=model)
+    if "value" in outputs:
+        return make_predictions(keys, value=outputs["value"].numpy(), split=split, model=model)
+    return make_predictions(keys, torch.softmax(logits.float(), dim=-1).numpy(), split=split, model=model)

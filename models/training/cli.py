@@ -6,8 +6,9 @@ registry).
 Values the data determines reach the model through links, so a YAML never sets them:
 
 * ``data.text_encoder`` → ``model.init_args.text_encoder`` (the encoder matches the tokenizer);
-* ``data.n_fixation_features``, ``data.n_trial_features``, ``data.num_classes`` → the model argument of the same
-  name, after the datamodule is built.
+* ``data.n_fixation_features``, ``data.n_trial_features``, ``data.num_classes``, ``data.task_kind`` → the model
+  argument of the same name, after the datamodule is built (a regression task: ``num_classes`` 1 and
+  ``task_kind`` regression, so the model's head gives one standardised value).
 
 A model without such an argument (BEyeLSTM has no text encoder) is left alone;
 :class:`readgaze.models.base.ReadingModel`
@@ -58,7 +59,7 @@ from readgaze.models.base import ReadingModel
 from readgaze.models.data import ReadingDataModule
 from readgaze.models.training.registry import TINY_LEARNING_RATE, tiny_recipe  # noqa: F401 (cli's names)
 
-LINKED = ("n_fixation_features", "n_word_features", "n_trial_features", "num_classes")
+LINKED = ("n_fixation_features", "n_word_features", "n_trial_features", "num_classes", "task_kind")
 
 
 class ReadgazeCLI(LightningCLI):

@@ -23,6 +23,16 @@ fold's choice (EyeBench's selection, Shubi et al., 2025: lowest ``loss/val_all``
 * ``seeds.csv`` (``--seeds N`` > 1): each seed's scores and their spread (standard deviation over seeds);
 * ``qc.json``: the datamodule's QC records per fold (non-zero ones are printed);
 * ``roc.png``: one ROC panel per regime (:func:`readgaze.plots.plot_roc`);
+* a **regression** task (``reading_comprehension_skill``; :mod:`readgaze.tasks` kind ``regression``): the same
+  files with RMSE, MAE and R² per regime instead (:func:`readgaze.metrics_regression.evaluate_regression`, target
+  units), the classical regressors as baselines (:mod:`readgaze.baselines_regression`: ``chance`` = the training
+  mean, reading speed, ridge by default; ``--baselines all`` adds SVR, random forest, kNN, gradient boosting),
+  ``paired.csv`` (the model against each baseline: paired RMSE difference per regime, t-test over folds and a
+  permutation test that swaps whole readers, ``group = participant_id``:
+  :func:`readgaze.metrics_regression.paired_regression_comparison`, also under ``results.md``) and
+  ``regression.png`` (predicted against true values per regime with the chance line,
+  :func:`readgaze.plots.plot_regression`) in place of ``roc.png``; the grid choice is the lowest validation loss,
+  the standardised MSE, i.e. the lowest validation RMSE;
 * with ``--ablate text gaze text_only gaze_only`` (any of them): each twin's run in ``OUT/RUN_ablate_<kind>`` and
   ``ablation.{csv,md}`` in ``OUT/RUN``: the model against each twin and each baseline, per regime, with the paired
   difference across folds and its tests (:mod:`readgaze.models.training.ablation`).
@@ -52,16 +62,18 @@ from pathlib import Path
 
 import polars as pl
 
-from readgaze.baselines import BASELINES, CLASSICAL, run_baseline, with_baseline_features
+from readgaze.baselines import BASELINES, run_baseline, with_baseline_features
+from readgaze.baselines_regression import REGRESSORS, run_regressor
 from readgaze.dataset import Dataset
 from readgaze.errors import ConfigError, ReadgazeError
 from readgaze.metrics import (
-    choose_thresholds,
     evaluate,
-    evaluate_folds,
-    evaluate_goal_selection,
-    goal_selection_table,
     write_results,
+)
+from readgaze.metrics_regression import (
+    evaluate_regression,
+    evaluate_regression_folds,
+    write_regression_results,
 )
 from readgaze.models.training.cv_settings import (
     DEFAULT_BASELINES,
@@ -72,14 +84,19 @@ from readgaze.models.training.cv_settings import (
     parse_grid,
     run_settings,
 )
-from readgaze.models.training.runner import QUIET_TRAINER, auroc_of, fold_log, run_folds
+from readgaze.models.training.cv_tables import (
+    per_fold_results,
+    write_goal_selection,
+    write_paired_regression,
+    write_seed_spread,
+)
+from readgaze.models.training.runner import QUIET_TRAINER, auroc_of, fold_log, rmse_of, run_folds
 from readgaze.models.training.summary import constant_warnings
-from readgaze.plots import plot_roc
-from readgaze.predictions import is_multiclass
+from readgaze.plots import plot_regression, plot_roc
 from readgaze.splits import describe
+from readgaze.tasks import TASKS as REGISTRY
 
 log = logging.getLogger(__name__)
-METRICS_OF_SEEDS = ("balanced_accuracy", "balanced_accuracy_tuned", "auroc")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,6 +136,10 @@ def main(argv: list[str] | None = None) -> int:
 
         args.config = [str(find_config(c)) for c in args.config]  # files, or packaged names (reading_goal/beyelstm)
         grid = parse_grid(args.grid)
+        tasks = [run_settings(config, overrides)["task"] for config in args.config]
+        if args.ablate and any(_is_regression(task) for task in tasks):
+            raise ConfigError("--ablate: the ablation table compares balanced accuracy and AUROC; a regression task "
+                              "has neither (cross-validate the twins' configs and compare their results.csv)")
         runs = []
         for config in args.config:
             run = args.run if len(args.config) == 1 else (f"{args.run}/{Path(config).stem}" if args.run else None)
@@ -191,8 +212,9 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
                                          out=out, run=run, threads=threads, baselines=baselines)
     if seeds < 1:
         raise ConfigError(f"--seeds: got {seeds}, expected at least 1")
+    regression = _is_regression(settings["task"])
     default = baselines is True
-    baselines = baseline_kinds(baselines)
+    baselines = baseline_kinds(baselines, regression=regression)
     if default and "PARAGRAPH_RT" in Dataset(data_path).columns("trials"):
         baselines = (*baselines, PARAGRAPH_TIME_BASELINE)  # a paragraph time of its own: not reading_speed again
     run_dir = Path(out) / (run or f"{settings['task']}_{Path(config).stem}")
@@ -221,70 +243,35 @@ def cross_validate(config: str, data_path: str, overrides: list[str] | None = No
     notes = (f"Trials: task {settings['task']}, reading regime {regime} (data.reading_regime).",
              f"Model selection per fold on validation loss: {len(points)} grid point(s) x {seeds} seed(s); "
              f"choices in grid.csv.")
-    evaluation = evaluate(predictions)
     for warning in constant_warnings(predictions):  # a balanced accuracy of 50 that measures nothing, said aloud
         print(f"readgaze cv: {warning}", file=sys.stderr)
-    _per_fold(predictions).write_csv(run_dir / "results_per_fold.csv")
     (run_dir / "run.json").write_text(json.dumps({
         "config": str(config), "task": settings["task"], "reading_regime": regime,
         "model": results[0]["model"], "folds": folds, "grid": grid, "seeds": seeds}, indent=2), encoding="utf-8")
-    paths = write_results(evaluation, run_dir, description=description, notes=notes)
-    if settings["task"] == "goal_question":
-        _write_goal_selection(predictions, run_dir, paths["markdown"])
+    headline = tuple(description.headline_regimes)
+    test = predictions.filter(pl.col("split") == "test")
+    if regression:
+        evaluate_regression_folds(predictions).write_csv(run_dir / "results_per_fold.csv")
+        paths = write_regression_results(evaluate_regression(predictions), run_dir,
+                                         notes=(*notes, *description.notes))
+        write_paired_regression(predictions, results[0]["model"], run_dir, paths["markdown"])
+        figure = plot_regression(test, run_dir / "regression.png", task=settings["task"], headline=headline)
+    else:
+        per_fold_results(predictions).write_csv(run_dir / "results_per_fold.csv")
+        paths = write_results(evaluate(predictions), run_dir, description=description, notes=notes)
+        if settings["task"] == "goal_question":
+            write_goal_selection(predictions, run_dir, paths["markdown"])
+        figure = plot_roc(test, run_dir / "roc.png", task=settings["task"], headline=headline)
     if seeds > 1:
-        _write_seed_spread([r["seed_predictions"] for r in results], run_dir, paths["markdown"])
-    roc = plot_roc(predictions.filter(pl.col("split") == "test"), run_dir / "roc.png", task=settings["task"],
-                   headline=tuple(description.headline_regimes))
+        write_seed_spread([r["seed_predictions"] for r in results], run_dir, paths["markdown"], regression)
     return {"run": run_dir, "predictions": predictions_path, "csv": paths["csv"], "markdown": paths["markdown"],
-            "roc": roc, "grid": grid_path, "qc": qc_path, "headline_regimes": tuple(description.headline_regimes)}
+            "roc": None if regression else figure, "figure": figure, "grid": grid_path, "qc": qc_path,
+            "headline_regimes": headline}
 
 
-def _per_fold(predictions: pl.DataFrame) -> pl.DataFrame:
-    """Every (model, regime, fold) cell with its validation-chosen threshold (binary tasks)."""
-    val = predictions.filter(pl.col("split") == "val")
-    binary = not is_multiclass(predictions)
-    thresholds = choose_thresholds(val) if binary and val.height else None
-    return evaluate_folds(predictions, thresholds=thresholds)
-
-
-def _write_goal_selection(predictions: pl.DataFrame, run_dir: Path, markdown: Path) -> None:
-    """``goal_selection.{csv,md}`` (All / Different spans / Same span), appended to ``results.md``."""
-    scored = predictions.filter(pl.col("prediction_prob").list.len() == 3) if isinstance(
-        predictions.schema["prediction_prob"], pl.List) else predictions.head(0)
-    if scored.height == 0:
-        return
-    evaluation = evaluate_goal_selection(scored)
-    evaluation.write_csv(run_dir / "goal_selection.csv")
-    table = goal_selection_table(evaluation)
-    (run_dir / "goal_selection.md").write_text(table, encoding="utf-8")
-    markdown.write_text(markdown.read_text(encoding="utf-8") + "\n## Goal selection\n\n" + table, encoding="utf-8")
-
-
-def _write_seed_spread(seed_files: list[list[Path]], run_dir: Path, markdown: Path) -> None:
-    """``seeds.csv``: each seed's per-regime scores, and their mean and standard deviation over seeds."""
-    frames = [pl.read_parquet(p) for files in seed_files for p in files]
-    predictions = pl.concat(frames, how="diagonal_relaxed")
-    rows = []
-    for (seed,), part in predictions.group_by(["seed"], maintain_order=True):
-        scored = evaluate(part)
-        rows.append(scored.select("model", "regime", *[f"{m}_mean" for m in METRICS_OF_SEEDS])
-                    .with_columns(pl.lit(seed, pl.Int64).alias("seed")))
-    per_seed = pl.concat(rows)
-    spread = per_seed.group_by("model", "regime", maintain_order=True).agg(
-        pl.len().alias("n_seeds"),
-        *[pl.col(f"{m}_mean").mean().alias(f"{m}_seed_mean") for m in METRICS_OF_SEEDS],
-        *[pl.col(f"{m}_mean").std(ddof=1).alias(f"{m}_seed_std") for m in METRICS_OF_SEEDS])
-    per_seed.write_csv(run_dir / "seeds.csv")
-    spread.write_csv(run_dir / "seeds_spread.csv")
-    lines = ["", "## Spread over seeds", "", "| Model | Regime | seeds | " + " | ".join(
-        f"{m} mean ± std" for m in METRICS_OF_SEEDS) + " |", "|---|---|---|" + "---|" * len(METRICS_OF_SEEDS)]
-    for row in spread.iter_rows(named=True):
-        cells = []
-        for m in METRICS_OF_SEEDS:
-            mean, std = row[f"{m}_seed_mean"], row[f"{m}_seed_std"]
-            cells.append("–" if mean is None else f"{100 * mean:.1f}" + ("" if std is None else f" ± {100 * std:.1f}"))
-        lines.append(f"| {row['model']} | {row['regime']} | {row['n_seeds']} | " + " | ".join(cells) + " |")
-    markdown.write_text(markdown.read_text(encoding="utf-8") + "\n".join(lines) + "\n", encoding="utf-8")
+def _is_regression(task: str) -> bool:
+    """Whether ``task`` is a regression in :data:`readgaze.tasks.TASKS` (goal_reconstruction is not registered)."""
+    return task in REGISTRY and REGISTRY[task].kind == "regression"
 
 
 def _run_fold(config: str, data_path: str, fold: int, overrides: list[str], run_dir: str, baselines: tuple[str, ...],
@@ -332,11 +319,16 @@ def _run_fold(config: str, data_path: str, fold: int, overrides: list[str], run_
     if "reading_speed_wpm" not in trials.columns:
         trials = trials.join(datamodule.trial_features_raw.select("trial_id", "reading_speed_wpm"), on="trial_id")
     if baselines:
+        regression = datamodule.task_kind == "regression"
+        specs = REGRESSORS if regression else BASELINES
         assignment = trials.select("trial_id", "fold_index", "split", "regime")
-        table = with_baseline_features(trials, datamodule.path) if set(baselines) & set(CLASSICAL) else trials
+        wanted = {c for kind in baselines for c in specs[kind].features}
+        table = with_baseline_features(trials, datamodule.path) if wanted - set(trials.columns) else trials
         for kind in baselines:  # val and test in one call: each grid is searched once
             path = fold_dir / f"predictions_{kind}.parquet"
-            run_baseline(table, assignment, datamodule.task, kind, split=("val", "test")).write_parquet(path)
+            fitted = (run_regressor(table, assignment, "label", kind, split=("val", "test")) if regression else
+                      run_baseline(table, assignment, datamodule.task, kind, split=("val", "test")))
+            fitted.write_parquet(path)
             predictions.append(path)
     trial_path = fold_dir / "trials.parquet"
     trials.select("trial_id", "participant_id", "item_id", "label", "fold_index", "split", "regime").write_parquet(
@@ -349,7 +341,8 @@ def _run_fold(config: str, data_path: str, fold: int, overrides: list[str], run_
     return {"fold": fold, "predictions": predictions, "trials": trial_path, "grid": rows, "qc": qc,
             "seed_predictions": seed_predictions, "reading_regime": datamodule.effective_reading_regime,
             "model": best["model"], "seconds": time.perf_counter() - started,
-            "val_auroc": auroc_of(best["val"]), "test_auroc": auroc_of(best["test"])}
+            "val_auroc": auroc_of(best["val"]), "test_auroc": auroc_of(best["test"]),
+            "val_rmse": rmse_of(best["val"]), "test_rmse": rmse_of(best["test"])}
 
 
 def _fit_and_predict(config: str, data_path: str, fold: int, overrides: list[str], directory: Path) -> dict:

@@ -96,17 +96,29 @@ logistic regression (the grid-searched SVM, random forest, kNN and gradient boos
 PARAGRAPH_TIME_BASELINE = "words_per_paragraph_time"
 
 
-def baseline_kinds(baselines: bool | Sequence[str]) -> tuple[str, ...]:
-    """``True`` -> :data:`DEFAULT_BASELINES`, ``False`` -> none, ``["all"]`` -> every kind; names are checked.
+DEFAULT_REGRESSORS = ("chance", "reading_speed", "ridge")
+"""The baseline rows ``readgaze cv`` adds by default for a regression task
+(:data:`readgaze.baselines_regression.REGRESSORS`): chance (the training mean), reading speed and ridge regression
+on Mézière et al.'s features (SVR, random forest, kNN and gradient boosting with ``--baselines all``)."""
+
+
+def baseline_kinds(baselines: bool | Sequence[str], *, regression: bool = False) -> tuple[str, ...]:
+    """``True`` -> :data:`DEFAULT_BASELINES` (:data:`DEFAULT_REGRESSORS` for a regression task), ``False`` -> none,
+    ``["all"]`` -> every kind; names are checked against :data:`readgaze.baselines.BASELINES` (classification) or
+    :data:`readgaze.baselines_regression.REGRESSORS` (regression).
 
     Raises :class:`ConfigError` naming an unknown kind and the valid ones.
     """
+    from readgaze.baselines_regression import REGRESSORS
+
+    known = REGRESSORS if regression else BASELINES
     if baselines is True:
-        return DEFAULT_BASELINES
+        return DEFAULT_REGRESSORS if regression else DEFAULT_BASELINES
     if not baselines:
         return ()
-    kinds = tuple(BASELINES) if list(baselines) == ["all"] else tuple(baselines)
-    unknown = [k for k in kinds if k not in BASELINES]
+    kinds = tuple(known) if list(baselines) == ["all"] else tuple(baselines)
+    unknown = [k for k in kinds if k not in known]
     if unknown:
-        raise ConfigError(f"--baselines: unknown {', '.join(unknown)}; choose from {', '.join(BASELINES)} or 'all'")
+        what = "regression task's baselines" if regression else "baselines"
+        raise ConfigError(f"--baselines: unknown {', '.join(unknown)}; the {what} are {', '.join(known)} or 'all'")
     return kinds

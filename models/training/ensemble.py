@@ -14,6 +14,14 @@ out-of-sample too.
 * :class:`LogisticEnsemble`: a class-balanced logistic regression (scikit-learn) on the members' log-odds
   (multiclass: log-probabilities), i.e. stacking.
 
+A regression task's runs (``prediction_value``, :func:`readgaze.predictions.is_regression`) get the regression
+ensembles instead (:data:`REGRESSION_ENSEMBLES`), under the same out-of-sample protocol, scored with RMSE, MAE and R²
+(:mod:`readgaze.metrics_regression`):
+
+* :class:`MeanEnsemble`: the mean of the members' predicted values (nothing fit);
+* :class:`RidgeEnsemble`: a ridge regression (scikit-learn ``RidgeCV``, penalty chosen by leave-one-out within the
+  validation trials) on the members' values, predictions clipped to the validation labels' range (stacking).
+
 ``readgaze ensemble RUN_DIR ... --out DIR`` reads each run's ``predictions.parquet`` (test) and
 ``predictions_val.parquet`` (validation) and writes the same two files (members and ensembles) and
 ``results.{csv,md}``, in the format of any ``readgaze cv`` run. A run's member is its model (``run.json``);
@@ -29,13 +37,14 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LogisticRegression, RidgeCV
 
 from readgaze.errors import ConfigError, DataError, ReadgazeError
 from readgaze.metrics import best_threshold, evaluate, evaluate_goal_selection, goal_selection_table, write_results
-from readgaze.predictions import display_name, is_multiclass, make_predictions
+from readgaze.metrics_regression import evaluate_regression, write_regression_results
+from readgaze.predictions import PREDICTION_VALUE, display_name, is_multiclass, is_regression, make_predictions
 
-BASELINES = ("majority", "reading_speed_logistic_regression")
+BASELINES = ("majority", "reading_speed_logistic_regression", "chance_mean", "reading_speed_linear_regression")
 KEY = ("trial_id", "fold_index")
 KEEP = ("trial_id", "fold_index", "regime", "participant_id", "item_id")
 EPS = 1e-6
@@ -80,6 +89,37 @@ class LogisticEnsemble:
 ENSEMBLES = (MajorityVote, LogisticEnsemble)
 
 
+class MeanEnsemble:
+    """The mean of the members' predicted values (a regression ensemble; nothing is fit)."""
+
+    name = "MeanEnsemble"
+
+    def fit(self, x: np.ndarray, y: np.ndarray) -> MeanEnsemble:
+        """``x`` (N, M) member values; ``y`` (N,) validation labels (unused)."""
+        return self
+
+    def predict_value(self, x: np.ndarray) -> np.ndarray:
+        """(N,) mean over the members."""
+        return x.mean(axis=1)
+
+
+class RidgeEnsemble:
+    """Ridge regression on the members' predicted values (stacking), clipped to the validation labels' range."""
+
+    name = "RidgeEnsemble"
+
+    def fit(self, x: np.ndarray, y: np.ndarray) -> RidgeEnsemble:
+        self.model = RidgeCV(alphas=np.logspace(-3, 3, 13)).fit(x, y)
+        self.low, self.high = float(y.min()), float(y.max())
+        return self
+
+    def predict_value(self, x: np.ndarray) -> np.ndarray:
+        return np.clip(self.model.predict(x), self.low, self.high)
+
+
+REGRESSION_ENSEMBLES = (MeanEnsemble, RidgeEnsemble)
+
+
 def _log_odds(x: np.ndarray) -> np.ndarray:
     clipped = np.clip(x, EPS, 1 - EPS)
     return np.log(clipped / (1 - clipped)) if x.ndim == 2 else np.log(clipped).reshape(len(x), -1)
@@ -119,10 +159,12 @@ def member_predictions(run_dirs: list[str | Path], members: list[str] | None = N
 
 
 def _wide(frame: pl.DataFrame, names: list[str]) -> tuple[pl.DataFrame, np.ndarray]:
-    """One row per trial (members inner-joined on trial and fold) and the (N, M[, C]) probability array."""
+    """One row per trial (members inner-joined on trial and fold) and the (N, M[, C]) probability array (a
+    regression's (N, M) predicted values)."""
+    column = PREDICTION_VALUE if is_regression(frame) else "prediction_prob"
     base = None
     for name in names:
-        part = frame.filter(pl.col("model") == name).select(*KEEP, pl.col("prediction_prob").alias(name))
+        part = frame.filter(pl.col("model") == name).select(*KEEP, pl.col(column).alias(name))
         base = part if base is None else base.join(part.select(*KEY, name), on=list(KEY), how="inner")
     base = base.sort(list(KEY))
     x = np.stack([np.stack(base[n].to_list()) if isinstance(base.schema[n], pl.List) else base[n].to_numpy()
@@ -134,30 +176,38 @@ def fit_predict_fold(ensemble, val: pl.DataFrame, test: pl.DataFrame, names: lis
     """Fit ``ensemble`` on one fold's validation predictions, predict its test trials (and cross-fitted val).
 
     ``val`` has ``label``; ``test`` must not be used for fitting, so its label column is dropped before its
-    features are built. Returns ``{"val": frame, "test": frame}`` with ``prediction_prob`` (no labels).
+    features are built. Returns ``{"val": frame, "test": frame}`` with ``prediction_prob`` (a regression ensemble:
+    ``prediction_value``), no labels.
     """
+    regression = is_regression(val)
     val_keys, x_val = _wide(val, names)
     y_val = val.filter(pl.col("model") == names[0]).sort(list(KEY)).join(
         val_keys.select(KEY), on=list(KEY), how="semi")["label"].to_numpy()
     test_keys, x_test = _wide(test.drop("label"), names)
     if np.unique(y_val).size < 2:
-        raise DataError(f"fold {val['fold_index'][0]}: the validation trials have one class; no ensemble can be fit")
+        raise DataError(f"fold {val['fold_index'][0]}: the validation trials have one "
+                        f"{'label value' if regression else 'class'}; no ensemble can be fit")
     fitted = ensemble().fit(x_val, y_val)
-    out = {"test": _frame(test_keys, fitted.predict_proba(x_test))}
+    out = {"test": _frame(test_keys, _predict(fitted, x_test), regression)}
     cross = np.zeros((len(y_val), *((x_val.shape[2],) if x_val.ndim == 3 else ())))
     part = np.arange(len(y_val)) % 5
     for k in range(5):
         inside, held = part != k, part == k
         if held.any() and np.unique(y_val[inside]).size >= 2:
-            cross[held] = ensemble().fit(x_val[inside], y_val[inside]).predict_proba(x_val[held])
+            cross[held] = _predict(ensemble().fit(x_val[inside], y_val[inside]), x_val[held])
         elif held.any():
-            cross[held] = fitted.predict_proba(x_val[held])
-    out["val"] = _frame(val_keys, cross)
+            cross[held] = _predict(fitted, x_val[held])
+    out["val"] = _frame(val_keys, cross, regression)
     return out
 
 
-def _frame(keys: pl.DataFrame, prob: np.ndarray) -> pl.DataFrame:
-    return make_predictions(keys, prob)
+def _predict(fitted, x: np.ndarray) -> np.ndarray:
+    """A fitted ensemble's output: predicted values (regression) or class probabilities."""
+    return fitted.predict_value(x) if hasattr(fitted, "predict_value") else fitted.predict_proba(x)
+
+
+def _frame(keys: pl.DataFrame, output: np.ndarray, regression: bool = False) -> pl.DataFrame:
+    return make_predictions(keys, value=output) if regression else make_predictions(keys, output)
 
 
 def run_ensembles(run_dirs: list[str | Path], out: str | Path, members: list[str] | None = None) -> dict[str, Path]:
@@ -169,6 +219,7 @@ def run_ensembles(run_dirs: list[str | Path], out: str | Path, members: list[str
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     predictions = member_predictions(run_dirs, members)
+    regression = is_regression(predictions)
     names = predictions["model"].unique(maintain_order=True).to_list()
     labels = predictions.filter(pl.col("model") == names[0]).select(*KEY, "split", "label")
     rows = []
@@ -177,7 +228,7 @@ def run_ensembles(run_dirs: list[str | Path], out: str | Path, members: list[str
         val, test = in_fold.filter(pl.col("split") == "val"), in_fold.filter(pl.col("split") == "test")
         if val.height == 0:
             raise DataError(f"fold {fold}: no validation predictions in the runs (re-run readgaze cv)")
-        for ensemble in ENSEMBLES:
+        for ensemble in REGRESSION_ENSEMBLES if regression else ENSEMBLES:
             for split, frame in fit_predict_fold(ensemble, val, test, names).items():
                 rows.append(frame.with_columns(pl.lit(split).alias("split"), pl.lit(ensemble.name).alias("model"),
                                                pl.lit(display_name(ensemble.name)).alias("model_display")))
@@ -188,6 +239,9 @@ def run_ensembles(run_dirs: list[str | Path], out: str | Path, members: list[str
     combined.filter(pl.col("split") == "val").write_parquet(out / "predictions_val.parquet")
     note = (f"Ensembles of {', '.join(names)}: fit per fold on the members' validation predictions, applied to "
             f"the test predictions (out of sample; ensemble validation rows are 5-fold cross-fitted).",)
+    if regression:
+        paths = write_regression_results(evaluate_regression(combined), out, notes=note)
+        return {"predictions": path, **paths}
     paths = write_results(evaluate(combined), out, notes=note)
     if is_multiclass(combined):
         scored = combined.filter(pl.col("prediction_prob").list.len() == 3)

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded at run time
     started = time.perf_counter()
     from readgaze.models.training.bundle import load_model
-    from readgaze.models.training.summary import regime_scores, score_table
+    from readgaze.models.training.summary import regime_scores, regression_regime_scores, score_table
 
     bundle = load_model(args.bundle)
     frame = bundle.predict(args.dataset, out=args.out, batch_size=args.batch_size, device=args.device,
@@ -57,19 +57,29 @@ def run(args: argparse.Namespace) -> int:
     labelled = frame["label"].drop_nulls().len()
     lines = [f"readgaze predict: scored {frame.height:,} trials of {args.dataset} with {bundle.spec['model']['name']} "
              f"({bundle.task}) in {time.perf_counter() - started:.0f} s; wrote {args.out}",
-             f"  regimes (participant / item among the training trials'): {regimes}",
-             f"  predicted class at the validation threshold {_number(bundle.threshold)}: "
-             + ", ".join(f"{n:,} {c}" for c, n in sorted(frame.group_by("predicted_label").len().iter_rows(),
-                                                          key=lambda cn: str(cn[0])))]
+             f"  regimes (participant / item among the training trials'): {regimes}"]
+    if bundle.is_regression:
+        values = frame["prediction_value"].drop_nulls()
+        lines.append(f"  predicted values: {values.min():.4g} to {values.max():.4g}, mean {values.mean():.4g} "
+                     f"(the training mean, chance: {bundle.chance:.4g})" if values.len() else "  no predicted value")
+    else:
+        lines.append(f"  predicted class at the validation threshold {_number(bundle.threshold)}: "
+                     + ", ".join(f"{n:,} {c}" for c, n in sorted(frame.group_by("predicted_label").len().iter_rows(),
+                                                                  key=lambda cn: str(cn[0]))))
     if labelled:
         from pathlib import Path
 
         out = Path(args.out)
-        lines += [f"  labels on {labelled:,} trials: scores per regime (%), also in "
-                  f"{out.with_name(out.stem + '_scores.csv')}",
-                  score_table(regime_scores(frame, bundle.threshold), indent="    ")]
+        scores = (regression_regime_scores(frame, bundle.chance) if bundle.is_regression
+                  else regime_scores(frame, bundle.threshold))
+        unit = "target units" if bundle.is_regression else "%"
+        lines += [f"  labels on {labelled:,} trials: scores per regime ({unit}), also in "
+                  f"{out.with_name(out.stem + '_scores.csv')}", score_table(scores, indent="    ")]
     else:
         lines.append("  no labels: no scores (the trials are scored all the same)")
+    if bundle.is_regression:
+        print("\n".join(lines), file=sys.stderr)
+        return 0
     probs = frame["prediction_prob"].drop_nulls()
     if probs.dtype.is_float() and probs.len() > 1 and float(probs.max() - probs.min()) < SPREAD:
         lines.append(f"  warning: the probabilities span only {probs.min():.3f}-{probs.max():.3f} over "

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from readgaze.errors import ConfigError
-from readgaze.predictions import is_multiclass
+from readgaze.predictions import PREDICTION_VALUE, is_multiclass, is_regression
 
 QUIET_TRAINER = ["--trainer.enable_progress_bar", "false", "--trainer.enable_model_summary", "false"]
 """Trainer overrides for units: no bars (two workers' bars overwrite each other) and no model table."""
@@ -268,7 +268,8 @@ def _one_line(error: BaseException) -> str:
 def run_folds(function, jobs: list[tuple], workers: int, *, fold_of=lambda job: job[2], out=None) -> list:
     """Run ``function(*job)`` for every job (on ``workers`` Ray workers when > 1) and print a line per fold.
 
-    ``function`` returns a dict that may hold ``seconds``, ``val_auroc`` and ``test_auroc``. Results come back in
+    ``function`` returns a dict that may hold ``seconds``, ``val_auroc`` and ``test_auroc`` (``val_rmse`` and
+    ``test_rmse`` for a regression). Results come back in
     job order; the first fold that raises stops the run with its exception.
     """
     out = out or sys.stderr
@@ -332,10 +333,24 @@ def auroc_of(path: str | Path) -> float | None:
     path = Path(path)
     if not path.is_file():
         return None
-    frame = pl.read_parquet(path, columns=["label", "prediction_prob"])
-    if is_multiclass(frame) or frame["label"].n_unique() < 2:
+    frame = pl.read_parquet(path)
+    if is_regression(frame) or is_multiclass(frame) or frame["label"].n_unique() < 2:
         return None
     return float(roc_auc_score(frame["label"].to_numpy(), frame["prediction_prob"].to_numpy()))
+
+
+def rmse_of(path: str | Path) -> float | None:
+    """RMSE of a regression prediction file (``label``, ``prediction_value``); None for a classification file."""
+    import polars as pl
+    from sklearn.metrics import root_mean_squared_error
+
+    path = Path(path)
+    if not path.is_file():
+        return None
+    frame = pl.read_parquet(path)
+    if not is_regression(frame) or frame.height == 0:
+        return None
+    return float(root_mean_squared_error(frame["label"].to_numpy(), frame[PREDICTION_VALUE].to_numpy()))
 
 
 def duration(seconds: float) -> str:
@@ -351,11 +366,19 @@ _duration = duration
 
 
 def progress_line(fold: int, done: int, total: int, seconds: float, result: dict, left_s: float | None) -> str:
-    """``fold 3 (2/10) done in 41 s: val AUROC 71.2, test AUROC 65.0; about 4 min 54 s left``."""
+    """``fold 3 (2/10) done in 41 s: val AUROC 71.2, test AUROC 65.0; about 4 min 54 s left`` (a regression run:
+    ``val RMSE 1.234, test RMSE 1.301``, in the target's units)."""
     def pct(key):
         value = result.get(key)
         return "n/a" if value is None else f"{100 * value:.1f}"
 
     tail = "" if left_s is None else f"; about {duration(left_s)} left"
+    if result.get("val_rmse") is not None or result.get("test_rmse") is not None:
+        def number(key):
+            value = result.get(key)
+            return "n/a" if value is None else f"{value:.3f}"
+
+        return (f"fold {fold} ({done}/{total}) done in {duration(seconds)}: val RMSE {number('val_rmse')}, "
+                f"test RMSE {number('test_rmse')}{tail}")
     return (f"fold {fold} ({done}/{total}) done in {duration(seconds)}: val AUROC {pct('val_auroc')}, "
             f"test AUROC {pct('test_auroc')}{tail}")

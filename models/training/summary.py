@@ -2,7 +2,12 @@
 
 :func:`constant_predictions` is the check behind the warning that ``readgaze fit`` and ``readgaze cv`` print when a
 model's test predictions carry no information (one predicted class, or every probability within
-:data:`CONSTANT_SPREAD` of the others): a balanced accuracy of 50 then means "learned nothing", not "chance task".
+:data:`CONSTANT_SPREAD` of the others; for a regression, every predicted value within :data:`CONSTANT_SPREAD` of the
+labels' range): a balanced accuracy of 50 then means "learned nothing", not "chance task".
+
+Regression tables (``prediction_value``, :func:`readgaze.predictions.is_regression`) get RMSE, MAE and R² where a
+classification gets balanced accuracy and AUROC: :func:`regime_scores` and :func:`score_table` dispatch on the
+table, :func:`metric_table` on the logged metric names.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from readgaze.metrics import SMALL_MARK, SMALL_SAMPLE_TRIALS
-from readgaze.predictions import is_multiclass
+from readgaze.predictions import PREDICTION_VALUE, is_multiclass, is_regression
 from readgaze.splits.regimes import ALL
 from readgaze.splits.regimes import REGIMES as TEST_REGIMES
 
@@ -42,6 +47,13 @@ def constant_predictions(predictions: pl.DataFrame) -> str | None:
     str or None
         E.g. ``"every probability lies in 0.480-0.490"`` or ``"every trial is predicted class 0"``.
     """
+    if predictions.height and is_regression(predictions):
+        value = predictions[PREDICTION_VALUE].drop_nulls()
+        labels = predictions["label"].drop_nulls() if "label" in predictions.columns else value.head(0)
+        lo, hi = float(value.min()), float(value.max())
+        scale = float(labels.max() - labels.min()) if labels.len() > 1 else 0.0
+        return (f"every predicted value lies in {lo:.3f}-{hi:.3f}"
+                if hi - lo <= CONSTANT_SPREAD * scale or hi == lo else None)
     if predictions.height == 0 or "prediction_prob" not in predictions.columns:
         return None
     prob = predictions["prediction_prob"]
@@ -67,6 +79,11 @@ def constant_warning(predictions: pl.DataFrame, what: str, learning_rate: float 
     if reason is None:
         return None
     labels = predictions["label"].drop_nulls().unique() if "label" in predictions.columns else None
+    if is_regression(predictions):
+        now = "" if learning_rate is None else f" (learning rate now {learning_rate:g})"
+        return (f"warning: the {what} are constant ({reason} of {predictions.height:,}): the model learned "
+                f"nothing usable, so its RMSE is at best the chance row's (the training mean). To fix{now}: try "
+                f"another learning rate (--model.init_args.learning_rate) or more epochs (--trainer.max_epochs).")
     if labels is not None and labels.len() == 1:  # no learning-rate advice: the data, not the model, is the cause
         return (f"warning: the {what} are constant ({reason} of {predictions.height:,}) and every label is "
                 f"{labels[0]}: with one class there is nothing to learn, and no balanced accuracy or AUROC measures "
@@ -103,6 +120,8 @@ def metric_table(val: dict, test: dict | None, counts: dict | None = None) -> st
         value = (counts or {}).get((split, regime))
         return "-" if value is None else f"{value:,}"
 
+    if any(key.startswith("rmse_") for key in (*(val or {}), *(test or {}))):
+        return _regression_metric_table(val, test, counts)
     rows = ["  regime                  val n  val bal.acc  val AUROC  test n  test bal.acc  test AUROC"]
     for regime in REGIMES:
         if not any(f"balanced_accuracy_{regime}/{s}" in (m or {}) for m, s in ((val, "val"), (test, "test"))):
@@ -112,6 +131,30 @@ def metric_table(val: dict, test: dict | None, counts: dict | None = None) -> st
                     f"{cell(test, 'balanced_accuracy', regime, 'test'):>12}  {cell(test, 'auroc', regime, 'test'):>10}")
     if any(marked):
         rows.append(f"  {SMALL_NOTE}")
+    return "\n".join(rows)
+
+
+def _regression_metric_table(val: dict, test: dict | None, counts: dict | None) -> str:
+    """:func:`metric_table` for a regression model: RMSE, MAE (target units) and R² per regime."""
+    def cell(metrics: dict | None, name: str, regime: str, split: str, width: int) -> str:
+        value = (metrics or {}).get(f"{name}_{regime}/{split}")
+        n_trials = (counts or {}).get((split, regime))
+        small = n_trials is not None and n_trials < SMALL_SAMPLE_TRIALS
+        return "-".rjust(width) if value is None else f"{float(value):{width - 1}.3f}" + (SMALL_MARK if small else " ")
+
+    def n(split: str, regime: str) -> str:
+        value = (counts or {}).get((split, regime))
+        return "-" if value is None else f"{value:,}"
+
+    rows = ["  regime                  val n  val RMSE  val MAE  val R²  test n  test RMSE  test MAE  test R²"]
+    for regime in REGIMES:
+        if not any(f"rmse_{regime}/{s}" in (m or {}) for m, s in ((val, "val"), (test, "test"))):
+            continue
+        rows.append(f"  {regime:<22}  {n('val', regime):>5}  {cell(val, 'rmse', regime, 'val', 8)}  "
+                    f"{cell(val, 'mae', regime, 'val', 7)}  {cell(val, 'r2', regime, 'val', 6)}  "
+                    f"{n('test', regime):>6}  {cell(test, 'rmse', regime, 'test', 9)}  "
+                    f"{cell(test, 'mae', regime, 'test', 8)}  {cell(test, 'r2', regime, 'test', 7)}")
+    rows.append("  RMSE and MAE in the target's units; R² only where the labels vary")
     return "\n".join(rows)
 
 
@@ -138,7 +181,7 @@ def written(folder: Path) -> str:
     return ", ".join(names)
 
 
-BASELINES_CONSTANT_BY_DESIGN = ("majority",)
+BASELINES_CONSTANT_BY_DESIGN = ("majority", "chance_mean")
 
 
 def constant_warnings(predictions: pl.DataFrame, split: str = "test") -> list[str]:
@@ -178,16 +221,12 @@ def regime_scores(predictions: pl.DataFrame, threshold: float | None = None) -> 
 
     from readgaze.metrics import _balanced_accuracy
 
+    if is_regression(predictions):
+        raise ValueError("regime_scores: a regression table has predicted values; use regression_regime_scores")
     labelled = predictions.filter(pl.col("label").is_not_null()) if "label" in predictions.columns else \
         predictions.head(0)
-    parts = [("all", labelled)]
-    if "regime" in labelled.columns:
-        order = {r: i for i, r in enumerate(("seen", *REGIMES[1:]))}
-        parts += sorted(((r, p) for (r,), p in labelled.group_by(["regime"])), key=lambda rp: order.get(rp[0], 9))
     rows = []
-    for regime, part in parts:
-        if part.height == 0:
-            continue
+    for regime, part in _regime_parts(labelled):
         labels = part["label"].to_numpy().astype(np.int64)
         multiclass = is_multiclass(part)
         scores = np.stack(part["prediction_prob"].to_list()) if multiclass else part["prediction_prob"].to_numpy()
@@ -209,8 +248,58 @@ def regime_scores(predictions: pl.DataFrame, threshold: float | None = None) -> 
     return pl.DataFrame(rows, schema=schema)
 
 
+def _regime_parts(labelled: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
+    """``[("all", every row), (regime, its rows) ...]`` in the order seen, new item, new participant, both."""
+    parts = [("all", labelled)]
+    if "regime" in labelled.columns:
+        order = {r: i for i, r in enumerate(("seen", *REGIMES[1:]))}
+        parts += sorted(((r, p) for (r,), p in labelled.group_by(["regime"])), key=lambda rp: order.get(rp[0], 9))
+    return [(regime, part) for regime, part in parts if part.height]
+
+
+def regression_regime_scores(predictions: pl.DataFrame, chance: float | None = None) -> pl.DataFrame:
+    """RMSE, MAE and R² (:func:`readgaze.metrics_regression.regression_scores`) of labelled regression predictions
+    per regime present and pooled (``all``), with the chance row's beside them.
+
+    Parameters
+    ----------
+    predictions : polars.DataFrame
+        ``label`` (Float64; null rows are left out), ``prediction_value`` (Float64) and ``regime`` (optional).
+    chance : float, optional
+        The chance prediction, the training labels' mean (every trial predicted it): gives ``chance_rmse``,
+        ``chance_mae`` and ``chance_r2``, null without it.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``regime``, ``n_trials``, ``rmse``, ``mae``, ``r2`` (null where the labels are all equal), ``chance_rmse``,
+        ``chance_mae``, ``chance_r2``, ``small_sample`` (fewer than :data:`readgaze.metrics.SMALL_SAMPLE_TRIALS`
+        trials or all labels equal); target units, R² unitless.
+    """
+    from readgaze.metrics_regression import regression_scores
+
+    labelled = predictions.filter(pl.col("label").is_not_null()) if "label" in predictions.columns else \
+        predictions.head(0)
+    rows = []
+    for regime, part in _regime_parts(labelled):
+        labels = part["label"].cast(pl.Float64).to_numpy()
+        model = regression_scores(labels, part[PREDICTION_VALUE].to_numpy())
+        base = regression_scores(labels, pl.Series([chance] * part.height, dtype=pl.Float64).to_numpy()) \
+            if chance is not None else {"rmse": None, "mae": None, "r2": None}
+        rows.append({"regime": regime, "n_trials": part.height, "rmse": model["rmse"], "mae": model["mae"],
+                     "r2": model["r2"], "chance_rmse": base["rmse"], "chance_mae": base["mae"],
+                     "chance_r2": base["r2"], "small_sample": part.height < SMALL_SAMPLE_TRIALS or model["r2_skipped"]})
+    schema = {"regime": pl.String, "n_trials": pl.Int64, "rmse": pl.Float64, "mae": pl.Float64, "r2": pl.Float64,
+              "chance_rmse": pl.Float64, "chance_mae": pl.Float64, "chance_r2": pl.Float64,
+              "small_sample": pl.Boolean}
+    return pl.DataFrame(rows, schema=schema)
+
+
 def score_table(scores: pl.DataFrame, indent: str = "  ") -> str:
-    """:func:`regime_scores` as text: one row per regime, % with :data:`SMALL_MARK` on small samples."""
+    """:func:`regime_scores` as text: one row per regime, % with :data:`SMALL_MARK` on small samples
+    (:func:`regression_regime_scores`: RMSE, MAE and R² with chance beside, in the target's units)."""
+    if "rmse" in scores.columns:
+        return _regression_score_table(scores, indent)
     def pct(value, small):
         return "    - " if value is None else f"{100 * value:5.1f}" + (SMALL_MARK if small else " ")
 
@@ -226,10 +315,10 @@ def score_table(scores: pl.DataFrame, indent: str = "  ") -> str:
     return "\n".join(rows)
 
 
-def write_predictions(frame, out, threshold: float | None) -> dict:
+def write_predictions(frame, out, threshold: float | None, chance: float | None = None) -> dict:
     """Write ``frame`` to ``out`` (Parquet, or CSV by suffix) and, with labels, ``<stem>_scores.csv`` beside it
-    (:func:`regime_scores`). Returns ``{"predictions": path}`` plus ``"scores"``
-    when written."""
+    (:func:`regime_scores`; :func:`regression_regime_scores` with ``chance``, the training mean, for a regression
+    table). Returns ``{"predictions": path}`` plus ``"scores"`` when written."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix.lower() == ".csv":
@@ -241,6 +330,26 @@ def write_predictions(frame, out, threshold: float | None) -> dict:
     paths = {"predictions": out}
     if frame["label"].drop_nulls().len():
         scores = out.with_name(f"{out.stem}_scores.csv")
-        regime_scores(frame, threshold).write_csv(scores)
+        (regression_regime_scores(frame, chance) if is_regression(frame) else regime_scores(frame, threshold)
+         ).write_csv(scores)
         paths["scores"] = scores
     return paths
+
+
+def _regression_score_table(scores: pl.DataFrame, indent: str) -> str:
+    """:func:`regression_regime_scores` as text: model and chance RMSE, MAE, R² per regime."""
+    def number(value, small: bool = False) -> str:
+        return "-" if value is None else f"{value:.3f}" + (SMALL_MARK if small else "")
+
+    rows = [f"{indent}{'regime':<22}  {'n':>6}  {'RMSE':>8}  {'chance':>8}  {'MAE':>8}  {'chance':>8}  "
+            f"{'R²':>8}  {'chance':>8}"]
+    for r in scores.iter_rows(named=True):
+        small = bool(r["small_sample"])
+        rows.append(f"{indent}{r['regime']:<22}  {r['n_trials']:>6,}  {number(r['rmse'], small):>8}  "
+                    f"{number(r['chance_rmse']):>8}  {number(r['mae'], small):>8}  {number(r['chance_mae']):>8}  "
+                    f"{number(r['r2'], small):>8}  {number(r['chance_r2']):>8}")
+    rows.append(f"{indent}RMSE and MAE in the target's units, lower is better; R² higher is better; chance = the "
+                f"training mean for every trial")
+    if scores.height and scores["small_sample"].any():
+        rows.append(f"{indent}{SMALL_MARK} from fewer than {SMALL_SAMPLE_TRIALS} trials, or all labels equal")
+    return "\n".join(rows)

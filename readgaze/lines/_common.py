@@ -15,6 +15,46 @@ from readgaze._pairwise import pairwise, pairwise_block, pairwise_stack  # noqa:
 from readgaze.errors import ConfigError
 from readgaze.lines._jit import njit  # numba, imported on first call
 
+PARALLEL_FROM = 200_000
+"""Work units (a kernel's own measure, e.g. cost-matrix cells) from which :func:`in_parts` splits the trials."""
+
+
+def kernel_threads() -> int:
+    """Threads a batched kernel may use: ``NUMBA_NUM_THREADS`` when set (pytest's workers set 1), else the cores
+    this process may run on (at most 8)."""
+    import os
+
+    env = os.environ.get("NUMBA_NUM_THREADS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return max(1, min(8, len(os.sched_getaffinity(0))))
+    except AttributeError:  # no affinity API (macOS, Windows)
+        return max(1, min(8, os.cpu_count() or 1))
+
+
+def in_parts(part, work: np.ndarray) -> np.ndarray:
+    """``part(0, n)`` for ``n = len(work)`` trials, computed as the concatenation of ``part(a, b)`` over consecutive
+    ranges of trials of about equal ``work`` (per trial), run side by side in threads.
+
+    ``part`` must call a compiled kernel that releases the GIL (``nogil``) and treats every trial on its own, so
+    the concatenated parts equal the one call, value for value. One call when the work is small (below
+    :data:`PARALLEL_FROM`) or one thread is allowed (:func:`kernel_threads`).
+    """
+    n = len(work)
+    total = float(np.sum(work))
+    threads = min(kernel_threads(), n)
+    if threads < 2 or total < PARALLEL_FROM:
+        return part(0, n)
+    cum = np.cumsum(work, dtype=np.float64)
+    cuts = np.searchsorted(cum, total * np.arange(1, threads) / threads, side="left") + 1
+    edges = np.unique(np.concatenate([[0], np.minimum(cuts, n), [n]])).tolist()
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(len(edges) - 1, "readgaze-kernel") as pool:
+        done = list(pool.map(part, edges[:-1], edges[1:]))
+    return np.concatenate(done)
+
 
 def nearest_line(y: np.ndarray, line_y_px: np.ndarray) -> np.ndarray:
     """Index of the midline nearest to each ``y`` (ties go to the upper line), int64, shape of ``y``."""

@@ -9,15 +9,18 @@ trial's fixations, some lines of that trial are in doubt; :func:`line_agreement`
 measures. ``readgaze prep`` writes the two columns into ``trials.parquet``; ``readgaze inspect DATASET`` names
 the trials below :data:`THRESHOLD`.
 
-Cost. The references run batched (:func:`readgaze.lines.assign_lines`): slice with array operations across all
-trials, the vote's cluster and warp in one compiled pass each, and the vote is their majority (two of three,
-else slice, as :func:`readgaze.lines.vote.majority` breaks ties); a reference that is the chosen method itself
-is not run again (its agreement is 1), and the chosen slice lines are the vote's slice column. Cluster's 100
-k-means++ starts per trial (the vote's own cost) dominate: at OneStop's scale (2.4 M fixations, 23,860 trials) its
-compiled pass took 5.7 CPU s and takes 3.5 since issue 39 (one pass per start and centre, same lines bit for bit;
-measured alternating in one process on a loaded 2-core machine, ``experiments/bench_agreement.py`` times the whole
-pass); ``readgaze prep`` runs it in a thread beside the reading measures. Its floor is the running sum over all
-starts that NumPy's k-means++ draw reads, one addition after another (about 1.6 G additions here).
+Cost. The references run batched on one grouping of the fixations (:func:`readgaze.lines.frame_batch.method_lines`):
+slice with array operations across all trials, the vote's cluster and warp in one compiled pass each, split over the
+cores in threads (:func:`readgaze.lines._common.in_parts`), and the vote is their majority (two of three, else
+slice, as :func:`readgaze.lines.vote.majority` breaks ties); a reference that is the chosen method itself is not run
+again (its agreement is 1), and the chosen slice lines are the vote's slice column. Cluster's 100 k-means++ starts
+per trial (the vote's own cost) dominate: at OneStop's scale (2.4 M fixations, 23,860 trials) its compiled pass took
+5.7 CPU s and takes 3.5 since issue 39 (one pass per start and centre, same lines bit for bit; measured alternating
+in one process on a loaded 2-core machine, ``experiments/bench_agreement.py`` times the whole pass). ``readgaze
+prep`` runs the pass before the reading measures, so that its working arrays are freed before the measures' tables
+grow. Its floor is the running sum over all starts that NumPy's k-means++ draw reads, one addition after another
+(about 1.6 G additions here); running several centres' sums side by side (independent chains) measured no faster
+on the 2-core machine (the pass is bound by its loads and stores, not the additions' latency).
 """
 
 from __future__ import annotations
@@ -59,8 +62,8 @@ def line_agreement(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame |
         without assigned fixations, and for a trial of a text whose lines are not top to bottom, see
         :func:`unordered_texts`), one row per trial of ``fixations``.
     """
-    from readgaze.lines import assign_lines
     from readgaze.lines.frame import _trial_texts
+    from readgaze.lines.frame_batch import method_lines
 
     fixations = fixations.collect() if isinstance(fixations, pl.LazyFrame) else fixations
     words = words.collect() if isinstance(words, pl.LazyFrame) else words
@@ -76,16 +79,21 @@ def line_agreement(fixations: pl.DataFrame | pl.LazyFrame, words: pl.DataFrame |
         positions = positions.filter(~unchecked)  # whole trials out; the others' fixations all stay
         words = words.filter(~pl.col("text_id").cast(pl.String).is_in(skipped))
     lines: dict[str, pl.Series] = {}
+    needed = {m for ref in references if ref != chosen for m in (("slice", "cluster", "warp") if ref == "vote"
+                                                                  else (ref,))}
+    needed.discard(chosen)
+    # every method not chosen, run on one grouping of the fixations (method_lines), in a fixed order
+    got_lines = method_lines(positions, words, trials, tuple(sorted(needed)), direction=direction) if needed else {}
 
     def lines_of(method: str) -> pl.Series:
         if method not in lines:
             if method == chosen:
                 lines[method] = base["line_index"]
             else:
-                got = assign_lines(positions, words, trials, method=method, direction=direction)[0]
-                lines[method] = (got["line_index"] if not skipped else base.select("trial_id", "fixation_index").join(
-                    got.select("trial_id", "fixation_index", "line_index"), on=["trial_id", "fixation_index"],
-                    how="left", maintain_order="left")["line_index"])
+                got = got_lines[method]
+                lines[method] = (got if not skipped else base.select("trial_id", "fixation_index").join(
+                    positions.select("trial_id", "fixation_index").with_columns(line_index=got),
+                    on=["trial_id", "fixation_index"], how="left", maintain_order="left")["line_index"])
         return lines[method]
 
     assigned = pl.col("line_index").is_not_null()

@@ -16,6 +16,7 @@ import numpy as np
 
 from readgaze.errors import ConfigError
 from readgaze.lines._cluster_jit import cluster_kernel
+from readgaze.lines._common import in_parts
 
 
 def lloyd_1d(y: np.ndarray, centres: np.ndarray, max_iter: int = 100) -> tuple[np.ndarray, np.ndarray]:
@@ -205,17 +206,26 @@ def cluster_many(trials: list[tuple], *, init: str = "kmeans++", n_init: int = 1
     y_all = np.concatenate([np.zeros(0), *y])
     trial = np.repeat(np.arange(len(trials)), n)
     order = np.lexsort((y_all, trial))                       # each trial's stable argsort of y, offset
-    first, u, drawn = [], [], {}
-    for n_t, k_t in zip(n.tolist(), k.tolist()):            # each trial's own generator, as cluster() draws
-        if (n_t, k_t) not in drawn:                          # the draws depend on (n, k) only: drawn once each
-            rng = np.random.default_rng(seed)
-            drawn[n_t, k_t] = (rng.integers(max(n_t, 1), size=n_init) if n_t else np.zeros(n_init, np.int64),
-                               rng.random((max(k_t - 1, 0), n_init)).ravel())
-        first.append(drawn[n_t, k_t][0])
-        u.append(drawn[n_t, k_t][1])
-    u_start = np.concatenate([[0], np.cumsum((np.maximum(k - 1, 0)) * n_init)]).astype(np.int64)
-    sorted_label = cluster_kernel(y_all[order], start, k, np.concatenate(first).astype(np.int64),
-                                  np.concatenate([np.zeros(0), *u]), u_start, n_init)
+    # each trial's own generator, as cluster() draws; the draws depend on (n, k) only: drawn once per pair, and
+    # the trials of one pair read the same uniform draws (u_start points each trial at its pair's block)
+    pair = n * (int(k.max()) + 1) + k
+    pairs, which = np.unique(pair, return_inverse=True)
+    first_of, u_of = [], []
+    for p in pairs.tolist():
+        n_t, k_t = divmod(p, int(k.max()) + 1)
+        rng = np.random.default_rng(seed)
+        first_of.append(rng.integers(max(n_t, 1), size=n_init) if n_t else np.zeros(n_init, np.int64))
+        u_of.append(rng.random((max(k_t - 1, 0), n_init)).ravel())
+    u = np.concatenate([np.zeros(0), *u_of])
+    u_start = np.concatenate([[0], np.cumsum([len(v) for v in u_of])]).astype(np.int64)[which]
+    first = np.stack(first_of).astype(np.int64)[which].ravel()
+    y_sorted = y_all[order]
+
+    def part(a: int, b: int) -> np.ndarray:                   # trials a..b-1 (nogil: parts run side by side)
+        return cluster_kernel(y_sorted[start[a]:start[b]], start[a:b + 1] - start[a], k[a:b],
+                              first[a * n_init:b * n_init], u, u_start[a:b], n_init)
+
+    sorted_label = in_parts(part, n * k * n_init)            # about the k-means++ passes' work per trial
     labels = np.empty(len(y_all), dtype=np.int64)
     labels[order] = sorted_label
     # clusters ranked by the mean y of their fixations (empty ones last), as cluster() does per trial

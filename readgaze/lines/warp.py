@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from readgaze.lines._common import word_lines
+from readgaze.lines._common import in_parts, word_lines
 from readgaze.lines._jit import njit  # numba, imported on first call
 
 
@@ -138,37 +138,70 @@ def warp_many(trials: list[tuple]) -> list[np.ndarray]:
     """
     if not trials:
         return []
-    fix, words, word_line, n_lines = [], [], [], []
+    fix, n_lines, text_of, texts = [], [], [], {}
+    words, word_line = [], []
     for xy, line_y_px, word_xy, wl in trials:
-        word_xy, wl = word_lines(word_xy, wl, line_y_px, "warp")
+        key = (id(word_xy), id(wl), id(line_y_px))              # the trials of a text share its arrays: once each
+        if key not in texts:
+            texts[key] = len(words)
+            w, l_ = word_lines(word_xy, wl, line_y_px, "warp")
+            words.append(w)
+            word_line.append(l_)
+        text_of.append(texts[key])
         fix.append(np.asarray(xy, dtype=np.float64).reshape(-1, 2))
-        words.append(word_xy)
-        word_line.append(wl)
         n_lines.append(len(line_y_px))
     fix_start = np.concatenate([[0], np.cumsum([len(f) for f in fix])]).astype(np.int64)
-    word_start = np.concatenate([[0], np.cumsum([len(w) for w in words])]).astype(np.int64)
-    lines = _warp_kernel(np.concatenate(fix), fix_start, np.concatenate(words), word_start,
-                         np.concatenate(word_line).astype(np.int64), np.asarray(n_lines, dtype=np.int64))
+    text_start = np.concatenate([[0], np.cumsum([len(w) for w in words])]).astype(np.int64)
+    text_of = np.asarray(text_of, dtype=np.int64)
+    word_lo, word_n = text_start[text_of], np.diff(text_start)[text_of]
+    fix, words = np.concatenate(fix), np.concatenate(words)
+    word_line, n_lines = np.concatenate(word_line).astype(np.int64), np.asarray(n_lines, dtype=np.int64)
+    finite = bool(np.isfinite(fix).all() and np.isfinite(words).all())
+    sizes = np.diff(fix_start) * word_n                         # cells of each trial's cost matrix
+
+    def part(a: int, b: int) -> np.ndarray:                   # trials a..b-1 (nogil: parts run side by side)
+        return _warp_kernel(fix[fix_start[a]:fix_start[b]], fix_start[a:b + 1] - fix_start[a], words,
+                            word_lo[a:b], word_n[a:b], word_line, n_lines[a:b], finite)
+
+    lines = in_parts(part, sizes)
     return np.split(lines, fix_start[1:-1])
 
 
 @njit(cache=True, nogil=True)
-def _warp_kernel(fix, fix_start, words, word_start, word_line, n_lines):
-    """Lines of every trial (see :func:`warp_many`): fixations and words flat, trial ``k`` at ``*_start[k]:``."""
+def _warp_kernel(fix, fix_start, words, word_lo, word_n, word_line, n_lines, finite):
+    """Lines of every trial (see :func:`warp_many`): fixations flat, trial ``k`` at ``fix_start[k]:``; its text's
+    words (and their lines) at ``word_lo[k]:word_lo[k] + word_n[k]`` (trials of one text share them).
+
+    Each row's local costs are computed first (independent of each other), then the recursion runs along the row
+    with the cell to the left held in a register. With every coordinate finite (``finite``) no cost is NaN, so the
+    order of the three-way minimum does not change it, and ``min(left, min(up, diagonal))`` keeps the one
+    comparison with the left cell on the row's dependency chain; else the textbook order."""
     out = np.zeros(len(fix), dtype=np.int64)
     for k in range(len(fix_start) - 1):
         f0, n = fix_start[k], fix_start[k + 1] - fix_start[k]
-        w0, m = word_start[k], word_start[k + 1] - word_start[k]
+        w0, m = word_lo[k], word_n[k]
         if n == 0:
             continue
         acc = np.full((n + 1, m + 1), np.inf)
         acc[0, 0] = 0.0
+        local = np.empty(m + 1)
+        wx, wy = words[w0:w0 + m, 0].copy(), words[w0:w0 + m, 1].copy()
         for i in range(1, n + 1):
-            for j in range(1, m + 1):
-                dx = fix[f0 + i - 1, 0] - words[w0 + j - 1, 0]
-                dy = fix[f0 + i - 1, 1] - words[w0 + j - 1, 1]
-                best = min(min(acc[i - 1, j], acc[i, j - 1]), acc[i - 1, j - 1])
-                acc[i, j] = np.sqrt(dx * dx + dy * dy) + best
+            fx, fy = fix[f0 + i - 1, 0], fix[f0 + i - 1, 1]
+            for j in range(m):
+                dx = fx - wx[j]
+                dy = fy - wy[j]
+                local[j + 1] = np.sqrt(dx * dx + dy * dy)
+            up_row, row = acc[i - 1], acc[i]
+            left = row[0]
+            if finite:
+                for j in range(1, m + 1):
+                    left = local[j] + min(left, min(up_row[j], up_row[j - 1]))
+                    row[j] = left
+            else:
+                for j in range(1, m + 1):
+                    left = local[j] + min(min(up_row[j], left), up_row[j - 1])
+                    row[j] = left
         votes = np.zeros((n, n_lines[k]), dtype=np.int64)
         i, j = n, m
         votes[i - 1, word_line[w0 + j - 1]] += 1

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     sock.listen(128)  # connections made as soon as the URL is printed wait for the server, never refused
     port = sock.getsockname()[1]
-    print(f"readgaze review: {store.table.height} trials of {store.folder}; corrections go to "
+    print(f"readgaze review: {store.table.height:,} trials of {store.folder}; corrections go to "
           f"{store.folder / 'corrections.parquet'}", flush=True)
     print(f"  open http://127.0.0.1:{port}/?token={token}   (Ctrl+C stops)", flush=True)
     config = uvicorn.Config(create_app(store, token), log_level="warning", access_log=False)
