@@ -256,9 +256,8 @@ def _line_agreement(fixations: pl.DataFrame, words: pl.DataFrame, trials: pl.Dat
     agreement = agreement.with_columns(pl.col("trial_id").cast(trials.schema["trial_id"]))
     synthesised = _synthesised_position_trials(fixations)
     if synthesised is not None:  # no recorded positions to check the lines against: null, counted below
-        agreement = agreement.with_columns(
-            pl.when(pl.col("trial_id").is_in(synthesised.implode())).then(None).otherwise(pl.col(c)).alias(c)
-            for c in agreement.columns if c != "trial_id")
+        recorded = ~pl.col("trial_id").is_in(synthesised.implode())
+        agreement = agreement.with_columns(pl.when(recorded).then(pl.exclude("trial_id")))
     low = low_agreement(agreement)
     shown = ", ".join(map(str, low["trial_id"].head(10).to_list())) + (", ..." if low.height > 10 else "")
     records = [dict(step="assign_lines", table="trials", count=low.height, action="flagged",
@@ -271,21 +270,17 @@ def _line_agreement(fixations: pl.DataFrame, words: pl.DataFrame, trials: pl.Dat
                             detail=", ".join(skipped[:10]) + (", ..." if len(skipped) > 10 else "")))
     if synthesised is not None:
         records.append(dict(step="assign_lines", table="trials", count=synthesised.len(), action="flagged",
-                            reason="line agreement not computed (null): the fixations' positions are interest-area "
-                                   "box centres (the report has no coordinates; its lines are the interest areas')"))
+                            reason="line agreement not computed (null): positions are interest-area box centres"))
     return agreement, records
 
 
 def _synthesised_position_trials(fixations: pl.DataFrame) -> pl.Series | None:
-    """The trials with a fixation placed at an interest-area box centre (``position_source``, set by
-    :func:`readgaze.io.charreport.char_positions` for reports without coordinates), or None when there are none:
-    there, vote and slice would re-assign positions the report's own lines made, so their agreement means nothing
-    (CopCo: 95 trials "below 95 %", one at 0 % against the vote and 100 % against slice)."""
+    """Trials with a fixation at an interest-area box centre (``position_source``: reports without coordinates,
+    :mod:`readgaze.io.charreport`), or None: vote and slice would only re-assign the report's own lines there."""
     from readgaze.io.charreport import POSITION_SOURCES
 
-    if "position_source" not in fixations.columns:
-        return None
-    ids = (fixations.filter(pl.col("position_source").is_in(POSITION_SOURCES))["trial_id"].unique().sort())
+    ids = (fixations.filter(pl.col("position_source").is_in(POSITION_SOURCES))["trial_id"].unique()
+           if "position_source" in fixations.columns else pl.Series([]))
     return ids if ids.len() else None
 
 
