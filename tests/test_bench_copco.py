@@ -27,7 +27,7 @@ def dataset(tmp_path_factory) -> Path:
 
 def test_dyslexia_is_a_bench_task_and_a_typo_names_it():
     assert {"reading_goal", "comprehension", "goal_question", "dyslexia"} <= set(bc.TASKS)
-    assert "reading_comprehension_skill" not in bc.TASKS  # a regression: not a bench task until its head lands
+    assert "reading_comprehension_skill" in bc.TASKS  # a regression: tests/test_bench_regression.py
     config = bc.BenchConfig(datasets={"d": "."}, tasks=["dyslexa"], models=["ahn_cnn"])
     with pytest.raises(Exception, match="unknown task 'dyslexa'; did you mean 'dyslexia'"):
         bc.model_configs(config)

@@ -78,7 +78,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-c", "--config", help="bench YAML (datasets, tasks, models, baselines, folds, seeds, grid)")
     parser.add_argument("--out", required=True, help="benchmark folder (resumed when it exists)")
     parser.add_argument("--dataset", action="append", metavar="[NAME=]FOLDER", help="dataset folder (repeatable)")
-    parser.add_argument("--tasks", nargs="+", help="reading_goal, comprehension, goal_question, dyslexia")
+    parser.add_argument("--tasks", nargs="+", help="reading_goal, comprehension, goal_question, dyslexia, "
+                        "reading_comprehension_skill (a regression)")
     parser.add_argument("--models", nargs="+", help="packaged config names (readgaze configs) or YAML files")
     parser.add_argument("--baselines", nargs="+", help="default | all | none | kinds (majority is always added)")
     parser.add_argument("--no-ensembles", action="store_true", help="no MajorityVote / LogisticEnsemble rows")
@@ -347,6 +348,8 @@ def _progress(unit: bc.Unit, record: dict, done: int, total: int, out: Path, uni
     scores = ""
     if record.get("test_auroc") is not None:
         scores = f": val loss {record['val_loss']:.3f}, test AUROC {100 * record['test_auroc']:.1f}"
+    elif record.get("test_rmse") is not None:  # a regression task
+        scores = f": val loss {record['val_loss']:.3f}, test RMSE {record['test_rmse']:.3f}"
     left = time_left(out, units, parallel)
     tail = "" if left is None or done == total else f"; about {duration(left)} left for the whole benchmark"
     return f"[{done}/{total}] {what} done in {duration(record['seconds'])}{scores}{tail}"

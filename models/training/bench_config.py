@@ -43,9 +43,11 @@ from readgaze.baselines import BASELINES
 from readgaze.errors import ConfigError
 from readgaze.tasks import TASKS as REGISTRY
 
-TASKS = tuple(name for name, task in REGISTRY.items() if task.kind == "classification")
+TASKS = tuple(name for name, task in REGISTRY.items() if task.kind in ("classification", "regression"))
 """The tasks a bench can run: every classification task of :data:`readgaze.tasks.TASKS` (reading_goal,
-comprehension, goal_question, and CopCo's reader-level ``dyslexia``). A task no model card lists (``dyslexia``)
+comprehension, goal_question, and CopCo's reader-level ``dyslexia``) and every regression task (CopCo's
+``reading_comprehension_skill``: scored by RMSE, MAE and R², its baselines the regressors of
+:data:`readgaze.baselines_regression.REGRESSORS`, :func:`regressor_list`). A task no model card lists (``dyslexia``)
 runs the models given as YAML files (``experiments/configs/ahn_cnn.yaml``), as ``experiments/configs/bench/copco.yaml``
 does."""
 KEYS = ("dataset", "datasets", "tasks", "models", "baselines", "ensembles", "folds", "seeds", "data", "trainer",
@@ -76,6 +78,8 @@ class BenchConfig:
     grid: dict[str, dict[str, list]] = field(default_factory=dict)
     overrides: list[str] = field(default_factory=list)
     ablate: list[str] = field(default_factory=list)
+    regressors: tuple[str, ...] = ()
+    """The baselines of a regression task (:func:`regressor_list` of the same ``baselines:`` value)."""
 
     @property
     def n_folds(self) -> int:
@@ -121,6 +125,7 @@ def load(path: str | None, flags: dict) -> BenchConfig:
                          tasks=[str(t) for t in _list(raw.get("tasks", ["reading_goal"]))],
                          models=[str(m) for m in _list(raw.get("models", []))],
                          baselines=baseline_list(raw.get("baselines", "default")),
+                         regressors=regressor_list(raw.get("baselines", "default")),
                          ensembles=bool(raw.get("ensembles", True)), folds=folds, seeds=seeds,
                          data=dict(raw.get("data") or {}), trainer=dict(raw.get("trainer") or {}),
                          grid={str(m): {str(k): list(v) if isinstance(v, list) else [v] for k, v in g.items()}
@@ -194,16 +199,39 @@ def _named(items) -> dict[str, str]:
 
 def baseline_list(value) -> tuple[str, ...]:
     """``default`` (:data:`readgaze.models.training.cv.DEFAULT_BASELINES`), ``all``, ``none`` or a list of kinds;
-    ``majority`` is always added (the leaderboard's majority row)."""
+    ``majority`` is always added (the leaderboard's majority row). A kind only a regression task has (``ridge``,
+    ``svr``, ``chance``: :func:`regressor_list`) is left to the regression tasks."""
     from readgaze.models.training.cv import DEFAULT_BASELINES
 
     if value in (None, False, "none", []):
         return ()
+    from readgaze.baselines_regression import REGRESSORS
+
     kinds = list(DEFAULT_BASELINES if value in ("default", True) else BASELINES if value == "all" else _list(value))
     for kind in kinds:
-        if kind not in BASELINES:
+        if kind not in BASELINES and kind not in REGRESSORS:
             raise closest(kind, BASELINES, "baseline")
-    return tuple(dict.fromkeys(["majority", *kinds]))
+    return tuple(dict.fromkeys(["majority", *[k for k in kinds if k in BASELINES]]))  # regressors: regressor_list
+
+
+def is_regression(task: str) -> bool:
+    """Whether ``task`` is a regression task of :data:`readgaze.tasks.TASKS`."""
+    return task in REGISTRY and REGISTRY[task].kind == "regression"
+
+
+def regressor_list(value) -> tuple[str, ...]:
+    """The baselines of a regression task for the same ``baselines:`` value: ``default``
+    (:data:`readgaze.models.training.cv_settings.DEFAULT_REGRESSORS`), ``all`` (every regressor), ``none``, or a
+    list: its kinds that are regressors (``majority`` is ``chance``); ``chance`` (the training mean, the regression
+    leaderboard's chance row) is always added."""
+    from readgaze.baselines_regression import REGRESSORS
+    from readgaze.models.training.cv_settings import DEFAULT_REGRESSORS
+
+    if value in (None, False, "none", []):
+        return ()
+    kinds = list(DEFAULT_REGRESSORS if value in ("default", True) else REGRESSORS if value == "all" else
+                 ["chance" if k == "majority" else k for k in map(str, _list(value))])
+    return tuple(dict.fromkeys(["chance", *[k for k in kinds if k in REGRESSORS]]))
 
 
 def model_configs(config: BenchConfig) -> tuple[dict[tuple[str, str], Path], list[str]]:
@@ -307,8 +335,9 @@ def plan(config: BenchConfig, configs: dict[tuple[str, str], Path]) -> list[Unit
             for task in config.tasks:
                 base = {"dataset": str(Path(folder).resolve()), "dataset_name": name, "task": task, "fold": fold,
                         "fingerprint": fingerprint, "data": data}
-                if config.baselines:
-                    spec = {**base, "kind": "baselines", "baselines": list(config.baselines)}
+                kinds = config.regressors if is_regression(task) else config.baselines
+                if kinds:
+                    spec = {**base, "kind": "baselines", "baselines": list(kinds)}
                     units.append(_unit(f"{name}/{task}/baselines/fold_{fold}", "baselines", spec))
                 args = common_args(config, task)
                 for model in config.models:

@@ -31,6 +31,15 @@ mean in that column: the hardest reference), two tests, each Holm-adjusted over 
   adjusted p < 0.05, 0.01, 0.001.
 
 ``leaderboard.csv`` has every p (``p``, ``p_holm``: t-test; ``p_permutation``, ``p_permutation_holm``).
+
+A **regression** task (``reading_comprehension_skill``, :func:`~readgaze.models.training.bench_config.is_regression`)
+gets tables of RMSE, MAE and R² instead (:func:`readgaze.metrics_regression.evaluate_regression_folds`, per regime
+and the fold's test trials pooled, mean ± SEM over folds, in the target's units): its chance row is the
+``chance_mean`` baseline (the training mean), no ensembles, the best is the *lowest* RMSE and MAE (the highest R²),
+the reference the baseline of the lowest mean, the same corrected t-test over folds (and the same rules: no p with
+fewer than :data:`MIN_T_TEST_FOLDS` folds or zero variance), and the permutation test over trials (RMSE and MAE
+tables) of :func:`readgaze.metrics_regression.paired_regression_comparison`, swapping whole readers
+(``group="participant_id"``: the label is a reader's).
 """
 
 from __future__ import annotations
@@ -44,6 +53,8 @@ import polars as pl
 
 from readgaze.errors import DataError
 from readgaze.metrics import SMALL_MARK, SMALL_SAMPLE_TRIALS, choose_thresholds, evaluate_folds, mean_sem
+from readgaze.metrics_regression import REGRESSION_METRIC_NAMES, REGRESSION_METRICS, evaluate_regression_folds
+from readgaze.models.training.bench_config import is_regression
 from readgaze.models.training.ensemble import ENSEMBLES, fit_predict_fold
 from readgaze.predictions import is_multiclass
 from readgaze.splits import REGIME_ORDER as REGIMES
@@ -55,6 +66,9 @@ N_PERMUTATIONS = 2000
 """Permutations of the paired test over trials (the smallest p it can give: 1 / 2001)."""
 METRICS = {"auroc": "AUROC", "balanced_accuracy": "Balanced accuracy @ 0.5",
            "balanced_accuracy_tuned": "Balanced accuracy @ validation threshold"}
+REGRESSION = {m: REGRESSION_METRIC_NAMES[m] for m in REGRESSION_METRICS}
+"""The regression task's tables (target units; RMSE and MAE: lower is better)."""
+LOWER_IS_BETTER = ("rmse", "mae")
 KIND_ORDER = {"chance": 0, "baseline": 1, "model": 2, "ensemble": 3}
 
 
@@ -76,7 +90,8 @@ def collect(out: Path, plan: list[dict], ensembles: bool = True) -> tuple[dict, 
     unit_rows = []
     for uid, (unit, result) in done.items():
         key = (unit["dataset_name"], unit["task"])
-        group = groups.setdefault(key, {"frames": [], "trials": [], "n_train": {}, "models": {}, "kinds": {}})
+        group = groups.setdefault(key, {"frames": [], "trials": [], "n_train": {}, "models": {}, "kinds": {},
+                                        "regression": is_regression(unit["task"])})
         folder = out / "units" / uid
         if unit["kind"] == "baselines":
             for path in sorted(folder.glob("predictions_*.parquet")):
@@ -91,10 +106,16 @@ def collect(out: Path, plan: list[dict], ensembles: bool = True) -> tuple[dict, 
                               "seed": unit["seed"], "grid_point": unit["point_index"],
                               "params": json.dumps(unit["point"]), "val_loss": result.get("val_loss"),
                               "val_auroc": result.get("val_auroc"), "test_auroc": result.get("test_auroc"),
-                              "seconds": result.get("seconds"), "attempt": result.get("attempt")})
+                              "seconds": result.get("seconds"), "attempt": result.get("attempt"),
+                              **({"val_rmse": result.get("val_rmse"), "test_rmse": result.get("test_rmse")}
+                                 if group["regression"] else {})})
+    if any("val_rmse" in row for row in unit_rows):  # a regression task among them: every row has the columns
+        for row in unit_rows:
+            row.setdefault("val_rmse", None)
+            row.setdefault("test_rmse", None)
     for group in groups.values():
         _add_models(group)
-        if ensembles:
+        if ensembles and not group["regression"]:  # the ensembles combine class probabilities
             _add_ensembles(group)
     return groups, unit_rows
 
@@ -150,6 +171,8 @@ def score(group: dict) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(summary, per_fold) of one (dataset, task): the cells of :func:`readgaze.metrics.evaluate_folds` (thresholds
     chosen on the validation predictions) and their mean ± SEM over folds, as :func:`readgaze.metrics.evaluate`."""
     predictions = pl.concat(group["frames"], how="diagonal_relaxed")
+    if group.get("regression"):
+        return _score_regression(predictions)
     val = predictions.filter(pl.col("split") == "val")
     binary = not is_multiclass(predictions)
     thresholds = choose_thresholds(val) if binary and val.height else None
@@ -161,6 +184,18 @@ def score(group: dict) -> tuple[pl.DataFrame, pl.DataFrame]:
         pl.col("auroc_skipped").any().alias("auroc_skipped"))
     small = (pl.col("n_trials") / pl.col("n_folds") < SMALL_SAMPLE_TRIALS) | pl.col("auroc_skipped")
     return summary.with_columns(small.alias("small_sample")), per_fold  # as readgaze.metrics.evaluate
+
+
+def _score_regression(predictions: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(summary, per_fold) of a regression task: :func:`readgaze.metrics_regression.evaluate_regression_folds` of
+    the test predictions and their mean ± SEM over folds (``<metric>_n_folds``: the folds with a value)."""
+    per_fold = evaluate_regression_folds(predictions, split="test")
+    summary = per_fold.group_by("model", "regime", maintain_order=True).agg(
+        pl.len().cast(pl.Int64).alias("n_folds"), *mean_sem(REGRESSION_METRICS),
+        *[pl.col(m).is_not_null().sum().cast(pl.Int64).alias(f"{m}_n_folds") for m in REGRESSION_METRICS],
+        pl.col("n_trials").sum().cast(pl.Int64).alias("n_trials"), pl.col("r2_skipped").any().alias("r2_skipped"))
+    small = (pl.col("n_trials") / pl.col("n_folds") < SMALL_SAMPLE_TRIALS) | pl.col("r2_skipped")
+    return summary.with_columns(small.alias("small_sample")), per_fold
 
 
 def corrected_t_test(differences: np.ndarray, ratio: float) -> tuple[float | None, float | None]:
@@ -199,14 +234,17 @@ def leaderboard(groups: dict) -> pl.DataFrame:
             continue
         summary, per_fold = score(group)
         permutations = _Permutations(group)
-        n_classes = _classes(group)
+        regression = group.get("regression", False)
+        n_classes = None if regression else _classes(group)
         n_train = group["n_train"]
-        for metric in METRICS:
+        for metric in REGRESSION if regression else METRICS:
+            lower = metric in LOWER_IS_BETTER
             for regime in REGIMES:
                 cells = summary.filter(pl.col("regime") == regime)
-                chance = 0.5 if metric == "auroc" else 1 / n_classes
-                column = [{"dataset": dataset, "task": task, "model": "Chance", "kind": "chance", "regime": regime,
-                           "metric": metric, "mean": chance, "sem": None, "n_folds": None, "small_sample": False}]
+                chance = 0.5 if metric == "auroc" else None if regression else 1 / n_classes
+                column = [] if regression else [  # a regression's chance row is its chance_mean baseline
+                    {"dataset": dataset, "task": task, "model": "Chance", "kind": "chance", "regime": regime,
+                     "metric": metric, "mean": chance, "sem": None, "n_folds": None, "small_sample": False}]
                 for row in cells.iter_rows(named=True):
                     mean = row.get(f"{metric}_mean")
                     if mean is None or (isinstance(mean, float) and math.isnan(mean)):
@@ -214,13 +252,14 @@ def leaderboard(groups: dict) -> pl.DataFrame:
                     column.append({"dataset": dataset, "task": task, "model": row["model"],
                                    "kind": group["kinds"].get(row["model"], "model"), "regime": regime,
                                    "metric": metric, "mean": mean, "sem": row.get(f"{metric}_sem"),
-                                   "n_folds": row["auroc_n_folds"] if metric == "auroc" else row["n_folds"],
+                                   "n_folds": row["auroc_n_folds"] if metric == "auroc" else
+                                   row[f"{metric}_n_folds"] if regression else row["n_folds"],
                                    "n_trials": row["n_trials"], "small_sample": row["small_sample"]})
-                _significance(column, per_fold.filter(pl.col("regime") == regime), metric, n_train)
-                if metric == "auroc":
-                    permutations.add(column, regime)
+                _significance(column, per_fold.filter(pl.col("regime") == regime), metric, n_train, lower)
+                if metric == "auroc" or lower:
+                    permutations.add(column, regime, metric)
                 real = [c for c in column if c["kind"] != "chance"]
-                top = max((c["mean"] for c in real), default=None)
+                top = (min if lower else max)((c["mean"] for c in real), default=None)
                 for c in column:
                     c["best"] = c["kind"] != "chance" and top is not None and c["mean"] == top
                 rows += column
@@ -242,11 +281,12 @@ def _classes(group: dict) -> int:
     return frame["prediction_prob"].list.len().max() if is_multiclass(frame) else 2
 
 
-def _significance(column: list[dict], per_fold: pl.DataFrame, metric: str, n_train: dict) -> None:
+def _significance(column: list[dict], per_fold: pl.DataFrame, metric: str, n_train: dict,
+                  lower: bool = False) -> None:
     baselines = [c for c in column if c["kind"] == "baseline"]
     if not baselines:
         return
-    reference = max(baselines, key=lambda c: c["mean"])
+    reference = (min if lower else max)(baselines, key=lambda c: c["mean"])  # the strongest baseline
     values = {(r["model"], r["fold_index"]): (r[metric], r["n_trials"]) for r in per_fold.iter_rows(named=True)}
     tested, p_values = [], []
     for cell in column:
@@ -265,33 +305,51 @@ def _significance(column: list[dict], per_fold: pl.DataFrame, metric: str, n_tra
 
 
 class _Permutations:
-    """The paired permutation test over trials (:func:`readgaze.metrics.paired_comparison`, AUROC) of each row
-    against a column's reference, computed once per (row, reference) for every regime."""
+    """The paired permutation test over trials (:func:`readgaze.metrics.paired_comparison`, AUROC; for a regression
+    task :func:`readgaze.metrics_regression.paired_regression_comparison`, RMSE and MAE, whole readers swapped) of
+    each row against a column's reference, computed once per (row, reference, metric) for every regime."""
 
     def __init__(self, group: dict) -> None:
         self.test = None
-        self.done: dict[tuple[str, str], dict[str, float]] = {}
+        self.done: dict[tuple[str, str, str], dict[str, float]] = {}
         self.frames = group["frames"]
+        self.trials = group.get("trials", [])
+        self.regression = group.get("regression", False)
 
-    def p(self, model: str, reference: str, regime: str) -> float | None:
+    def _test(self) -> pl.DataFrame:
+        if self.test is None:
+            self.test = pl.concat(self.frames, how="diagonal_relaxed").filter(pl.col("split") == "test")
+            if self.regression and "participant_id" not in self.test.columns and self.trials:  # the readers
+                readers = pl.concat(self.trials, how="diagonal_relaxed").select(
+                    "trial_id", pl.col("fold_index").cast(pl.Int32), "participant_id").unique(["trial_id",
+                                                                                              "fold_index"])
+                self.test = self.test.with_columns(pl.col("fold_index").cast(pl.Int32)).join(
+                    readers, on=["trial_id", "fold_index"], how="left")
+        return self.test
+
+    def p(self, model: str, reference: str, regime: str, metric: str = "auroc") -> float | None:
         from readgaze.metrics import paired_comparison
+        from readgaze.metrics_regression import paired_regression_comparison
 
-        if (model, reference) not in self.done:
-            if self.test is None:
-                self.test = pl.concat(self.frames, how="diagonal_relaxed").filter(pl.col("split") == "test")
-            pair = self.test.filter(pl.col("model").is_in([model, reference]))
+        if (model, reference, metric) not in self.done:
+            pair = self._test().filter(pl.col("model").is_in([model, reference]))
             try:
-                table = paired_comparison(pair, model, reference, metric="auroc", n_permutations=N_PERMUTATIONS)
+                if self.regression:
+                    group = "participant_id" if "participant_id" in pair.columns else None
+                    table = paired_regression_comparison(pair, model, reference, metric=metric, group=group,
+                                                         n_permutations=N_PERMUTATIONS)
+                else:
+                    table = paired_comparison(pair, model, reference, metric="auroc", n_permutations=N_PERMUTATIONS)
             except DataError:  # no shared test trial
                 table = pl.DataFrame({"regime": [], "metric": [], "permutation_p": []})
-            self.done[(model, reference)] = {r["regime"]: r["permutation_p"] for r in table.iter_rows(named=True)
-                                             if r["metric"] == "auroc"}
-        return self.done[(model, reference)].get(regime)
+            self.done[(model, reference, metric)] = {r["regime"]: r["permutation_p"]
+                                                     for r in table.iter_rows(named=True) if r["metric"] == metric}
+        return self.done[(model, reference, metric)].get(regime)
 
-    def add(self, column: list[dict], regime: str) -> None:
+    def add(self, column: list[dict], regime: str, metric: str = "auroc") -> None:
         tested = [c for c in column if c.get("reference") is not None]
         for cell in tested:
-            cell["p_permutation"] = self.p(cell["model"], cell["reference"], regime)
+            cell["p_permutation"] = self.p(cell["model"], cell["reference"], regime, metric)
         for cell, adjusted in zip(tested, holm([c["p_permutation"] for c in tested])):
             cell["p_permutation_holm"] = adjusted
 
@@ -322,19 +380,26 @@ def markdown(board: pl.DataFrame, *, header: list[str], notes: list[str]) -> str
     columns = board.select("dataset", "task").unique(maintain_order=True).rows()
     lines = [*header, ""]
     any_small = False
-    for metric, title in METRICS.items():
+    for metric, title in {**METRICS, **REGRESSION}.items():
         part = board.filter(pl.col("metric") == metric)
         if part.filter(pl.col("kind") != "chance").height == 0:
             continue
+        if metric in REGRESSION:  # only the regression tasks' columns
+            columns = part.select("dataset", "task").unique(maintain_order=True).rows()
+            title += " (target units; lower is better)" if metric in LOWER_IS_BETTER else " (higher is better)"
+        else:
+            columns = board.filter(~pl.col("metric").is_in(list(REGRESSION))).select("dataset", "task").unique(
+                maintain_order=True).rows()
+            title += " (%)"
         heads = [f"{'' if len(datasets) == 1 else d + '/'}{t}: {regime_title(r)}" for d, t in columns for r in REGIMES]
-        lines += [f"## {title} (%)", "", "| Model | " + " | ".join(heads) + " |",
+        lines += [f"## {title}", "", "| Model | " + " | ".join(heads) + " |",
                   "|---|" + "---|" * len(heads)]
         cells = {(r["dataset"], r["task"], r["model"], r["regime"]): r for r in part.iter_rows(named=True)}
         models = part.select("model", "kind").unique(maintain_order=True).rows()
         folds = {c: part.filter((pl.col("dataset") == c[0]) & (pl.col("task") == c[1]))["n_folds"].max()
                  for c in columns}
         for model, _kind in models:
-            row = [_cell(cells.get((d, t, model, r)), folds[(d, t)]) for d, t in columns for r in REGIMES]
+            row = [_cell(cells.get((d, t, model, r)), folds[(d, t)], metric) for d, t in columns for r in REGIMES]
             lines.append(f"| {display_name(model)} | " + " | ".join(row) + " |")
         any_small |= bool(part["small_sample"].fill_null(False).any())
         references = part.filter(pl.col("reference").is_not_null()).select("dataset", "task", "regime",
@@ -376,10 +441,13 @@ def significance_note(n_folds: list[int]) -> str:
             "Holm-adjusted; + p < 0.05, ++ p < 0.01, +++ p < 0.001. Every p in leaderboard.csv.")
 
 
-def _cell(row: dict | None, folds: int | None) -> str:
+def _cell(row: dict | None, folds: int | None, metric: str = "auroc") -> str:
     if row is None or row["mean"] is None:
         return "–"
-    text = f"{100 * row['mean']:.1f}" + ("" if row["sem"] is None else f" ± {100 * row['sem']:.1f}")
+    if metric in REGRESSION:  # the target's units, 3 decimals
+        text = f"{row['mean']:.3f}" + ("" if row["sem"] is None else f" ± {row['sem']:.3f}")
+    else:
+        text = f"{100 * row['mean']:.1f}" + ("" if row["sem"] is None else f" ± {100 * row['sem']:.1f}")
     text += marks(row) + small(row)
     if row["n_folds"] is not None and folds is not None and row["n_folds"] < folds:
         text += f" [{row['n_folds']} fold{'s' if row['n_folds'] != 1 else ''}]"

@@ -98,15 +98,22 @@ def _model_unit(spec: dict, folder: Path) -> dict:
                              [*spec["args"], *extra, "--seed_everything", str(spec["seed"])], folder)
     counts = trial["datamodule"].trials.group_by("split").len()
     checkpoint = Path(trial["checkpoint"])
+    if trial["datamodule"].task_kind == "regression":
+        from readgaze.models.training.runner import rmse_of
+
+        extra = {"val_rmse": rmse_of(trial["val"]), "test_rmse": rmse_of(trial["test"])}
+    else:
+        extra = {}
     return {"model": trial["model"], "val_loss": trial["val_loss"],
             "checkpoint": str(checkpoint.relative_to(folder)) if checkpoint.is_relative_to(folder) else str(checkpoint),
             "val_auroc": auroc_of(trial["val"]), "test_auroc": auroc_of(trial["test"]),
-            **{f"n_{row['split']}": int(row["len"]) for row in counts.iter_rows(named=True)}}
+            **{f"n_{row['split']}": int(row["len"]) for row in counts.iter_rows(named=True)}, **extra}
 
 
 def _baselines_unit(spec: dict, folder: Path) -> dict:
 
     from readgaze.baselines import BASELINES, CLASSICAL, run_baseline, with_baseline_features
+    from readgaze.baselines_regression import REGRESSORS, run_regressor
     from readgaze.models.data import ReadingDataModule
 
     accepted = set(inspect.signature(ReadingDataModule.__init__).parameters)
@@ -118,9 +125,18 @@ def _baselines_unit(spec: dict, folder: Path) -> dict:
     if "reading_speed_wpm" not in trials.columns:
         trials = trials.join(datamodule.trial_features_raw.select("trial_id", "reading_speed_wpm"), on="trial_id")
     assignment = trials.select("trial_id", "fold_index", "split", "regime")
-    table = with_baseline_features(trials, datamodule.path) if set(spec["baselines"]) & set(CLASSICAL) else trials
     models = []
-    for kind in spec["baselines"]:  # val and test in one call: each grid is searched once
+    if datamodule.task_kind == "regression":  # the regressors, as readgaze cv runs them
+        wanted = {c for kind in spec["baselines"] for c in REGRESSORS[kind].features}
+        table = with_baseline_features(trials, datamodule.path) if wanted - set(trials.columns) else trials
+        for kind in spec["baselines"]:
+            run_regressor(table, assignment, "label", kind, split=("val", "test")).write_parquet(
+                folder / f"predictions_{kind}.parquet")
+            models.append(REGRESSORS[kind].model)
+    else:
+        table = (with_baseline_features(trials, datamodule.path) if set(spec["baselines"]) & set(CLASSICAL)
+                 else trials)
+    for kind in spec["baselines"] if datamodule.task_kind != "regression" else ():  # val and test in one call
         run_baseline(table, assignment, spec["task"], kind, split=("val", "test")).write_parquet(
             folder / f"predictions_{kind}.parquet")
         models.append(BASELINES[kind].model)

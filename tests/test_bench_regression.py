@@ -1,0 +1,75 @@
+"""``readgaze bench`` on a regression task (``reading_comprehension_skill``): a reader-level score planted in
+simulated readers (:func:`synthetic.add_reader_skill`), AhnCNN (1 epoch) and the regressors on 3 folds; the leaderboard
+scores it by RMSE, MAE and R² (lower RMSE is better), with the chance (training mean) row, no AUROC, no ensembles, no
+ROC figure, and the same significance rules as a classification task."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+from synthetic import add_reader_skill, write_synthetic_dataset
+
+from readgaze.models.training import bench_config as bc
+from readgaze.models.training.bench import run_bench
+from readgaze.models.training.runner import Engine
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+ROOT = Path(__file__).resolve().parents[1]
+TASK = "reading_comprehension_skill"
+
+
+def test_a_regression_task_is_a_bench_task_with_regressors_for_baselines():
+    assert TASK in bc.TASKS and bc.is_regression(TASK) and not bc.is_regression("dyslexia")
+    assert bc.regressor_list("default") == ("chance", "reading_speed", "ridge")
+    assert bc.regressor_list(["majority", "reading_speed", "svm"]) == ("chance", "reading_speed")
+    assert bc.regressor_list("none") == ()
+    assert bc.baseline_list(["reading_speed", "ridge"]) == ("majority", "reading_speed")  # ridge: regression only
+
+
+def test_bench_scores_a_regression_task_by_rmse(tmp_path):
+    dataset = write_synthetic_dataset(tmp_path / "data", n_participants=12, n_items=4, n_words=12)
+    add_reader_skill(dataset)
+    raw = {"datasets": {"syn": str(dataset)}, "tasks": [TASK],
+           "models": [str(ROOT / "experiments/configs/ahn_cnn.yaml")],
+           "baselines": ["reading_speed"], "data": {"n_folds": 3, "text_encoder": "tiny", "batch_size": 16},
+           "trainer": {"max_epochs": 1, "logger": False, "enable_progress_bar": False,
+                       "enable_model_summary": False}}
+    path = tmp_path / "bench.yaml"
+    path.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    config = bc.load(str(path), {})
+    assert config.regressors == ("chance", "reading_speed")
+    out = tmp_path / "bench"
+    assert run_bench(config, out, Engine(workers=1)) == 0
+
+    board = pl.read_csv(out / "leaderboard.csv")
+    assert set(board["metric"]) == {"rmse", "mae", "r2"}  # no AUROC, no balanced accuracy
+    rmse = board.filter(pl.col("metric") == "rmse")
+    everything = rmse.filter(pl.col("regime") == "all")
+    assert dict(zip(everything["model"], everything["kind"])) == {
+        "chance_mean": "baseline", "reading_speed_linear_regression": "baseline", "AhnCNN": "model"}  # no ensembles
+    assert (rmse["n_folds"] == 3).all() and rmse["sem"].is_not_null().all()
+    for (_,), column in rmse.group_by(["regime"]):  # lower is better: the best and the reference are the lowest
+        assert column.filter(pl.col("best"))["mean"].to_list() == [column["mean"].min()]
+        model = column.filter(pl.col("kind") == "model")
+        assert model["reference"][0] == column.filter(pl.col("kind") == "baseline").sort("mean")["model"][0]
+    # the cell is the per-fold RMSE of the written test predictions, averaged over folds
+    chance = everything.filter(pl.col("model") == "chance_mean")["mean"][0]
+    folds = [pl.read_parquet(next((out / "units/syn" / TASK / "baselines" / f"fold_{k}").glob(
+        "predictions_chance.parquet"))).filter(pl.col("split") == "test") for k in range(3)]
+    expected = sum(math.sqrt(((f["label"] - f["prediction_value"]) ** 2).mean()) for f in folds) / 3
+    assert chance == pytest.approx(expected, rel=1e-9)
+    tested = rmse.filter(pl.col("kind") == "model")
+    assert tested["p_permutation"].is_not_null().all()  # whole readers swapped (metrics_regression)
+    assert board.filter(pl.col("metric") == "r2")["p_permutation"].is_null().all()
+    markdown = (out / "leaderboard.md").read_text()
+    assert "## RMSE (target units; lower is better)" in markdown and "AUROC (%)" not in markdown
+    assert "| Ahn et al. CNN |" in markdown and "| chance (training mean) |" in markdown and "not %" in markdown
+    assert "Values are in the target's units" in markdown and "Regression (syn/reading_comprehension_skill)" in markdown
+    assert (out / f"figures/regression_syn_{TASK}.png").is_file()
+    assert not (out / f"figures/roc_syn_{TASK}.png").exists()
+    units = pl.read_csv(out / "units.csv")
+    assert units["test_rmse"].is_not_null().all() and units["test_auroc"].is_null().all()
