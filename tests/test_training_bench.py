@@ -157,6 +157,14 @@ def test_a_typo_stops_the_benchmark_before_any_unit_starts(dataset, tmp_path, ch
     assert not out.exists()
 
 
+def test_a_grid_for_a_zoo_model_left_out_by_models_is_a_note_not_an_error(dataset, tmp_path):
+    """experiments/bench/copco.yaml grids ahn_rnn, ahn_cnn and beyelstm: `--models ahn_cnn.yaml` narrowing the run
+    stopped it with "unknown grid model 'ahn_rnn'"."""
+    grid = {"ahn_rnn": {"trainer.max_epochs": [8]}, "beyelstm": {"trainer.max_epochs": [8]}}
+    _, notes = bc.model_configs(bench_config(tmp_path, dataset, models=["beyelstm"], grid=grid))
+    assert notes == ["grid for ahn_rnn: not among this run's models, not used"]
+
+
 def test_unknown_bench_config_key_names_the_closest(tmp_path):
     path = tmp_path / "b.yaml"
     path.write_text("datasets: {a: x}\nmodel: [beyelstm]\n")
