@@ -121,8 +121,8 @@ class ReadingDataModule(L.LightningDataModule):
         the fold (``trial_ids/fold_k_trial_ids_by_regime.csv``: EyeBench's OneStop and CopCo folds), every task
         trial the table lists must have exactly its published split and regime, and the counts per regime are the
         file's (:func:`readgaze.splits.published.check_fold_table`; the counts in :attr:`published_counts`);
-        CopCo's folds: ``../shared/data/copco/eyebench/folds`` (a reader-level task's readers are checked at
-        ``setup`` for every fold, as above).
+        CopCo's folds: the ``eyebench/folds`` folder of CopCo's published files (a reader-level task's readers
+        are checked at ``setup`` for every fold, as above).
     split_within : str, optional
         Readgaze's own folds only: a trial column constant per participant and per item (OneStop:
         ``article_batch``, as the goal-decoding code's per-batch split) within which participants and items are
