@@ -71,5 +71,6 @@ def test_bench_scores_a_regression_task_by_rmse(tmp_path):
     assert "Values are in the target's units" in markdown and "Regression (syn/reading_comprehension_skill)" in markdown
     assert (out / f"figures/regression_syn_{TASK}.png").is_file()
     assert not (out / f"figures/roc_syn_{TASK}.png").exists()
+    assert "figures/roc_" not in markdown and "Ensembles: fit per fold" not in markdown  # its notes say what it wrote
     units = pl.read_csv(out / "units.csv")
     assert units["test_rmse"].is_not_null().all() and units["test_auroc"].is_null().all()

@@ -87,9 +87,9 @@ def _write_report(out: Path, config: bc.BenchConfig | None, units, notes) -> dic
              "grid.csv. Every unit's scores: units.csv.",
              report.significance_note(board.filter(pl.col("kind").is_in(["model", "ensemble"]))["n_folds"]
                                       .drop_nulls().to_list()),
-             "Ensembles: fit per fold on the models' validation predictions, applied to their test predictions.",
-             "Figures: figures/roc_<dataset>_<task>.png (one ROC panel per regime, every row), "
-             "figures/leaderboard.png.", *lines]
+             *(["Ensembles: fit per fold on the models' validation predictions, applied to their test predictions.",
+                "Figures: figures/roc_<dataset>_<task>.png (one ROC panel per regime, every row), "
+                "figures/leaderboard.png."] if False in kinds or not kinds else []), *lines]
     regression = [f"{d}/{t}" for (d, t), g in groups.items() if g.get("regression") and g["frames"]]
     if regression:
         notes += [f"Regression ({', '.join(regression)}): RMSE, MAE and R² in the target's units (mean ± SEM over "
