@@ -1,6 +1,6 @@
 """What the result figures share (:func:`readgaze.plots.plot_roc`, :func:`readgaze.plots_regression.plot_regression`):
 one colour and dash pattern per model (:func:`model_colour`, :func:`model_linestyle`; public as ``readgaze.plots``')
-and the panel layout (:func:`panel_axes`)."""
+and the panel layout (:func:`panel_axes`, :func:`panel_regimes`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import matplotlib
 matplotlib.use("Agg")  # files only; never open a window
 
 import matplotlib.pyplot as plt  # noqa: E402
+
+from readgaze.splits.regimes import REGIME_ORDER  # noqa: E402
 
 
 def panel_axes(n_panels: int):
@@ -55,3 +57,10 @@ def model_linestyle(model: str):
 
 
 _LINESTYLES = ("-", (0, (5, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)), (0, (2, 2)), (0, (8, 2, 1, 2, 1, 2)))
+
+
+def panel_regimes(headline: tuple[str, ...]) -> tuple[list[str], set[str]]:
+    """The panels' regimes, headline ones first, then the rest in :data:`readgaze.splits.REGIME_ORDER`, and those
+    to mark "headline" (none when all or all but one are headline: the mark would single nothing out)."""
+    regimes = [*[r for r in headline if r in REGIME_ORDER], *[r for r in REGIME_ORDER if r not in headline]]
+    return regimes, set(headline) if 0 < len(headline) < len(REGIME_ORDER) - 1 else set()

@@ -18,10 +18,10 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 from sklearn.metrics import roc_curve  # noqa: E402
 
-from readgaze._figure_style import _FIXED_COLOURS, model_colour, model_linestyle, panel_axes  # noqa: E402, F401
+from readgaze._figure_style import _FIXED_COLOURS, model_colour, model_linestyle, panel_axes, panel_regimes  # noqa: E402, F401
 from readgaze.metrics import check_predictions, evaluate  # noqa: E402
 from readgaze.predictions import DISPLAY_NAMES, display_name, is_multiclass  # noqa: E402, F401 (plots.display_name)
-from readgaze.splits.regimes import ALL, REGIME_ORDER, regime_title  # noqa: E402
+from readgaze.splits.regimes import ALL, regime_title  # noqa: E402
 from readgaze.tasks import TASKS  # noqa: E402
 
 POSITIVE_CLASS = {name: task.positive_title for name, task in TASKS.items() if task.positive_title}
@@ -75,8 +75,7 @@ def plot_roc(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, *, spli
     evaluation = evaluate(frame, split=None)
     auroc = {(r["model"], r["regime"]): (r["auroc_mean"], r["auroc_sem"], r["small_sample"])
              for r in evaluation.iter_rows(named=True)}
-    regimes = [*[r for r in headline if r in REGIME_ORDER], *[r for r in REGIME_ORDER if r not in headline]]
-    marked = set(headline) if 0 < len(headline) < len(REGIME_ORDER) - 1 else set()
+    regimes, marked = panel_regimes(headline)
     models = frame["model"].unique(maintain_order=True).to_list()
     style = {m: (model_linestyle(m), 3.0 - 1.6 * i / max(len(models) - 1, 1)) for i, m in enumerate(models)}
     constant = _constant_per_fold(frame)

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from readgaze._figure_style import model_colour, panel_axes, plt
+from readgaze._figure_style import model_colour, panel_axes, panel_regimes, plt
 from readgaze.predictions import display_name
-from readgaze.splits.regimes import ALL, REGIME_ORDER, regime_title
+from readgaze.splits.regimes import ALL, regime_title
 from readgaze.tasks import TASKS
 
 
@@ -64,8 +64,7 @@ def plot_regression(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, 
     frame = check_regression_predictions(predictions, split)
     rmse = {(r["model"], r["regime"]): (r["rmse_mean"], r["rmse_sem"], r["small_sample"])
             for r in evaluate_regression(frame, split=None).iter_rows(named=True)}
-    regimes = [*[r for r in headline if r in REGIME_ORDER], *[r for r in REGIME_ORDER if r not in headline]]
-    marked = set(headline) if 0 < len(headline) < len(REGIME_ORDER) - 1 else set()
+    regimes, marked = panel_regimes(headline)
     models = frame["model"].unique(maintain_order=True).to_list()
     values = np.concatenate([frame["label"].to_numpy(), frame[PREDICTION_VALUE].to_numpy()])
     low, high = float(values.min()), float(values.max())

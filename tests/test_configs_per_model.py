@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from readgaze.errors import ConfigError
-from readgaze.models.training.cli import ReadgazeCLI, make_cli, resolve_config_args, tiny_recipe
+from readgaze.models.training.cli import ParseOnlyCLI, make_cli, resolve_config_args, tiny_recipe
 from readgaze.models.training.configs import find_config, list_configs, model_configs
 from readgaze.models.training.registry import TINY_RECIPE
 
@@ -40,20 +40,9 @@ def recorded(name: str) -> dict:
     return config
 
 
-class _ParseOnly(ReadgazeCLI):
-    def _set_seed(self) -> None:
-        pass
-
-    def before_instantiate_classes(self) -> None:
-        pass
-
-    def instantiate_classes(self) -> None:
-        pass
-
-
 def effective(*args: str) -> dict:
     """The configuration ``readgaze fit`` parses from ``args`` (names resolved as ``main`` does), nothing built."""
-    cli = make_cli(resolve_config_args([*args, "--data.path", "DATASET"]), run=False, cli_class=_ParseOnly)
+    cli = make_cli(resolve_config_args([*args, "--data.path", "DATASET"]), run=False, cli_class=ParseOnlyCLI)
     config = json.loads(json.dumps(cli.config.as_dict(), default=str))
     config.pop("config", None)
     return config

@@ -370,24 +370,14 @@ def _unit(uid: str, kind: str, spec: dict) -> Unit:
 def check_parses(config_file: Path, dataset: str, args: list[str], points: list[dict]) -> None:
     """Parse the model's config with the unit arguments and a grid point, without building anything; a bad key
     raises :class:`ConfigError` naming the closest valid one (the LightningCLI's own check)."""
-    from readgaze.models.training.cli import ReadgazeCLI, make_cli
-
-    class _ParseOnly(ReadgazeCLI):
-        def _set_seed(self) -> None:
-            pass
-
-        def before_instantiate_classes(self) -> None:
-            pass
-
-        def instantiate_classes(self) -> None:
-            pass
+    from readgaze.models.training.cli import ParseOnlyCLI, make_cli
 
     text = config_text(config_file)
     tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"readgaze-bench-check-{os.getpid()}.yaml"
     tmp.write_text(text, encoding="utf-8")
     try:  # the first grid point: every point has the same keys (a bad value fails its unit, recorded)
         extra = [f"--{k}={v}" for k, v in points[0].items()]
-        make_cli(["-c", str(tmp), "--data.path", dataset, *args, *extra], run=False, cli_class=_ParseOnly)
+        make_cli(["-c", str(tmp), "--data.path", dataset, *args, *extra], run=False, cli_class=ParseOnlyCLI)
     except ConfigError as error:
         raise ConfigError(f"{config_file.parent.name}/{config_file.stem}: {error.message}") from None
     finally:

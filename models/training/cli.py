@@ -329,6 +329,20 @@ class _NoAdverts(logging.Filter):
         return not str(record.msg).startswith("💡 Tip")
 
 
+class ParseOnlyCLI(ReadgazeCLI):
+    """Parses and checks a configuration as ``readgaze fit`` does, seeds and builds nothing (``bench``'s check
+    before any unit starts, the tests of the effective configs)."""
+
+    def _set_seed(self) -> None:
+        pass
+
+    def before_instantiate_classes(self) -> None:
+        pass
+
+    def instantiate_classes(self) -> None:
+        pass
+
+
 def make_cli(args: list[str], run: bool = True, cli_class: type | None = None) -> ReadgazeCLI:
     """Build (and with ``run`` execute) the CLI on ``args`` (subcommand first when ``run``); ``cli_class`` replaces
     :class:`ReadgazeCLI` (``readgaze bench`` parses configs without building them)."""
