@@ -19,6 +19,9 @@
    busy throughout: a bound no overlap can beat), the ratios pandas / readgaze and readgaze / floor, and the
    *re-prep I/O floor*: a fresh process that only starts Python, imports polars, reads the parse cache and
    writes D's four tables (what D cannot skip, next to D's 10x goal).
+   Then the CPU ratios (readgaze / pandas, goal <= 0.6) and the *CPU floor* (:func:`cpu_floor`): the CPU
+   seconds of the parts no cold prep can skip with its output unchanged (the parse, the checksums, the
+   agreement's cluster and warp, the Parquet writes), each run alone.
 4. Checks that readgaze's word measures (``nearest``: both sides then use the recorded positions)
    equal the baseline's on every word row.
 5. Scaling rows: B (and A) at 0.6 M and 1.2 M fixations, next to 2.4 M.
@@ -158,6 +161,60 @@ def floor_columns(folder: Path) -> tuple[list[str], list[str], list[str], list[s
     return fix, out_ia, narrow_fix, narrow_ia
 
 
+def cpu_floor(folder: Path, prepared: Path, fix_cols: str, ia_cols: str) -> dict:
+    """CPU seconds (user + system, every thread) of the parts of a cold prep that no implementation can skip while
+    the output stays what it is: polars parsing the every-row columns of both reports (``fix_cols`` / ``ia_cols``,
+    JSON lists), the SHA-256 of both (the manifest's checksums and the cache key), the agreement's vote members
+    that prep's default (``slice``) does not run itself (cluster's 100 k-means++ starts per trial and warp, on
+    ``prepared``'s fixations, :func:`readgaze.lines.frame_batch.method_lines` after a warm-up that compiles them),
+    and writing ``prepared``'s four tables with prep's Parquet settings."""
+    import hashlib
+    import resource
+
+    import polars as pl
+
+    from readgaze.data_prep.dataset import PARQUET
+    from readgaze.lines.frame_batch import method_lines
+
+    def cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+
+    folder, prepared, got = Path(folder), Path(prepared), {}
+    c = cpu()
+    pl.collect_all([scan_columns(folder / "fixations.csv", json.loads(fix_cols)),
+                    scan_columns(folder / "ia.csv", json.loads(ia_cols))])
+    got["parse (polars, every-row columns)"] = cpu() - c
+    c = cpu()
+    for name in ("fixations.csv", "ia.csv"):
+        h, block = hashlib.sha256(), bytearray(1 << 20)
+        with open(folder / name, "rb") as f:
+            while n := f.readinto(block):
+                h.update(memoryview(block)[:n])
+    got["SHA-256 of both reports"] = cpu() - c
+    fx = pl.read_parquet(prepared / "fixations.parquet", columns=["trial_id", "fixation_index", "x_px", "y_px"])
+    words, trials = pl.read_parquet(prepared / "words.parquet"), pl.read_parquet(prepared / "trials.parquet")
+    method_lines(fx.head(5000), words, trials, ("cluster", "warp"))  # numba: compiled or loaded once
+    c = cpu()
+    method_lines(fx, words, trials, ("cluster", "warp"))
+    got["agreement: cluster (100 starts) + warp"] = cpu() - c
+    tables = {n: pl.read_parquet(prepared / f"{n}.parquet") for n in ("fixations", "word_measures", "trials", "words")}
+    c = cpu()
+    for n, frame in tables.items():
+        frame.write_parquet(prepared / f"floor_{n}.parquet", **PARQUET)
+    got["write the four tables (Parquet)"] = cpu() - c
+    return got
+
+
+def scan_columns(path: Path, cols: list[str]):
+    """A lazy scan of ``cols`` of a report, dtypes from its first 10,000 rows (as :data:`FLOOR_CODE`)."""
+    import polars as pl
+
+    head = pl.read_csv(path, n_rows=10000, null_values=["."], infer_schema_length=10000, columns=cols)
+    schema = {c: head.schema.get(c, pl.String) for c in pl.scan_csv(path).collect_schema().names()}
+    return pl.scan_csv(path, schema=schema, null_values=["."]).select(cols)
+
+
 def readgaze_cmd(folder: Path, out: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "readgaze.cli", "prep", "onestop", "--fixation-report", str(folder / "fixations.csv"),
             "--ia-report", str(folder / "ia.csv"), "--out", str(out), "--force", "--quiet", *extra]
@@ -272,6 +329,14 @@ def main(argv=None) -> int:
             if tag in goals:
                 print(f"  ratio pandas / {tag}: {pd_wall / wall:.2f}x (goal >= {goals[tag]}x); {tag} / parse floor: "
                       f"{wall / parse_floor:.2f}x (goal <= 1.5x); peak {gib:.2f} GiB (goal <= 1.5)")
+        pd_cpu = cpu["A pandas baseline"]
+        for tag, name in (("B", "B readgaze prep (defaults: slice)"), ("C", "C readgaze prep --line-assigner nearest")):
+            print(f"  CPU {tag} / pandas: {cpu[name] / pd_cpu:.2f}x (goal <= 0.6x: {0.6 * pd_cpu:.1f} s)")
+        parts = in_child("cpu_floor", folder, work / "rg_slice", json.dumps(narrow_fix), json.dumps(narrow_ia))
+        print(f"  CPU floor of a cold prep whose output stays as it is (each part alone, in a fresh process): "
+              f"{sum(parts.values()):.1f} s against the goal's {0.6 * pd_cpu:.1f} s:")
+        for part, seconds in parts.items():
+            print(f"    {part:44s} {seconds:5.2f} s")
         io_s = min(io_floor(warm_cache, work / "rg_warm", work / "io_floor") for _ in range(2))
         print(f"  re-prep I/O floor (a fresh process: start Python, import polars, read the parse cache, write D's "
               f"four tables with prep's Parquet settings; nothing computed): {io_s:.2f} s; D's 10x goal is "

@@ -493,3 +493,50 @@ def test_a_padded_number_in_a_onestop_word_feature_is_an_error_naming_the_cell(s
     with pytest.raises(ParseError, match="' 15 ' is not a number") as e:
         load_onestop(d / "fixations.csv", ia)
     assert (e.value.file, e.value.row, e.value.column) == (str(ia), 2325, "head_word_index")
+
+
+# --- found by the fuzz with unseen seeds (7000-7119): a page name changed by hand; an .asc cut inside a trial --
+
+@pytest.mark.parametrize(("column", "value", "expected"), [
+    ("page_name", "abc", "got 'abc', expected '{type}-{book_name}-{page}': the row's type 'question' and book_name "
+     "'dickens' say 'question-dickens-<n>' (one of the three cells changed?)"),
+    ("book_name", "abc", "got 'question-dickens-4', expected '{type}-{book_name}-{page}': the row's type 'question' "
+     "and book_name 'abc' say 'question-abc-<n>'"),
+    ("type", "abc", "got 'abc', expected a page type (reading or question)"),
+])
+def test_an_sbsat_page_cell_that_does_not_name_its_page_is_an_error(small_data, tmp_path, column, value, expected):
+    """fuzz seed 7041: ``page_name`` 'question-genome-3' -> 'abc' made a text of its own without a word. Every row of
+    the published report names its page ``{type}-{book_name}-{n}``; a row that does not is an error naming the cell."""
+    from readgaze.io.sbsat import read_sbsat_trials
+
+    src = small_data / "sbsat" / "fixation" / "18sat_trialfinal.csv"
+    lines = _lines(src)[:300]
+    header = lines[0].decode().rstrip("\r\n").split(",")
+    fields = lines[9].decode().rstrip("\r\n").split(",")  # row 10: msd001, a question page of dickens
+    assert fields[header.index("page_name")] == "question-dickens-4"
+    fields[header.index(column)] = value
+    path = _copy(src, tmp_path / src.name, lines[:9] + [(",".join(fields) + "\n").encode()] + lines[10:])
+    read_sbsat_trials(_copy(src, tmp_path / "clean.csv", lines)).collect()  # the undamaged rows pass
+    with pytest.raises(ParseError) as e:
+        read_sbsat_trials(path)
+    assert (e.value.file, e.value.row, e.value.column) == (str(path), 10, "page_name" if column != "type" else "type")
+    assert expected in str(e.value)
+
+
+def test_an_asc_cut_between_a_trials_variables_and_its_trial_result_is_flagged(small_data, tmp_path):
+    """fuzz seed 7031: the monocular example cut at the end of line 154, inside the trial variables that Experiment
+    Builder writes after END and closes with TRIAL_RESULT (line 160): the trial lost 5 columns and nothing was
+    said. Now a warning and a QC record name the first unclosed line; the whole file gives neither."""
+    from readgaze.io.asc import read_asc
+
+    src = small_data / "eyelink_asc" / "eyelink_monocular_example.asc"
+    lines = _lines(src)
+    assert lines[159].startswith(b"MSG") and b"TRIAL_RESULT" in lines[159]
+    cut = read_asc(_copy(src, tmp_path / src.name, lines[:154]))
+    whole = read_asc(src)
+    reason = "file ends inside a trial (trial variables after the last TRIAL_RESULT)"
+    assert (_reasons(whole.qc).get(reason, 0), _reasons(cut.qc)[reason]) == (0, 1)
+    said = [w for w in cut.warnings if "ends inside a trial" in w]
+    assert said == [f"{src.name} line 149: 6 trial-variable line(s) after the last TRIAL_RESULT and no TRIAL_RESULT "
+                    "closing them: the file ends inside a trial (cut short?); the variables read are kept"]
+    assert cut.trials.width < whole.trials.width  # what the flag is about: the trial's later variables are missing

@@ -172,6 +172,7 @@ def read_asc(path: str | Path, *, trial_message: str | None = None, eye: str | N
     trials = asc_trials.trials_table(scan, segments, eyes, counts, all_fix)
     messages = asc_trials.assign_messages(messages, segments)
     trials = asc_trials.with_trial_variables(trials, messages, scan, segments)
+    asc_trials.check_trial_results(messages, name, warnings, qc)
     warn_tracker_errors(messages, name, warnings, qc)
     validation = validation_table(messages, scan, qc)
     events = _concat(parts["events"], None)

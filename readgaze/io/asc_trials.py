@@ -130,3 +130,22 @@ def with_trial_variables(trials: pl.DataFrame, messages: pl.DataFrame, scan: Asc
         "name", index="trial_id", values="value")
     wide = wide.rename({c: f"trial_var_{c}" for c in wide.columns if c != "trial_id" and c in trials.columns})
     return trials.join(wide, on="trial_id", how="left")
+
+
+def check_trial_results(messages: pl.DataFrame, name: str, warnings: list[str], qc) -> None:
+    """Flag a file that ends inside a trial: Experiment Builder closes each trial's messages with ``TRIAL_RESULT``
+    (its ``!V TRIAL_VAR`` lines come before it), so where a file uses ``TRIAL_RESULT`` and trial-variable lines follow
+    the last one, the file stops before that trial's end (cut short at a line end?). The variables read are kept; a
+    warning and a QC record (``trials``, flagged) name the first such line. A file without ``TRIAL_RESULT`` is not
+    checked."""
+    results = messages.filter(pl.col("text").str.contains(r"^TRIAL_RESULT\b"))["line"]
+    if not results.len():
+        return
+    after = messages.filter(pl.col("text").str.contains(r"^!V TRIAL_VAR\s"), pl.col("line") > results.max())
+    if after.height:
+        first = int(after["line"][0])
+        warnings.append(f"{name} line {first}: {after.height} trial-variable line(s) after the last TRIAL_RESULT and "
+                        "no TRIAL_RESULT closing them: the file ends inside a trial (cut short?); the variables read "
+                        "are kept")
+        qc.add("read_asc", "trials", "file ends inside a trial (trial variables after the last TRIAL_RESULT)", 1,
+               action="flagged", detail=f"line {first}")

@@ -82,6 +82,7 @@ def read_sbsat_trials(path: str | Path, *, qc: QCLog | None = None) -> pl.LazyFr
         raise SchemaError(f"SB-SAT trial report: missing columns {missing}", file=path)
     cells.keys(raw, path, ["RECORDING_SESSION_LABEL", "INDEX", "page_name", "book_name", "type"],
                numbers_only=["INDEX"])
+    _check_pages(raw, path)
     raw = require_numeric(raw, path, ["answer", "correct_answer"], pl.Int64, what="an answer number (-99: none)")
     check_unique(raw, path, {"RECORDING_SESSION_LABEL": pl.col("RECORDING_SESSION_LABEL"),
                               "INDEX": pl.col("INDEX")}, shown=["RECORDING_SESSION_LABEL", "INDEX"], session_key=None)
@@ -105,6 +106,40 @@ def read_sbsat_trials(path: str | Path, *, qc: QCLog | None = None) -> pl.LazyFr
         pl.lit(False).alias("practice"),
         pl.all(),
     )
+
+
+PAGE_TYPES = ("reading", "question")
+"""SB-SAT's page ``type`` values; a ``page_name`` is ``{type}-{book_name}-{page number}`` (all 7,298 rows of the
+published report)."""
+
+
+def _check_pages(raw: pl.LazyFrame, path) -> None:
+    """Each row's ``type`` is a page type and its ``page_name`` is ``{type}-{book_name}-{number}``: a changed cell
+    (``page_name = abc``) would otherwise make a text of its own without a word.
+
+    Raises
+    ------
+    ParseError
+        The first row that breaks the rule (file, row, column, value and what its other cells say it should be).
+    """
+    from readgaze.io.csv import first_row_where
+
+    text = {c: pl.col(c).cast(pl.String) for c in ("type", "book_name", "page_name")}
+    bad_type = ~text["type"].is_in(PAGE_TYPES).fill_null(False)
+    parts = text["page_name"].str.extract_groups(r"^([a-z]+)-(.+)-(\d+)$")
+    bad_page = ~((parts.struct.field("1") == text["type"]) & (parts.struct.field("2") == text["book_name"])
+                 ).fill_null(False)
+    found = raw.select(bad_type.any().alias("type"), bad_page.any().alias("page_name")).collect().row(0)
+    if found[0]:
+        row, value = first_row_where(raw, bad_type, "type", path=path)
+        raise ParseError(f"got {value!r}, expected a page type ({' or '.join(PAGE_TYPES)})", file=path, row=row,
+                         column="type")
+    if found[1]:
+        row, value = first_row_where(raw, bad_page, "page_name", path=path)
+        named = raw.filter(bad_page).select(text["type"], text["book_name"]).head(1).collect().row(0)
+        raise ParseError(f"got {value!r}, expected '{{type}}-{{book_name}}-{{page}}': the row's type {named[0]!r} and "
+                         f"book_name {named[1]!r} say '{named[0]}-{named[1]}-<n>' (one of the three cells changed?)",
+                         file=path, row=row, column="page_name")
 
 
 WINDOW_FEATURES = ("x", "y", "pupil", "duration")
