@@ -188,10 +188,12 @@ def test_the_listing_imports_neither_torch_nor_scikit_learn_and_check_resolves_t
     from sklearn.svm import SVC
 
     from readgaze.baselines import BASELINES
+    from readgaze.baselines_regression import REGRESSORS
 
     assert BASELINES["svm"].estimator_class() is SVC
     checked = {r["name"]: r["status"] for r in rows(check=True) if r["kind"] == "baseline"}
-    assert set(checked) == set(BASELINES) and set(checked.values()) == {"ok"}
+    assert set(checked) == set(BASELINES) | {spec.model for spec in REGRESSORS.values()}
+    assert set(checked.values()) == {"ok"}
 
 
 def test_readgaze_configs_prints_each_configs_whole_first_sentence(capsys):

@@ -139,6 +139,13 @@ def test_readgaze_models_lists_both_ensembles_with_paper_tasks_and_how_to_run(ca
         assert row["kind"] == "ensemble" and "reading_goal" in row["tasks"] and "comprehension" in row["tasks"]
         assert "arXiv:2410.20779" in row["paper"]
         assert "readgaze ensemble" in row["configs"] and "readgaze bench" in row["configs"]
+    for name in ("MeanEnsemble", "RidgeEnsemble"):  # the regression ensembles, on the regression tasks only
+        assert rows[name]["kind"] == "ensemble" and rows[name]["tasks"] == "reading_comprehension_skill"
+    for name in ("chance_mean", "ridge", "svr", "random_forest_regressor", "knn_regressor",
+                 "gradient_boosting_regressor", "reading_speed_linear_regression"):  # the regressors, with how to run
+        assert rows[name]["kind"] == "baseline" and rows[name]["tasks"] == "reading_comprehension_skill"
+        assert "regression task" in rows[name]["configs"]
+    assert "dyslexia" in rows["LogisticEnsemble"]["tasks"] and "dyslexia" not in rows["RidgeEnsemble"]["tasks"]
     assert registry.main(["models", "--check"]) == 0
 
 

@@ -215,21 +215,59 @@ def baselines() -> tuple[Entry, ...]:
                        "", kind="baseline") for kind in BASELINES)
 
 
+REGRESSOR_PAPERS = {
+    "chance": "- (the training mean; EyeBench's 'Majority Class / Chance' row of a regression task)",
+    "reading_speed": BASELINE_PAPERS["reading_speed"],
+    "words_per_paragraph_time": BASELINE_PAPERS["words_per_paragraph_time"],
+    "ridge": "Mézière et al. 2023's features; the regression counterpart of their logistic regression",
+    "svr": "Hollenstein et al. 2022's features (support vector regression)",
+    "random_forest": "Makowski et al. 2024's features (random forest regressor)",
+    "knn": "readgaze's trial features (k nearest neighbours)",
+    "gradient_boosting": "readgaze's trial features (scikit-learn HistGradientBoostingRegressor)",
+}
+"""Paper of each regression baseline of :data:`readgaze.baselines_regression.REGRESSORS`, by kind."""
+
+
+def regressors() -> tuple[Entry, ...]:
+    """One entry per regression baseline of :mod:`readgaze.baselines_regression` (named as its prediction rows are);
+    they run inside ``readgaze cv`` and ``readgaze bench`` on a regression task."""
+    try:
+        from readgaze.baselines_regression import REGRESSORS
+        from readgaze.tasks import TASKS as REGISTRY
+    except Exception as error:  # noqa: BLE001 - the listing must survive a broken module
+        return (Entry("(regressors unavailable)", "readgaze.baselines_regression", (), f"import failed: {error}", "",
+                      kind="baseline"),)
+    tasks = tuple(name for name, task in REGISTRY.items() if task.kind == "regression")
+    return tuple(Entry(spec.model, f"readgaze.baselines_regression.REGRESSORS[{kind!r}]", tasks,
+                       REGRESSOR_PAPERS.get(kind, "-"), "", kind="baseline") for kind, spec in REGRESSORS.items())
+
+
+REGRESSOR_RUN = ("run by readgaze cv and bench on a regression task (--baselines default: chance_mean, reading speed, "
+                 "ridge; --baselines all: every regressor)")
+
+
 ENSEMBLE_PAPER = ("Shubi et al. 2025, ACL, arXiv:2410.20779 (ensembles of the models' predictions; here fit on "
                   "validation, applied to test)")
 ENSEMBLE_RUN = ("readgaze ensemble RUN_DIR RUN_DIR ... --out DIR (cv runs of two or more models); readgaze bench "
                 "(a row each with two or more models)")
 ENSEMBLE_WHAT = {"MajorityVote": "each model's vote at its validation threshold",
-                 "LogisticEnsemble": "logistic regression on the models' log-odds (stacking)"}
+                 "LogisticEnsemble": "logistic regression on the models' log-odds (stacking)",
+                 "MeanEnsemble": "the mean of the models' predicted values (regression)",
+                 "RidgeEnsemble": "ridge regression on the models' predicted values (stacking; regression)"}
 
 
 def ensembles() -> tuple[Entry, ...]:
-    """One entry per out-of-sample ensemble (:data:`readgaze.models.training.ensemble.ENSEMBLES`); the tasks are
-    those of the models they combine (binary and multiclass)."""
-    tasks = tuple(dict.fromkeys(task for e in MODELS if e.kind == "neural" for task in e.tasks))
-    names = ("MajorityVote", "LogisticEnsemble")  # read without importing scikit-learn; --check imports them
-    return tuple(Entry(name, f"readgaze.models.training.ensemble.{name}", tasks,
-                       f"{ENSEMBLE_PAPER}: {ENSEMBLE_WHAT[name]}", "", kind="ensemble") for name in names)
+    """One entry per out-of-sample ensemble (:data:`readgaze.models.training.ensemble.ENSEMBLES`: every
+    classification task, binary and multiclass; ``REGRESSION_ENSEMBLES``: every regression task)."""
+    from readgaze.tasks import TASKS as REGISTRY
+
+    tasks = tuple(name for name, task in REGISTRY.items() if task.kind == "classification")
+    regression = tuple(name for name, task in REGISTRY.items() if task.kind == "regression")
+    names = {"MajorityVote": tasks, "LogisticEnsemble": tasks, "MeanEnsemble": regression,
+             "RidgeEnsemble": regression}  # read without importing scikit-learn; --check imports them
+    return tuple(Entry(name, f"readgaze.models.training.ensemble.{name}", served,
+                       f"{ENSEMBLE_PAPER}: {ENSEMBLE_WHAT[name]}", "", kind="ensemble")
+                 for name, served in names.items())
 
 
 def find(name: str) -> Entry:
@@ -254,22 +292,27 @@ def config_status(entry: Entry) -> dict[str, str | None]:
 def rows(check: bool = False) -> list[dict[str, str]]:
     """The listing as plain rows (``name, kind, tasks, paper, configs`` and, with ``check``, ``status``)."""
     out = []
-    for entry in (*MODELS, *baselines(), *ensembles()):
+    for entry in (*MODELS, *baselines(), *regressors(), *ensembles()):
         configs = config_status(entry)
         run = {"baseline": "run by readgaze cv", "ensemble": ENSEMBLE_RUN}.get(entry.kind)
+        if entry.target.startswith("readgaze.baselines_regression"):
+            run = REGRESSOR_RUN
         row = {"name": entry.name, "kind": entry.kind, "tasks": ", ".join(entry.tasks), "paper": entry.paper,
                "configs": run or ", ".join(c or f"{t}/{entry.config} (missing)" for t, c in configs.items())}
         if check:
             try:
                 if entry.kind == "baseline":
                     from readgaze.baselines import BASELINES
+                    from readgaze.baselines_regression import REGRESSORS
 
-                    BASELINES[entry.name].estimator_class()  # a dotted name: imports scikit-learn's module
+                    by_name = {spec.model: spec for spec in REGRESSORS.values()} | BASELINES
+                    by_name[entry.name].estimator_class()  # a dotted name: imports scikit-learn's module
                     row["status"] = "ok"
                 elif entry.kind == "ensemble":
-                    from readgaze.models.training.ensemble import ENSEMBLES
+                    from readgaze.models.training.ensemble import ENSEMBLES, REGRESSION_ENSEMBLES
 
-                    row["status"] = "ok" if entry.load() in ENSEMBLES else "not in ensemble.ENSEMBLES"
+                    row["status"] = ("ok" if entry.load() in ENSEMBLES + REGRESSION_ENSEMBLES
+                                     else "not in ensemble.ENSEMBLES")
                 else:
                     entry.load()
                     row["status"] = "ok" if all(configs.values()) else "config missing"
