@@ -85,7 +85,7 @@ def plot_regression(predictions: pl.DataFrame | pl.LazyFrame, path: str | Path, 
             if model == chance_model and part.height:
                 level = float(part[PREDICTION_VALUE].mean())
                 handle = ax.axhline(level, color=CHANCE_COLOUR, linestyle=(0, (4, 3)), linewidth=1.8,
-                                    label=f"{label}\n    chance: the training mean ({level:.2f})")
+                                    label=f"{label}\n    predicts {level:.2f} for every trial (dashed line)")
             else:
                 handle = ax.scatter(part["label"].to_numpy(), part[PREDICTION_VALUE].to_numpy(), s=10, alpha=0.4,
                                     color=colours[model], linewidths=0, label=label)

@@ -26,7 +26,7 @@ DISPLAY_NAMES = {
     "random_forest": "random forest (Makowski et al.)", "knn": "k nearest neighbours",
     "gradient_boosting": "gradient boosting", "logistic_regression": "logistic regression",
     "RoBERTEyeF": "RoBERTEye-F", "RoBERTEyeW": "RoBERTEye-W", "PostFusionEye": "PostFusion-Eye",
-    "MAGEye": "MAG-Eye", "PLMAS": "PLM-AS", "PLMASRM": "PLM-AS-RM", "TextOnly": "text only (RoBERTa)",
+    "MAGEye": "MAG-Eye", "PLMAS": "PLM-AS", "PLMASRM": "PLM-AS-RM", "TextOnly": "text only",
     "ScanpathImage": "scanpath image", "AhnRNN": "Ahn et al. RNN", "AhnCNN": "Ahn et al. CNN",
     "LogisticEnsemble": "logistic ensemble", "MajorityVote": "majority vote",
     "chance_mean": "chance (training mean)", "reading_speed_linear_regression": "reading speed (linear)",

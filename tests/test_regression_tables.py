@@ -57,7 +57,9 @@ def test_plot_regression_names_each_model_with_its_table_rmse_and_draws_chance_a
     assert f"ridge (Mézière et al.): RMSE {mean:.2f} ± {sem:.2f}" in texts
     mean, sem = rmse[("chance_mean", "all")]
     assert texts[-1].startswith(f"chance (training mean): RMSE {mean:.2f} ± {sem:.2f}")  # the worse one last
-    assert "chance: the training mean (5.05)" in texts[-1]  # (4.8 + 5.3) / 2 over equal folds
+    assert texts[-1].endswith("predicts 5.05 for every trial (dashed line)")  # (4.8 + 5.3) / 2 over equal folds
+    # "chance" once (it was twice: the name and the line)
+    assert texts[-1].count("chance") == 1
     horizontal = [line for line in axes[3].get_lines() if len(set(line.get_ydata())) == 1]
     assert len(horizontal) == 1 and horizontal[0].get_ydata()[0] == pytest.approx(5.05)
     assert "reading comprehension skill" in figures[0]._suptitle.get_text()
