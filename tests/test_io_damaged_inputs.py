@@ -540,3 +540,20 @@ def test_an_asc_cut_between_a_trials_variables_and_its_trial_result_is_flagged(s
     assert said == [f"{src.name} line 149: 6 trial-variable line(s) after the last TRIAL_RESULT and no TRIAL_RESULT "
                     "closing them: the file ends inside a trial (cut short?); the variables read are kept"]
     assert cut.trials.width < whole.trials.width  # what the flag is about: the trial's later variables are missing
+
+
+def test_a_damaged_start_line_is_named_by_the_no_block_error(small_data, tmp_path):
+    """fuzz seed 8173: a NUL inside the only START keyword left no recording block; the error named the file alone.
+    Now it names the line of no known kind that the sample lines follow."""
+    from readgaze.io.asc import read_asc
+
+    def edit(lines):
+        assert lines[86].startswith(b"START")
+        lines[86] = lines[86][:2] + b"\x00" + lines[86][2:]
+
+    path = _asc(small_data, tmp_path, edit)
+    with pytest.raises(ParseError) as e:
+        read_asc(path)
+    assert (e.value.file, e.value.row) == (str(path), 87)
+    assert "sample lines follow line 87, a line of no known kind ('ST\\x00ART\\t2154556" in str(e.value)
+    assert "a damaged START line?" in str(e.value)

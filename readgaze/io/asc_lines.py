@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from readgaze.errors import ConfigError
+from readgaze.errors import ConfigError, ParseError
 
 KEYWORDS = ("START", "END", "MSG", "SFIX", "EFIX", "SSACC", "ESACC", "SBLINK", "EBLINK", "SAMPLES",
             "EVENTS", "PRESCALER", "VPRESCALER", "PUPIL", "INPUT", "BUTTON")
@@ -104,3 +104,17 @@ def line_kinds(frame: pl.DataFrame) -> pl.Series:
         .when(head.str.contains(r"^\s")).then(code["continuation"])
         .otherwise(keyword.fill_null(names.index("other")))).to_series()
     return pl.Series("kind", names, dtype=LINE_KINDS).gather(codes)
+
+
+def no_block_error(path: Path, lines: pl.DataFrame, sample_runs: np.ndarray) -> ParseError:
+    """The error of a file without a recording block; where sample lines (``sample_runs``: the first line of each run)
+    follow a line of no known kind, that line is named (a damaged ``START`` line: a NUL or a stray byte in its
+    keyword)."""
+    what = "no recording block (no START line): not an EyeLink sample/event file"
+    odd = (lines.filter(pl.col("kind") == "other", pl.col("line") < int(sample_runs[0])) if len(sample_runs)
+           else lines.clear())
+    if not odd.height:
+        return ParseError(what, file=path)
+    row, shown = int(odd["line"][-1]), odd["text"][-1][:40].encode("unicode_escape").decode("ascii")
+    return ParseError(f"{what}, yet sample lines follow line {row}, a line of no known kind ('{shown}'): a damaged "
+                      "START line? Fix it, or cut the file to whole recordings", file=path, row=row)

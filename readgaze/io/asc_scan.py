@@ -43,6 +43,7 @@ from readgaze.io.asc_lines import (  # noqa: F401 -- KEYWORDS, LINE_KINDS, decod
     codec_name,
     decode_chunk,
     line_kinds,
+    no_block_error,
 )
 from readgaze.qc import QCLog
 
@@ -325,7 +326,7 @@ def scan_asc(path: str | Path, *, encoding: str = "utf-8", chunk_lines: int = CH
     if not blocks and codec == "utf-8" and (mixed := lone_cr_error(path)) is not None:
         raise mixed
     if not blocks:
-        raise ParseError("no recording block (no START line): not an EyeLink sample/event file", file=path)
+        raise no_block_error(path, lines, read.run_first)
     spans = pl.DataFrame({"first": [b.start_line for b in blocks], "last": [b.last_line for b in blocks],
                           "block": [b.index for b in blocks]},
                          schema={"first": lines.schema["line"], "last": lines.schema["line"], "block": pl.Int32})
