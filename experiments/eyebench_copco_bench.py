@@ -1,20 +1,26 @@
-"""EyeBench's CopCo dyslexia benchmark (CopCo_TYP) on EyeBench's 4 folds, from the raw CopCo folder, in one command.
+"""EyeBench's CopCo benchmarks on EyeBench's 4 folds, from the raw CopCo folder, in one command: dyslexia (CopCo_TYP)
+and comprehension skill in EyeBench's published setting (CopCo_RCS, readers without a score at -1.0).
 
     OMP_NUM_THREADS=1 POLARS_MAX_THREADS=1 python experiments/eyebench_copco_bench.py \\
-        --data ../shared/data/copco --out runs/copco [--workers 2] [--ablate roberteye_w]
+        --data ../shared/data/copco --out runs/copco [--workers 2] [--ablate roberteye_w] [--tasks TYP RCS_eyebench]
 
 Steps, each skipped when its output is already there (so a rerun resumes; ``readgaze bench`` resumes by itself):
 
 1. ``readgaze prep copco --data DATA --out OUT/dataset`` (the CopCo recipe);
-2. the classical rows, ``experiments/eyebench_copco_classical.py --tasks TYP`` into ``OUT/classical``
+2. the classical rows, ``experiments/eyebench_copco_classical.py --tasks TYP RCS_eyebench`` into ``OUT/classical``
    (or ``--classical DIR``, a finished run of it);
-3. ``readgaze bench -c experiments/bench/copco.yaml`` into ``OUT/bench`` (every neural model EyeBench lists for
+3. RCS: ``readgaze bench -c experiments/bench/copco.yaml --tasks reading_comprehension_skill --baselines default
+   --data.missing_label -1.0`` into ``OUT/bench_rcs`` (the neural models on the regression task, the 12 unscored
+   readers kept at EyeBench's -1.0);
+4. TYP: ``readgaze bench -c experiments/bench/copco.yaml`` into ``OUT/bench`` (every neural model EyeBench lists for
    CopCo, tiny encoder, EyeBench's folds from ``DATA/eyebench/folds``), then the text and gaze twins of the
    ``--ablate`` models (:mod:`readgaze.models.data.ablate`) into the same folder (a second bench run: the models'
    own units are reused);
-4. the tables (:func:`tables`): ``OUT/copco_TYP.md``, EyeBench's layout (per regime + Average, mean ± SEM over
-   folds) with EyeBench's published row beside each of readgaze's and the difference, the reader-level aggregation
-   and a stacked ensemble chosen on validation only, and paired tests against the best classical row.
+5. the tables: ``OUT/copco_TYP.md`` (:func:`tables`) and ``OUT/copco_RCS_eyebench.md`` (:func:`rcs_tables`),
+   EyeBench's layout (per regime + Average, mean ± SEM over folds) with EyeBench's published row beside each of
+   readgaze's and the difference, the reader-level aggregation (and for TYP stacked ensembles) chosen on validation
+   only, and paired tests of the best rows against EyeBench's best row that readgaze reproduces
+   (:func:`best_reproduced`: AhnCNN for TYP, the random forest for RCS) and the best classical row or chance.
 
 ``OUT/times.json`` keeps each step's wall and CPU seconds (CPU: this process's children, Ray's workers included
 once Ray has reaped them; ``bench_units`` sums the units' own wall seconds).
@@ -47,6 +53,13 @@ CLASSICAL = ("majority", "words_per_paragraph_time_logistic_regression", "readin
              "meziere_logistic_regression", "svm", "random_forest", "knn", "gradient_boosting")
 CHANCE_ROWS = ("majority", "words_per_paragraph_time_logistic_regression")
 """Chance and reading speed: never members of an ensemble, never "the best model"."""
+RCS_COLUMNS = (*COLUMNS[:7], "prediction_value", "model")
+"""The regression task's prediction columns (``prediction_value`` = the predicted score)."""
+RCS_CLASSICAL = ("chance_mean", "words_per_paragraph_time_linear_regression", "reading_speed_linear_regression",
+                 "ridge", "svr", "random_forest_regressor", "knn_regressor", "gradient_boosting_regressor")
+RCS_CHANCE_ROWS = ("chance_mean", "words_per_paragraph_time_linear_regression", "reading_speed_linear_regression")
+NOT_REPRODUCTIONS = ("Majority Class / Chance", "Reading Speed")
+"""EyeBench rows that are not models to beat: never "the best reproduced EyeBench model"."""
 
 
 def _cpu_children() -> float:
@@ -66,11 +79,12 @@ def _step(times: dict, name: str, command: list[str], out: Path) -> None:
         sys.exit(f"{name} failed with status {status}")
 
 
-def neural_predictions(bench: Path, task: str = "dyslexia") -> pl.DataFrame:
+def neural_predictions(bench: Path, task: str = "dyslexia", columns: tuple[str, ...] = COLUMNS) -> pl.DataFrame:
     """Every finished model unit's validation and test predictions under ``bench/units/*/<task>/``.
 
     ``model`` is the model's class name (``AhnCNN``, what :data:`readgaze.eyebench_tables.EYEBENCH_MODELS` maps),
-    with ``_ablate_text`` / ``_ablate_gaze`` for a twin (from the unit folder's name). Columns :data:`COLUMNS`.
+    with ``_ablate_text`` / ``_ablate_gaze`` for a twin (from the unit folder's name). Columns ``columns``
+    (:data:`COLUMNS`; :data:`RCS_COLUMNS` for the regression task).
     """
     frames = []
     for done in sorted(bench.glob(f"units/*/{task}/*/fold_*/seed_*/unit.json")):
@@ -82,9 +96,9 @@ def neural_predictions(bench: Path, task: str = "dyslexia") -> pl.DataFrame:
         for split in ("val", "test"):
             frame = pl.read_parquet(done.parent / f"predictions_{split}.parquet")
             frames.append(frame.with_columns(pl.lit(split).alias("split"), (pl.col("model") + suffix).alias("model"))
-                          .select(COLUMNS))
+                          .select(columns))
     if not frames:
-        return pl.DataFrame(schema={c: pl.String for c in COLUMNS})
+        return pl.DataFrame(schema={c: pl.String for c in columns})
     return pl.concat(frames, how="vertical_relaxed")
 
 
@@ -104,19 +118,26 @@ def stacked(predictions: pl.DataFrame, members: list[str], name: str) -> pl.Data
     return out.with_columns(pl.lit(name).alias("model")).select(COLUMNS)
 
 
-def per_reader(predictions: pl.DataFrame) -> pl.DataFrame:
-    """One row per (model, fold, split, regime, reader): the reader's mean score and label, ``trial_id`` =
-    ``{participant_id}_{regime}``, so that a permutation test swaps whole readers (each reader-level score once)."""
-    keys = ["model", "fold_index", "split", "regime", "participant_id"]
-    return (predictions.group_by(keys).agg(pl.col("prediction_prob").mean(), pl.col("label").first(),
-                                          pl.col("item_id").first())
-            .with_columns(pl.concat_str("participant_id", "regime", separator="_").alias("trial_id"))
-            .select(COLUMNS))
-
-
 def _score(evaluation: pl.DataFrame, model: str, regime: str = "all") -> float:
     row = evaluation.filter((pl.col("model") == model) & (pl.col("regime") == regime))
     return float(row["auroc_mean"][0]) if row.height else float("nan")
+
+
+def best_reproduced(comparison: pl.DataFrame, metric: str) -> tuple[str, str] | None:
+    """EyeBench's best row that readgaze reproduces: among EyeBench's models (chance and reading speed aside) whose
+    readgaze row lands within the published ± band (:func:`readgaze.eyebench_tables.compare_with_eyebench`) on the
+    Average ``metric``, the one with the best published Average; ``(EyeBench's name, readgaze's model)``, or None."""
+    rows = comparison.filter((pl.col("metric") == metric) & (pl.col("regime") == "all") & pl.col("within_band")
+                             & pl.col("eyebench_model").is_not_null()
+                             & ~pl.col("eyebench_model").is_in(list(NOT_REPRODUCTIONS)))
+    if not rows.height:
+        return None
+    row = rows.sort("published_mean", descending=metric not in ("rmse", "mae")).row(0, named=True)
+    return row["eyebench_model"], row["model"]
+
+
+def _p(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
 
 
 def tables(out: Path, classical: Path, results: Path) -> str:
@@ -171,12 +192,15 @@ def tables(out: Path, classical: Path, results: Path) -> str:
             _cell(test, model, regime) for regime in ("all", "new_participant", "new_item_participant")]
         lines.append(f"| {label} | `{model}` | " + " | ".join(cells) + " |")
     lines.append("\n### Paired tests (test folds; t-test over the 4 folds; permutation test swapping the two rows' "
-                 "scores of a trial, or of a whole reader where a row is a reader mean)\n")
+                 "scores of a trial, or of all a reader's trials where a row is a reader mean)\n")
     lines.append("| comparison | regime | difference (AUROC points) | t-test p | permutation p |\n"
                  "|---|---|---|---|---|")
     same_form = f"{best_classical}_reader_mean" if best.endswith("_reader_mean") else best_classical
     pairs = [(best_neural, best_classical), (f"{best_neural}_reader_mean", f"{best_classical}_reader_mean"),
              (best, same_form)] if best_neural else [(best, same_form)]
+    reproduced = best_reproduced(comparison, "auroc")  # EyeBench's best row that readgaze reproduces (AhnCNN)
+    if reproduced is not None and reproduced[1] in models:
+        pairs.insert(0, (best, reproduced[1]))
     for ablated in ("text", "gaze"):
         for model in neural_names:
             if f"{model}_ablate_{ablated}" in models:
@@ -185,18 +209,15 @@ def tables(out: Path, classical: Path, results: Path) -> str:
         if reference == other:
             continue
         both = every.filter(pl.col("model").is_in([reference, other]) & (pl.col("split") == "test"))
-        tested = paired_comparison(both, reference, other, n_permutations=1000)
-        unit = "trials"
-        if "_reader_mean" in reference + other:  # a reader's trials share one score: swap readers, not trials
-            tested = tested.drop("permutation_p").join(paired_comparison(
-                per_reader(both), reference, other, n_permutations=1000).select("regime", "permutation_p"),
-                on="regime", how="left")
-            unit = "readers"
+        # a reader's trials share one score in a reader mean: swap whole readers, not trials
+        unit = "readers" if "_reader_mean" in reference + other else "trials"
+        tested = paired_comparison(both, reference, other, group="participant_id" if unit == "readers" else None,
+                                   n_permutations=1000)
+        name = f" (EyeBench's best reproduced: {reproduced[0]})" if reproduced and other == reproduced[1] else ""
         for row in tested.filter(pl.col("regime").is_in(["all", "new_participant", "new_item_participant"])) \
                 .iter_rows(named=True):
-            p_t = "–" if row["t_test_p"] is None else f"{row['t_test_p']:.3f}"
-            lines.append(f"| `{reference}` − `{other}` | {row['regime']} | {100 * row['difference_mean']:+.1f} | "
-                         f"{p_t} | {row['permutation_p']:.3f} ({unit}) |")
+            lines.append(f"| `{reference}` − `{other}`{name} | {row['regime']} | {100 * row['difference_mean']:+.1f} | "
+                         f"{_p(row['t_test_p'])} | {row['permutation_p']:.3f} ({unit}) |")
     markdown = "\n".join(lines) + "\n"
     (out / "copco_TYP.md").write_text(markdown, encoding="utf-8")
     test.write_csv(out / "evaluation_TYP.csv")
@@ -212,6 +233,87 @@ def _cell(evaluation: pl.DataFrame, model: str, regime: str) -> str:
     return f"{mean:.1f} ± {100 * sem:.1f}" if sem is not None else f"{mean:.1f}"
 
 
+def _rmse(evaluation: pl.DataFrame, model: str, regime: str = "all") -> float:
+    row = evaluation.filter((pl.col("model") == model) & (pl.col("regime") == regime))
+    return float(row["rmse_mean"][0]) if row.height else float("nan")
+
+
+def _rcell(evaluation: pl.DataFrame, model: str, regime: str) -> str:
+    row = evaluation.filter((pl.col("model") == model) & (pl.col("regime") == regime))
+    if not row.height:
+        return "not run"
+    mean, sem = row["rmse_mean"][0], row["rmse_sem"][0]
+    return f"{mean:.2f} ± {sem:.2f}" if sem is not None else f"{mean:.2f}"
+
+
+def rcs_tables(out: Path, classical: Path, results: Path, name: str = "RCS_eyebench") -> str:
+    """EyeBench's CopCo_RCS in its published setting (the 12 readers without a score at -1.0): write
+    ``OUT/copco_{name}.md`` (and ``evaluation_{name}.csv``, ``predictions_{name}.parquet``); return the Markdown.
+
+    Rows: the classical ones (``classical/predictions_{name}.parquet``, ``eyebench_copco_classical.py --tasks
+    RCS_eyebench``), the neural ones (``OUT/bench_rcs``, ``readgaze bench --data.missing_label -1.0``) and each
+    row's reader mean; the best rows chosen on validation RMSE; paired RMSE tests (t-test over folds, permutation
+    swapping whole readers: the target is the reader's) of the best rows against EyeBench's best row that readgaze
+    reproduces (:func:`best_reproduced`: its random forest) and against chance.
+    """
+    from readgaze.metrics_regression import evaluate_regression, paired_regression_comparison
+
+    neural = neural_predictions(out / "bench_rcs", "reading_comprehension_skill", RCS_COLUMNS)
+    base = pl.read_parquet(classical / f"predictions_{name}.parquet").select(RCS_COLUMNS)
+    predictions = pl.concat([base, neural.cast(base.schema)]) if neural.height else base
+    models = predictions["model"].unique(maintain_order=True).to_list()
+    plain = [m for m in models if m not in RCS_CHANCE_ROWS]
+    every = pl.concat([predictions, aggregate_by_reader(predictions.filter(pl.col("model").is_in(plain)))
+                      .select(RCS_COLUMNS)])
+    val, test = evaluate_regression(every, split="val"), evaluate_regression(every)
+    folds = every.group_by("model").agg(pl.col("fold_index").n_unique())
+    complete = set(folds.filter(pl.col("fold_index") == folds["fold_index"].max())["model"])  # rows cut short: out
+    best = min([m for m in every["model"].unique().to_list() if m not in RCS_CHANCE_ROWS and m in complete],
+               key=lambda m: _rmse(val, m))
+    neural_names = [m for m in neural["model"].unique().to_list() if m in complete]
+    best_neural = min(neural_names, key=lambda m: _rmse(val, m)) if neural_names else None
+    best_classical = min([m for m in plain if m in RCS_CLASSICAL and m in complete], key=lambda m: _rmse(val, m))
+    comparison = compare_with_eyebench(test.filter(pl.col("model").is_in(models)),
+                                       read_eyebench_table(results / "CopCo_RCS_test.csv"))
+    reproduced = best_reproduced(comparison, "rmse")
+    lines = [eyebench_table(comparison, title="CopCo_RCS (test, EyeBench's 4 folds), readers without a score at "
+                                              "-1.0 as EyeBench's table: every row")]
+    lines.append("\n### Chosen on validation (lowest Average RMSE), reported once on test\n")
+    regimes = ("all", "new_participant", "new_item", "new_item_participant")
+    lines.append("| row | how chosen | validation Average RMSE | test Average RMSE | test Unseen Reader | test Unseen "
+                 "Text | test Unseen Text & Reader |\n|---|---|---|---|---|---|---|")
+    rows = [("best overall", best), ("best neural (per trial)", best_neural),
+            ("best neural, reader mean", f"{best_neural}_reader_mean" if best_neural else None),
+            ("best classical (per trial)", best_classical),
+            ("best classical, reader mean", f"{best_classical}_reader_mean"),
+            (f"EyeBench's best reproduced row ({reproduced[0]})" if reproduced else "", reproduced and reproduced[1]),
+            ("chance (training mean)", "chance_mean"),
+            ("reading speed", "words_per_paragraph_time_linear_regression")]
+    for label, model in rows:
+        if model:
+            lines.append(f"| {label} | `{model}` | {_rmse(val, model):.2f} | "
+                         + " | ".join(_rcell(test, model, r) for r in regimes) + " |")
+    lines.append("\n### Paired tests (test folds, RMSE; t-test over the 4 folds; permutation test swapping all of a "
+                 "reader's trials between the two rows, 1,000 permutations)\n")
+    lines.append("| comparison | regime | difference (RMSE) | t-test p | permutation p |\n|---|---|---|---|---|")
+    pairs = [(best, reproduced[1]), (best_neural, reproduced[1])] if reproduced else []
+    pairs += [(best, "chance_mean"), (best_neural, "chance_mean")]
+    for reference, other in dict.fromkeys(pairs):
+        if reference is None or other is None or reference == other:
+            continue
+        tested = paired_regression_comparison(every.filter(pl.col("split") == "test"), reference, other,
+                                              group="participant_id", n_permutations=1000)
+        note = f" (EyeBench's best reproduced: {reproduced[0]})" if reproduced and other == reproduced[1] else ""
+        for row in tested.iter_rows(named=True):
+            lines.append(f"| `{reference}` − `{other}`{note} | {row['regime']} | {row['difference_mean']:+.2f} | "
+                         f"{_p(row['t_test_p'])} | {row['permutation_p']:.3f} |")
+    markdown = "\n".join(lines) + "\n"
+    (out / f"copco_{name}.md").write_text(markdown, encoding="utf-8")
+    test.write_csv(out / f"evaluation_{name}.csv")
+    every.write_parquet(out / f"predictions_{name}.parquet")
+    return markdown
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "copco",
@@ -223,6 +325,9 @@ def main() -> None:
     parser.add_argument("--folds", type=int, nargs="+")
     parser.add_argument("--ablate", nargs="*", default=["roberteye_w"], metavar="MODEL",
                         help="models whose text and gaze twins are run (config stems)")
+    parser.add_argument("--tasks", nargs="+", choices=("TYP", "RCS_eyebench"), default=["TYP", "RCS_eyebench"],
+                        help="RCS_eyebench: comprehension skill in EyeBench's published setting (unscored readers "
+                             "at -1.0: --data.missing_label -1.0)")
     parser.add_argument("--tables-only", action="store_true")
     args = parser.parse_args()
     out = args.out.resolve()
@@ -239,13 +344,19 @@ def main() -> None:
         if not (dataset / "trials.parquet").is_file():
             _step(times, "prep", [sys.executable, "-m", "readgaze.cli", "prep", "copco", "--data", str(args.data),
                                   "--out", str(dataset)], out)
-        if not (classical / "predictions_TYP.parquet").is_file():
+        todo = [t for t in args.tasks if not (classical / f"predictions_{t}.parquet").is_file()]
+        if todo:
             _step(times, "classical", [sys.executable, str(ROOT / "experiments" / "eyebench_copco_classical.py"),
                                        "--dataset", str(dataset), "--folds", str(folds), "--results",
                                        str(args.data / "eyebench" / "results"), "--out", str(classical),
-                                       "--tasks", "TYP"], out)
-        _step(times, "bench", bench, out)
-        if args.ablate:
+                                       "--tasks", *todo], out)
+        if "RCS_eyebench" in args.tasks:  # the regression task, unscored readers kept at -1.0 as EyeBench's table
+            rcs = [*bench[:bench.index("--out")], "--out", str(out / "bench_rcs"), *bench[bench.index("--out") + 2:],
+                   "--tasks", "reading_comprehension_skill", "--baselines", "default", "--data.missing_label", "-1.0"]
+            _step(times, "bench_rcs", rcs, out)
+        if "TYP" in args.tasks:
+            _step(times, "bench", bench, out)
+        if args.ablate and "TYP" in args.tasks:
             models = [str(ROOT / "experiments" / "configs" / f"{m}.yaml") for m in args.ablate]
             # the same data and trainer settings as copco.yaml's text models, so their own units are reused (same
             # hash); without -c, since the YAML's grid names models this run does not have
@@ -255,11 +366,14 @@ def main() -> None:
                      "--data.text_encoder", "tiny", "--trainer.max_epochs", "1",
                      *(["--folds", *map(str, args.folds)] if args.folds else [])]
             _step(times, "bench_ablations", twins, out)
-        units = [json.loads(p.read_text()) for p in (out / "bench").glob("units/**/unit.json")]
+        units = [json.loads(p.read_text()) for p in out.glob("bench*/units/**/unit.json")]
         times["bench_units"] = {"n": len(units), "wall_s_sum": round(sum(u.get("seconds", 0) for u in units), 1)}
         times_path.write_text(json.dumps(times, indent=1), encoding="utf-8")
     start = time.perf_counter()
-    print(tables(out, classical, args.data / "eyebench" / "results"))
+    if "TYP" in args.tasks:
+        print(tables(out, classical, args.data / "eyebench" / "results"))
+    if "RCS_eyebench" in args.tasks:
+        print(rcs_tables(out, classical, args.data / "eyebench" / "results"))
     print(f"tables: {time.perf_counter() - start:.0f} s; times: {times_path}")
 
 

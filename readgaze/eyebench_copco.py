@@ -2,20 +2,21 @@
 
 Two tasks (EyeBench, Shubi et al., 2025): ``TYP``, dyslexia detection (the reader-level ``dyslexia`` label, two
 classes; balanced accuracy at 0.5 and AUROC), and ``RCS``, reading-comprehension skill (the reader-level
-``reading_comprehension_skill`` score, a regression; RMSE, MAE, R²; readers without a score are dropped, as
-EyeBench does). :func:`eyebench_assignment` gives every trial of a readgaze dataset its published role in each of
-the 4 folds (checked against the fold lists: :func:`readgaze.splits.compare_with_published`; a reader never in both
-training and an unseen-reader regime: :func:`readgaze.splits.check_reader_label`);
+``reading_comprehension_skill`` score, a regression; RMSE, MAE, R²; readers without a score are dropped by default,
+as EyeBench's notes say). :func:`eyebench_assignment` gives every trial of a readgaze dataset its published role in
+each of the 4 folds (checked against the fold lists: :func:`readgaze.splits.compare_with_published`; a reader
+never in both training and an unseen-reader regime: :func:`readgaze.splits.check_reader_label`);
 :func:`run_copco_classical` fits the baselines per fold (chosen on validation), scores the test folds and sets
 the result beside EyeBench's published rows (:mod:`readgaze.eyebench_tables`).
 
-The neural models are not run here (see the wiring plan of issue 37): their rows read "not run".
+The neural models are not run here (``readgaze bench``, ``experiments/eyebench_copco_bench.py``): a table made
+here alone reads "not run" in their rows.
 
 EyeBench's published RCS table is not the task as its notes define it: its chance row (average RMSE 2.66 ± 0.1) is
 reproduced only when the 12 readers without a comprehension score keep the fold files' placeholder ``-1.0`` as their
 score (the training mean then gives 2.67 ± 0.06; dropping them, as readgaze does by default, gives 1.75 ± 0.07).
-``rcs_missing=-1.0`` reproduces the published setting; its numbers measure, in part, how well a model recognises
-those 12 readers.
+``rcs_missing=-1.0`` reproduces the published setting (the models: ``ReadingDataModule(missing_label=-1.0)``,
+``--data.missing_label -1.0``); its numbers measure, in part, how well a model recognises those 12 readers.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from readgaze.metrics_regression import evaluate_regression
 from readgaze.qc import QCLog
 from readgaze.splits import assign_fold, check_reader_label, compare_with_published, read_fold_files
 from readgaze.splits.published import read_fold_trial_ids
+from readgaze.tasks import fill_missing_label
 
 COPCO_TASKS = {"TYP": "dyslexia", "RCS": "reading_comprehension_skill"}
 """EyeBench's CopCo task names and the trials-table column each predicts."""
@@ -122,7 +124,8 @@ def run_copco_classical(trials: pl.DataFrame, folds: str | Path, task: str, *, k
         EyeBench's results folder; its ``CopCo_{task}_test.csv`` is set beside readgaze's rows.
     rcs_missing : float, optional
         ``RCS`` only: the score given to readers without one (EyeBench's published table: ``-1.0``, see the module
-        docstring); default None drops them (counted).
+        docstring; :func:`readgaze.tasks.fill_missing_label`, counted in trials and readers, as the models'
+        ``missing_label``); default None drops them (counted).
     qc : QCLog, optional
 
     Returns
@@ -144,10 +147,9 @@ def run_copco_classical(trials: pl.DataFrame, folds: str | Path, task: str, *, k
     if column not in trials.columns:
         raise SchemaError(f"trials lack column {column!r} (the {task} label)", column=column)
     qc = qc if qc is not None else QCLog()
-    if task == "RCS" and rcs_missing is not None:
-        qc.add("eyebench_folds", "trials", f"no {column} value, set to {rcs_missing} (EyeBench's published setting)",
-               trials[column].null_count(), "changed")
-        trials = trials.with_columns(pl.col(column).fill_null(rcs_missing))
+    if task == "RCS" and rcs_missing is not None:  # the datamodule's missing_label: one definition
+        trials = fill_missing_label(trials, column, rcs_missing, column=column, qc=qc, step="eyebench_folds",
+                                    option="rcs_missing")
     assignment = eyebench_assignment(trials, folds, qc=qc)
     check_reader_label(assignment.join(trials.select("trial_id", "participant_id", column), on="trial_id"), column)
     if task == "TYP":  # the registry's dyslexia task labels the trials (readgaze.tasks)

@@ -38,7 +38,7 @@ import numpy as np
 import polars as pl
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
-from readgaze.errors import DataError, SchemaError
+from readgaze.errors import ConfigError, DataError, SchemaError
 from readgaze.predictions import is_multiclass, is_regression
 from readgaze.schema import PREDICTION_COLUMNS
 from readgaze.splits.regimes import ALL, REGIME_ORDER, REGIMES, TITLES
@@ -508,7 +508,8 @@ PAIRED_TESTS = ("paired t-test over folds (scipy.stats.ttest_rel, two-sided, df 
 
 
 def paired_comparison(predictions: pl.DataFrame | pl.LazyFrame, reference: str, other: str, *,
-                      metric: str = "auroc", n_permutations: int = 1000, seed: int = 0) -> pl.DataFrame:
+                      metric: str = "auroc", group: str | None = None, n_permutations: int = 1000,
+                      seed: int = 0) -> pl.DataFrame:
     """Is ``reference`` better than ``other`` on the same test trials? Per regime, the paired difference and tests.
 
     Both models must predict the same trials in each (regime, fold) cell (trials one of them lacks are left out).
@@ -523,6 +524,9 @@ def paired_comparison(predictions: pl.DataFrame | pl.LazyFrame, reference: str, 
       within each fold, and recomputes the statistic, the mean over folds of the metric difference. Scores are
       first turned into within-fold percentile ranks per model (AUROC is unchanged; mixed scores stay
       comparable). p = (1 + #{|permuted| >= |observed|}) / (1 + n_permutations), two-sided. Valid with one fold.
+      With ``group`` (a column, e.g. ``"participant_id"``), whole groups are swapped: a reader's trials are not
+      independent when a row averages them per reader (:mod:`readgaze.reader_aggregation`) or the label is the
+      reader's (as :func:`readgaze.metrics_regression.paired_regression_comparison` ``group``).
 
     Returns
     -------
@@ -534,17 +538,25 @@ def paired_comparison(predictions: pl.DataFrame | pl.LazyFrame, reference: str, 
     Raises
     ------
     SchemaError, DataError
-        As :func:`check_predictions`; DataError when the two models share no test trial.
+        As :func:`check_predictions`; DataError when the two models share no test trial. ConfigError: ``group``
+        is not a column of ``predictions``.
     """
     from scipy.stats import rankdata, ttest_rel
 
-    frame = check_predictions(predictions, "test")
+    raw = predictions.collect() if isinstance(predictions, pl.LazyFrame) else predictions
+    if group is not None and group not in raw.columns:
+        raise ConfigError(f"paired comparison: group column {group!r} is not in the predictions")
+    frame = check_predictions(raw, "test")
+    if group is not None:  # each (trial, fold)'s group, from the test rows
+        groups = raw.filter(pl.col("split") == "test") if "split" in raw.columns else raw
+        frame = frame.join(groups.select("trial_id", pl.col("fold_index").cast(pl.Int32), group)
+                           .unique(["trial_id", "fold_index"]), on=["trial_id", "fold_index"], how="left")
     multiclass = is_multiclass(frame)
     if multiclass and metric != "accuracy":
         metric = "accuracy"
     keys = ["trial_id", "fold_index"]
-    a = frame.filter(pl.col("model") == reference).select(*keys, "regime", "label", pl.col("prediction_prob")
-                                                          .alias("a"))
+    a = frame.filter(pl.col("model") == reference).select(*keys, "regime", "label", *([group] if group else []),
+                                                          pl.col("prediction_prob").alias("a"))
     b = frame.filter(pl.col("model") == other).select(*keys, pl.col("prediction_prob").alias("b"))
     both = a.join(b, on=keys, how="inner")
     if both.height == 0:
@@ -563,16 +575,18 @@ def paired_comparison(predictions: pl.DataFrame | pl.LazyFrame, reference: str, 
                 if np.unique(labels).size < 2 and metric == "auroc":
                     continue
                 sa, sb = rankdata(part["a"].to_numpy()) / part.height, rankdata(part["b"].to_numpy()) / part.height
-            folds.append((labels, sa, sb))
+            units = (part[group].cast(pl.String).fill_null("").rank("dense").to_numpy().astype(np.int64) - 1
+                     if group else np.arange(part.height))
+            folds.append((labels, sa, sb, units))
         if not folds:
             continue
         observed = np.array([[_paired_metric(y, s[None], metric, multiclass)[0] for s in (sa, sb)]
-                             for y, sa, sb in folds])  # (folds, 2)
+                             for y, sa, sb, _ in folds])  # (folds, 2)
         difference = observed[:, 0] - observed[:, 1]
         statistic = difference.mean()
         permuted = np.zeros(n_permutations)
-        for y, sa, sb in folds:
-            swap = rng.random((n_permutations, len(y))) < 0.5
+        for y, sa, sb, units in folds:
+            swap = (rng.random((n_permutations, int(units.max()) + 1)) < 0.5)[:, units]
             pa, pb = np.where(swap, sb, sa), np.where(swap, sa, sb)
             permuted += _paired_metric(y, pa, metric, multiclass) - _paired_metric(y, pb, metric, multiclass)
         permuted /= len(folds)
@@ -584,7 +598,7 @@ def paired_comparison(predictions: pl.DataFrame | pl.LazyFrame, reference: str, 
         elif len(folds) >= T_TEST_MIN_FOLDS and not np.any(difference):  # no difference in any fold
             p_t = 1.0  # (equal non-zero differences: the t statistic is infinite, which is no evidence: no p)
         rows.append({"regime": regime, "metric": metric, "n_folds": len(folds),
-                     "n_trials": int(sum(len(y) for y, _, _ in folds)),
+                     "n_trials": int(sum(len(y) for y, *_ in folds)),
                      "reference_mean": float(observed[:, 0].mean()), "other_mean": float(observed[:, 1].mean()),
                      "difference_mean": float(statistic),
                      "difference_sem": float(difference.std(ddof=1) / np.sqrt(len(folds))) if len(folds) > 1

@@ -13,10 +13,16 @@ Labels: ``reading_goal`` 1 = information seeking, 0 = ordinary (other goals: not
 three (the models build it from several trials: ``readgaze.models.data.tasks``); ``dyslexia`` 1 = a reader with
 dyslexia (CopCo; true/false or yes/no); ``reading_comprehension_skill`` the reader's comprehension score (CopCo,
 regression).
+
+A regression task's trials without a label are dropped by default (counted); :func:`fill_missing_label` gives them a
+value instead (EyeBench's published CopCo_RCS table scores CopCo's 12 readers without a test score as -1.0): the one
+definition that the classical baselines (:func:`readgaze.eyebench_copco.run_copco_classical` ``rcs_missing``) and
+the models' datamodule (``missing_label``) both call.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -24,6 +30,7 @@ from typing import Literal
 import polars as pl
 
 from readgaze.errors import ConfigError, SchemaError
+from readgaze.qc import QCLog
 
 QUESTION_ROLES = ("lonely", "coupled_1", "coupled_2")
 """goal_question classes: the paragraph's question on its own critical span, then the two sharing one span."""
@@ -156,3 +163,66 @@ register(Task("dyslexia", "dyslexia", "classification", ("dyslexia",), _yes_no("
 register(Task("reading_comprehension_skill", "reading comprehension skill", "regression",
               ("reading_comprehension_skill",), lambda: pl.col("reading_comprehension_skill").cast(pl.Float64),
               level="reader"))
+
+
+def check_missing_label(task: str, value: float | None, *, option: str = "missing_label") -> float | None:
+    """``value`` as a float when ``task`` is a regression task of :data:`TASKS`; None stays None.
+
+    Raises
+    ------
+    ConfigError
+        Naming ``option``: the task is not a regression (a class index cannot be invented for an unlabelled trial),
+        or ``value`` is not a finite number.
+    """
+    if value is None:
+        return None
+    spec = get_task(task)
+    if spec.kind != "regression":
+        regression = [n for n, t in TASKS.items() if t.kind == "regression"]
+        raise ConfigError(f"{option}: set to {value!r} for task {task!r}, a {spec.kind} task; it gives unlabelled "
+                          f"trials a value, so it is only for a regression task ({', '.join(regression)}); leave it "
+                          f"unset (null) to drop them")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(f"{option}: got {value!r}, expected a finite number (EyeBench's CopCo_RCS: -1.0) or null")
+    return float(value)
+
+
+def fill_missing_label(trials: pl.DataFrame, task: str, value: float, *, column: str = "label",
+                       qc: QCLog | None = None, step: str = "task", option: str = "missing_label") -> pl.DataFrame:
+    """``trials`` with the nulls of ``column`` (the regression ``task``'s label) set to ``value``, counted.
+
+    What EyeBench's published CopCo_RCS table does with CopCo's readers without a comprehension score (the fold
+    files' placeholder -1.0): they stay in every split with that score. The default elsewhere is to drop them.
+
+    Parameters
+    ----------
+    trials : polars.DataFrame
+        With ``column`` and, to count readers, ``participant_id``.
+    task : str
+        A regression task of :data:`TASKS` (:func:`check_missing_label`).
+    value : float
+        The label given to the unlabelled trials.
+    column : str, default "label"
+        The label column (the classical baselines fill the task's own column, e.g. ``reading_comprehension_skill``).
+    qc : QCLog, optional
+        Gets two ``changed`` records under ``step``: the trials and the readers (``participants``) given ``value``.
+    option : str
+        The option's name in errors and QC records.
+
+    Raises
+    ------
+    ConfigError
+        As :func:`check_missing_label`.
+    SchemaError
+        ``column`` is missing.
+    """
+    value = check_missing_label(task, value, option=option)
+    if column not in trials.columns:
+        raise SchemaError(f"{option}: trials have no column {column!r} (the {task} label)", column=column)
+    missing = trials.filter(pl.col(column).is_null())
+    readers = missing["participant_id"].n_unique() if "participant_id" in trials.columns else 0
+    if qc is not None:
+        reason = f"no {task} label, given {value} ({option})"
+        qc.add(step, "trials", reason, missing.height, "changed")
+        qc.add(step, "participants", reason, readers, "changed")
+    return trials.with_columns(pl.col(column).fill_null(value))

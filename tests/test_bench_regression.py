@@ -5,6 +5,7 @@ ROC figure, and the same significance rules as a classification task."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -74,3 +75,43 @@ def test_bench_scores_a_regression_task_by_rmse(tmp_path):
     assert "figures/roc_" not in markdown and "Ensembles: fit per fold" not in markdown  # its notes say what it wrote
     units = pl.read_csv(out / "units.csv")
     assert units["test_rmse"].is_not_null().all() and units["test_auroc"].is_null().all()
+
+
+def test_bench_keeps_unscored_readers_at_missing_label_for_a_regression_task_only(tmp_path):
+    """``--data.missing_label -1.0`` (EyeBench's CopCo_RCS setting) passes bench's checks, reaches the baselines'
+    and the model's datamodules (the 2 unscored readers' 8 trials kept at -1.0, counted), and is refused up front
+    when the run has a classification task."""
+    from readgaze.errors import ConfigError
+    from readgaze.models.training.bench import prepare
+
+    dataset = write_synthetic_dataset(tmp_path / "data", n_participants=12, n_items=4, n_words=12)
+    readers = add_reader_skill(dataset, unscored=2)
+    unscored = readers.filter(pl.col(TASK).is_null())["participant_id"].to_list()
+    raw = {"datasets": {"syn": str(dataset)}, "tasks": [TASK], "folds": [0],
+           "models": [str(ROOT / "experiments/configs/ahn_cnn.yaml")],
+           "baselines": ["reading_speed"], "data": {"n_folds": 3, "text_encoder": "tiny", "batch_size": 16},
+           "trainer": {"max_epochs": 1, "logger": False, "enable_progress_bar": False,
+                       "enable_model_summary": False}}
+    path = tmp_path / "bench.yaml"
+    path.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    config = bc.load(str(path), {})
+    bc.apply_overrides(config, ["--data.missing_label", "-1.0"])
+    assert config.data["missing_label"] == -1.0
+    out = tmp_path / "bench"
+    assert run_bench(config, out, Engine(workers=1)) == 0
+    unit = out / "units/syn" / TASK / "baselines/fold_0"
+    trials = pl.read_parquet(unit / "trials.parquet").filter(pl.col("participant_id").is_in(unscored))
+    assert trials.height == 8 and trials["label"].to_list() == [-1.0] * 8
+    chance = pl.read_parquet(unit / "predictions_chance.parquet")
+    assert chance.filter(pl.col("participant_id").is_in(unscored))["label"].to_list() == [-1.0] * chance.filter(
+        pl.col("participant_id").is_in(unscored)).height
+    reason = f"no {TASK} label, given -1.0 (data.missing_label)"
+    for qc_file in (unit / "qc.json", next((out / "units/syn" / TASK).glob("ahn_cnn/fold_0/seed_0/qc.json"))):
+        records = json.loads(qc_file.read_text())["records"]
+        assert {(r["table"], r["count"]) for r in records if r["reason"] == reason} == {
+            ("trials", 8), ("participants", 2)}, qc_file
+    both = bc.load(str(path), {"tasks": ["dyslexia", TASK]})
+    bc.apply_overrides(both, ["--data.missing_label", "-1.0"])
+    with pytest.raises(ConfigError, match=r"data\.missing_label: set to -1\.0 for task 'dyslexia'.*--tasks "
+                                          r"reading_comprehension_skill"):
+        prepare(both, tmp_path / "other")

@@ -25,6 +25,10 @@ NAMES = sorted(name for name in RECORDED if not name.endswith(" tiny"))
 ADDED = {"task_kind": "classification"}
 """Model arguments added since the record, with the value a recorded config now gets: ``task_kind`` (issue 37,
 linked from the datamodule; every task recorded is a classification)."""
+DATA_ADDED = {"missing_label": None}
+"""Datamodule arguments added since the record, with the default a recorded config now gets: ``missing_label``
+(issue 37: EyeBench's CopCo_RCS setting; null drops unlabelled trials, as every recorded config did). The
+goal-reconstruction datamodule has none of them."""
 
 
 def recorded(name: str) -> dict:
@@ -37,6 +41,8 @@ def recorded(name: str) -> dict:
     module, _, cls = config["model"]["class_path"].rpartition(".")
     takes = set(init_arguments(getattr(importlib.import_module(module), cls)))
     config["model"]["init_args"].update({k: v for k, v in ADDED.items() if k in takes})
+    if config["data"].get("task") != "goal_reconstruction":
+        config["data"].update(DATA_ADDED)
     return config
 
 

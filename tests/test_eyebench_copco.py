@@ -38,6 +38,8 @@ def test_task_errors():
         run_copco_classical(trials, EXCERPT / "folds", "GOAL")
     with pytest.raises(SchemaError, match="lack column 'reading_comprehension_skill'"):
         run_copco_classical(trials.drop("reading_comprehension_skill"), EXCERPT / "folds", "RCS")
+    with pytest.raises(ConfigError, match=r"rcs_missing: got nan, expected a finite number"):
+        run_copco_classical(trials, EXCERPT / "folds", "RCS", rcs_missing=float("nan"))
 
 
 @pytest.mark.shared_data
@@ -75,8 +77,9 @@ def test_copco_tasks_on_real_folds_with_a_planted_speed(shared_data):
     # EyeBench's table is reproduced when the 12 readers keep the placeholder -1.0 as their score
     kept = run_copco_classical(trials, eyebench / "folds", "RCS", kinds=("chance",), results=eyebench / "results",
                                rcs_missing=-1.0)
-    assert kept.qc.total(reason="no reading_comprehension_skill value, set to -1.0 (EyeBench's published setting)",
-                         action="changed") == 1090
+    reason = "no reading_comprehension_skill label, given -1.0 (rcs_missing)"  # readgaze.tasks.fill_missing_label
+    assert kept.qc.total(table="trials", reason=reason, action="changed") == 1090
+    assert kept.qc.total(table="participants", reason=reason, action="changed") == 12
     cells = kept.comparison.filter((pl.col("eyebench_model") == "Majority Class / Chance")
                                    & (pl.col("metric") == "rmse"))
     assert cells["published_mean"].to_list() == [2.66, 2.67, 2.56, 2.66]  # Unseen Reader, Text, Text & Reader, Avg

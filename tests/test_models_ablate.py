@@ -128,6 +128,26 @@ def test_paired_comparison_finds_a_real_difference_and_none_between_equals():
     assert equal["difference_mean"] == 0 and equal["permutation_p"] == 1.0 and equal["t_test_p"] == 1.0
 
 
+def test_paired_comparison_swaps_whole_groups():
+    """``group``: a reader's trials swapped together. One fold, one reader: every permutation swaps all or nothing,
+    so |permuted| = |observed| and p = 1, while trial swaps find the difference; a reader per trial finds it too."""
+    rng = np.random.default_rng(3)
+    labels = rng.integers(0, 2, 300)
+    good = 1 / (1 + np.exp(-(2 * labels - 1 + rng.normal(0, 1, 300))))
+    frame = _predictions({"good": good, "noise": rng.random(300)}, labels, folds=1)
+    one = frame.with_columns(pl.lit("r").alias("participant_id"))
+    grouped = paired_comparison(one, "good", "noise", group="participant_id", n_permutations=200)
+    trials = paired_comparison(one, "good", "noise", n_permutations=200)
+    assert grouped["difference_mean"].to_list() == trials["difference_mean"].to_list()
+    assert grouped["permutation_p"].to_list() == [1.0] * 4
+    assert trials.filter(pl.col("regime") == "all")["permutation_p"][0] == pytest.approx(1 / 201)
+    each = paired_comparison(frame.with_columns(pl.col("trial_id").alias("participant_id")), "good", "noise",
+                             group="participant_id", n_permutations=200)
+    assert each.filter(pl.col("regime") == "all")["permutation_p"][0] == pytest.approx(1 / 201)
+    with pytest.raises(ConfigError, match="group column 'reader'"):
+        paired_comparison(frame, "good", "noise", group="reader")
+
+
 def test_paired_comparison_is_calibrated_under_the_null():
     """Two models of the same quality: the permutation p is spread over (0, 1], not piled near 0."""
     rng = np.random.default_rng(2)

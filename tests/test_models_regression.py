@@ -58,6 +58,52 @@ def test_the_datamodule_gives_float_labels_and_the_training_mean_and_std(skill_d
         datamodule.class_counts  # noqa: B018 (a property that must refuse)
 
 
+def test_missing_label_keeps_the_unscored_readers_at_the_value_and_counts_them(skill_dataset, tmp_path):
+    """EyeBench's CopCo_RCS setting: the 2 unscored readers' 12 trials stay, labelled -1.0, counted; built before the
+    default datamodule on the same dataset, so a shared array-cache entry would show in the default's trials."""
+    path, readers = skill_dataset
+    unscored = readers.filter(pl.col("reading_comprehension_skill").is_null())["participant_id"].to_list()
+    assert len(unscored) == 2
+    filled = ReadingDataModule(str(path), task=TASK, n_folds=5, split_unit="participant_item", batch_size=200,
+                               missing_label=-1.0)
+    filled.setup("fit")
+    default = ReadingDataModule(str(path), task=TASK, n_folds=5, split_unit="participant_item", batch_size=200)
+    default.setup("fit")
+    theirs = filled.trials.filter(pl.col("participant_id").is_in(unscored))
+    assert theirs.height == 12 and theirs["label"].to_list() == [-1.0] * 12
+    reason = f"no {TASK} label, given -1.0 (data.missing_label)"
+    assert filled.qc.total(table="trials", reason=reason, action="changed") == 12
+    assert filled.qc.total(table="participants", reason=reason, action="changed") == 2
+    assert filled.qc.total(reason=f"no {TASK} label") == 0  # nothing dropped
+    assert filled.trials.height == default.trials.height + 12
+    # the default is unchanged: the unscored readers' trials dropped and counted
+    assert default.missing_label is None
+    assert default.trials.filter(pl.col("participant_id").is_in(unscored)).height == 0
+    assert default.qc.total(reason=f"no {TASK} label") == 12
+    assert default.qc.total(reason=reason, action=None) == 0
+    # the value enters the training mean and the batches (training split, if the fold trains on them)
+    train = filled.trials.filter(pl.col("split") == "train")
+    assert filled.label_stats[0] == pytest.approx(train["label"].mean(), abs=1e-12)
+    labels = torch.cat([b.label for split in ("train", "val", "test")
+                        for b in filled._loader(split)]).numpy()
+    assert labels.size == filled.trials.height and int((labels == -1.0).sum()) == 12
+    record = json.loads(filled.write_qc(tmp_path).read_text())
+    assert record["missing_label"] == -1.0
+    assert {(r["table"], r["count"]) for r in record["records"] if r["reason"] == reason} == {
+        ("trials", 12), ("participants", 2)}
+
+
+def test_missing_label_is_refused_for_a_classification_task_and_a_non_number(skill_dataset):
+    path, _ = skill_dataset
+    with pytest.raises(ConfigError, match=r"data\.missing_label: set to -1\.0 for task 'dyslexia', a "
+                                          r"classification task.*only for a regression task"):
+        ReadingDataModule(str(path), task="dyslexia", missing_label=-1.0)
+    for bad in (float("nan"), "low", True):
+        with pytest.raises(ConfigError, match=r"data\.missing_label: got .*expected a finite number"):
+            ReadingDataModule(str(path), task=TASK, missing_label=bad)
+    assert ReadingDataModule(str(path), task="dyslexia", missing_label=None).missing_label is None
+
+
 def test_a_reader_in_train_and_a_new_reader_regime_is_refused(skill_dataset, monkeypatch):
     path, _ = skill_dataset
     datamodule = ReadingDataModule(str(path), task=TASK, n_folds=5, split_unit="participant_item")

@@ -51,6 +51,7 @@ from readgaze.qc import QCLog
 from readgaze.splits import N_FOLDS, assign_fold, check_reader_label, make_splits, read_fold_files
 from readgaze.splits.regimes import fold_roles
 from readgaze.tasks import TASKS as REGISTRY
+from readgaze.tasks import check_missing_label, fill_missing_label
 
 log = logging.getLogger(__name__)
 Task = Literal[tuple(TASKS)]  # every task of readgaze.tasks (regression too): one registry entry adds one
@@ -154,6 +155,13 @@ class ReadingDataModule(L.LightningDataModule):
         trial's paragraph words (tokens and lexical features; gaze, layout and question kept), ``gaze`` gives each
         trial the gaze of another trial of the same text. Trained with it, a model is its own ablated twin
         (``readgaze cv --ablate text gaze`` runs the twins and writes the comparison). Seeded by ``split_seed``.
+    missing_label : float, optional
+        Regression tasks only: the value given to trials whose reader-level label is null (EyeBench's published
+        CopCo_RCS table uses -1.0 for CopCo's 12 readers without a comprehension score:
+        ``--data.missing_label -1.0``). None (default) drops them, counted (QC ``no <task> label``); with a value
+        they stay in every split with it, counted in trials and readers (QC ``no <task> label, given <value>
+        (missing_label)``, and in ``qc.json``), by :func:`readgaze.tasks.fill_missing_label`, the classical
+        baselines' definition too. A classification task refuses it (:class:`ConfigError`).
     """
 
     def __init__(self, path: str, task: Task = "reading_goal", fold: int = 0, n_folds: int = N_FOLDS,
@@ -162,13 +170,15 @@ class ReadingDataModule(L.LightningDataModule):
                  max_text_tokens: int = 512, batch_size: int = 16, num_workers: int = 0,
                  reading_regime: ReadingRegime | None = None, split_within: str | None = None,
                  trial_feature_set: Literal["readgaze", "beyelstm_global", "fse_global"] = "readgaze",
-                 questions: str | None = None, ablate: str | None = None) -> None:
+                 questions: str | None = None, ablate: str | None = None,
+                 missing_label: float | None = None) -> None:
         super().__init__()
         from readgaze.models.data.ablate import check_ablation
 
         self.ablate = check_ablation(ablate)
         if task not in TASKS:
             raise ConfigError(f"data.task: got {task!r}, expected one of {sorted(TASKS)}")
+        self.missing_label = check_missing_label(task, missing_label, option="data.missing_label")
         if reading_regime not in (None, "ordinary", "information_seeking", "all"):
             raise ConfigError(f"data.reading_regime: got {reading_regime!r}, expected ordinary, "
                               f"information_seeking or all")
@@ -257,7 +267,7 @@ class ReadingDataModule(L.LightningDataModule):
         path = directory / "qc.json"
         fallback = any(r["reason"] == "split_unit_fallback_to_trial" for r in self.qc.records)
         record = {"task": self.task, "reading_regime": self.effective_reading_regime, "fold": self.fold,
-                  "ablate": self.ablate,
+                  "ablate": self.ablate, "missing_label": self.missing_label,
                   "split_unit": "trial" if self.split_unit == "trial" or fallback else "participant_item",
                   "fold_files": self.fold_files, "records": self.qc_records()}
         path.write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
@@ -329,6 +339,8 @@ class ReadingDataModule(L.LightningDataModule):
         settings = {"task": self.task, "reading_regime": self.effective_reading_regime, "questions": self.questions,
                     "trial_feature_set": self.trial_feature_set, "text_encoder": self.text_encoder,
                     "max_text_tokens": self.max_text_tokens}
+        if self.missing_label is not None:  # other trials in the arrays; unset, the keys stay what they were
+            settings["missing_label"] = self.missing_label
         self._cache_key = cache.array_key(self.dataset, settings, extra_files=(self.questions,))
         entry, built = cache.load_or_build(self._cache_key, self._build_shared)
         log.info("%s arrays for task %s (%s)", "built and cached" if built else "read the cached", self.task,
@@ -405,6 +417,12 @@ class ReadingDataModule(L.LightningDataModule):
                                   f"column (use reading_regime all)", file=self.dataset.file("trials"),
                                   column="reading_goal")
         labelled = spec.trials(trials, self)
+        if self.missing_label is not None:  # EyeBench's CopCo_RCS: unscored readers kept at -1.0 (counted)
+            unlabelled = labelled.filter(pl.col("label").is_null())
+            log.info("data.missing_label: %d trials of %d readers without a %s label given %s", unlabelled.height,
+                     unlabelled["participant_id"].n_unique(), self.task, self.missing_label)
+            labelled = fill_missing_label(labelled, self.task, self.missing_label, qc=self.qc,
+                                          option="data.missing_label")
         keep = pl.col("label").is_not_null()
         self.qc.add("task", "trials", f"no {self.task} label", labelled.filter(~keep).height)
         labelled = labelled.filter(keep)

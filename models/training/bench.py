@@ -51,6 +51,7 @@ from readgaze.models.training import bench_config as bc
 from readgaze.models.training.bench_leaderboard import report_command, write_report
 from readgaze.models.training.bench_status import status_command, time_left, unit_states
 from readgaze.models.training.runner import Engine, UnitError, UnitRunner, duration
+from readgaze.tasks import check_missing_label
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,6 +142,12 @@ def prepare(config: bc.BenchConfig, out: Path) -> tuple[list[bc.Unit], list[str]
         if key in instead:
             raise ConfigError(f"data.{key} is set by readgaze bench per unit: remove it (data: in the YAML or "
                               f"--data.{key} on the command line) and use {instead[key]}")
+    for task in config.tasks:  # a value for unlabelled trials: regression tasks only (the datamodule's check)
+        try:
+            check_missing_label(task, config.data.get("missing_label"), option="data.missing_label")
+        except ConfigError as error:
+            raise ConfigError(f"{error.message} (this run's tasks: {', '.join(config.tasks)}; run the regression "
+                              f"task in its own bench, --tasks reading_comprehension_skill)") from None
     first = next(iter(config.datasets.values()))
     for (task, model), path in configs.items():
         _check_checkpoint(path)
@@ -304,7 +311,8 @@ def warm_cache(config: bc.BenchConfig, units: list[bc.Unit], log) -> None:
             own = (yaml.safe_load(spec["config_text"]) or {}).get("data") or {}
             data = {**own, **data}
         settings = {k: data[k] for k in ("reading_regime", "questions", "trial_feature_set", "text_encoder",
-                                         "max_text_tokens", *bc.SAME_FOLDS) if data.get(k) is not None}
+                                         "max_text_tokens", "missing_label", *bc.SAME_FOLDS)
+                    if data.get(k) is not None}
         key = (spec["dataset"], spec["dataset_name"], spec["task"], json.dumps(settings, sort_keys=True))
         if spec["fold"] not in seen.setdefault(key, []):
             seen[key].append(spec["fold"])
