@@ -507,6 +507,30 @@ PAIRED_TESTS = ("paired t-test over folds (scipy.stats.ttest_rel, two-sided, df 
 """The two tests :func:`paired_comparison` reports, as written under the ablation table."""
 
 
+def check_group(raw: pl.DataFrame, group: str | None, what: str) -> None:
+    """A paired test's ``group`` must be a column of its predictions (:class:`ConfigError` naming it)."""
+    if group is not None and group not in raw.columns:
+        raise ConfigError(f"{what}: group column {group!r} is not in the predictions")
+
+
+def with_group(checked: pl.DataFrame, raw: pl.DataFrame, group: str | None) -> pl.DataFrame:
+    """``checked`` (the checked test predictions) with each (trial, fold)'s ``group`` value from ``raw``'s test rows
+    (the column a check may have dropped); ``checked`` itself without a group."""
+    if group is None:
+        return checked
+    groups = raw.filter(pl.col("split") == "test") if "split" in raw.columns else raw
+    return checked.join(groups.select("trial_id", pl.col("fold_index").cast(pl.Int32), group)
+                        .unique(["trial_id", "fold_index"]), on=["trial_id", "fold_index"], how="left")
+
+
+def swap_units(part: pl.DataFrame, group: str | None) -> np.ndarray:
+    """The unit a permutation swaps for each row of one fold: its group's index (0, 1, ...; a null group is one
+    group), or the row itself without a group. Int64, shape (rows,)."""
+    if group is None:
+        return np.arange(part.height)
+    return part[group].cast(pl.String).fill_null("").rank("dense").to_numpy().astype(np.int64) - 1
+
+
 def paired_comparison(predictions: pl.DataFrame | pl.LazyFrame, reference: str, other: str, *,
                       metric: str = "auroc", group: str | None = None, n_permutations: int = 1000,
                       seed: int = 0) -> pl.DataFrame:
@@ -544,13 +568,8 @@ def paired_comparison(predictions: pl.DataFrame | pl.LazyFrame, reference: str, 
     from scipy.stats import rankdata, ttest_rel
 
     raw = predictions.collect() if isinstance(predictions, pl.LazyFrame) else predictions
-    if group is not None and group not in raw.columns:
-        raise ConfigError(f"paired comparison: group column {group!r} is not in the predictions")
-    frame = check_predictions(raw, "test")
-    if group is not None:  # each (trial, fold)'s group, from the test rows
-        groups = raw.filter(pl.col("split") == "test") if "split" in raw.columns else raw
-        frame = frame.join(groups.select("trial_id", pl.col("fold_index").cast(pl.Int32), group)
-                           .unique(["trial_id", "fold_index"]), on=["trial_id", "fold_index"], how="left")
+    check_group(raw, group, "paired comparison")
+    frame = with_group(check_predictions(raw, "test"), raw, group)
     multiclass = is_multiclass(frame)
     if multiclass and metric != "accuracy":
         metric = "accuracy"
@@ -575,9 +594,7 @@ def paired_comparison(predictions: pl.DataFrame | pl.LazyFrame, reference: str, 
                 if np.unique(labels).size < 2 and metric == "auroc":
                     continue
                 sa, sb = rankdata(part["a"].to_numpy()) / part.height, rankdata(part["b"].to_numpy()) / part.height
-            units = (part[group].cast(pl.String).fill_null("").rank("dense").to_numpy().astype(np.int64) - 1
-                     if group else np.arange(part.height))
-            folds.append((labels, sa, sb, units))
+            folds.append((labels, sa, sb, swap_units(part, group)))
         if not folds:
             continue
         observed = np.array([[_paired_metric(y, s[None], metric, multiclass)[0] for s in (sa, sb)]

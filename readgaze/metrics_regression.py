@@ -26,7 +26,15 @@ import polars as pl
 from sklearn.metrics import mean_absolute_error, r2_score, root_mean_squared_error
 
 from readgaze.errors import DataError, SchemaError
-from readgaze.metrics import SMALL_MARK, SMALL_SAMPLE_TRIALS, T_TEST_MIN_FOLDS, mean_sem
+from readgaze.metrics import (
+    SMALL_MARK,
+    SMALL_SAMPLE_TRIALS,
+    T_TEST_MIN_FOLDS,
+    check_group,
+    mean_sem,
+    swap_units,
+    with_group,
+)
 from readgaze.predictions import PREDICTION_VALUE
 from readgaze.splits.regimes import ALL, REGIME_ORDER, REGIMES, TITLES
 
@@ -263,14 +271,8 @@ def paired_regression_comparison(predictions: pl.DataFrame | pl.LazyFrame, refer
     if metric not in ("rmse", "mae"):
         raise ConfigError(f"paired regression comparison: metric {metric!r}; expected 'rmse' or 'mae'")
     frame = predictions.collect() if isinstance(predictions, pl.LazyFrame) else predictions
-    if group is not None and group not in frame.columns:
-        raise ConfigError(f"paired regression comparison: group column {group!r} is not in the predictions")
-    checked = check_regression_predictions(frame, "test")
-    if group is not None:
-        groups = frame.filter(pl.col("split") == "test") if "split" in frame.columns else frame
-        groups = groups.select("trial_id", pl.col("fold_index").cast(pl.Int32), group).unique(["trial_id",
-                                                                                              "fold_index"])
-        checked = checked.join(groups, on=["trial_id", "fold_index"], how="left")
+    check_group(frame, group, "paired regression comparison")
+    checked = with_group(check_regression_predictions(frame, "test"), frame, group)
     keys = ["trial_id", "fold_index"]
     a = checked.filter(pl.col("model") == reference).select(
         *keys, "regime", "label", *([group] if group else []), pl.col(PREDICTION_VALUE).alias("a"))
@@ -291,8 +293,7 @@ def paired_regression_comparison(predictions: pl.DataFrame | pl.LazyFrame, refer
         permuted = np.zeros(n_permutations)
         for part in folds:
             y, pa, pb = part["label"].to_numpy(), part["a"].to_numpy(), part["b"].to_numpy()
-            units = (part[group].cast(pl.String).fill_null("").rank("dense").to_numpy() - 1 if group
-                     else np.arange(part.height))
+            units = swap_units(part, group)
             swap = (rng.random((n_permutations, int(units.max()) + 1)) < 0.5)[:, units]
             permuted += (_error(y, np.where(swap, pb, pa), metric) - _error(y, np.where(swap, pa, pb), metric))
         permuted /= len(folds)
