@@ -23,6 +23,19 @@ ROOT = Path(__file__).resolve().parents[1]
 TASK = "reading_comprehension_skill"
 
 
+def _config(tmp_path, dataset, **more) -> bc.BenchConfig:
+    """A bench of AhnCNN (1 epoch, tiny encoder, 3 folds) and the reading-speed baseline on ``dataset``'s regression
+    task, through a YAML as a user writes it; ``more``: other top-level keys (e.g. ``folds``)."""
+    raw = {"datasets": {"syn": str(dataset)}, "tasks": [TASK], **more,
+           "models": [str(ROOT / "experiments/configs/ahn_cnn.yaml")],
+           "baselines": ["reading_speed"], "data": {"n_folds": 3, "text_encoder": "tiny", "batch_size": 16},
+           "trainer": {"max_epochs": 1, "logger": False, "enable_progress_bar": False,
+                       "enable_model_summary": False}}
+    path = tmp_path / "bench.yaml"
+    path.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    return bc.load(str(path), {})
+
+
 def test_a_regression_task_is_a_bench_task_with_regressors_for_baselines():
     assert TASK in bc.TASKS and bc.is_regression(TASK) and not bc.is_regression("dyslexia")
     assert bc.regressor_list("default") == ("chance", "reading_speed", "ridge")
@@ -34,14 +47,7 @@ def test_a_regression_task_is_a_bench_task_with_regressors_for_baselines():
 def test_bench_scores_a_regression_task_by_rmse(tmp_path):
     dataset = write_synthetic_dataset(tmp_path / "data", n_participants=12, n_items=4, n_words=12)
     add_reader_skill(dataset)
-    raw = {"datasets": {"syn": str(dataset)}, "tasks": [TASK],
-           "models": [str(ROOT / "experiments/configs/ahn_cnn.yaml")],
-           "baselines": ["reading_speed"], "data": {"n_folds": 3, "text_encoder": "tiny", "batch_size": 16},
-           "trainer": {"max_epochs": 1, "logger": False, "enable_progress_bar": False,
-                       "enable_model_summary": False}}
-    path = tmp_path / "bench.yaml"
-    path.write_text(yaml.safe_dump(raw), encoding="utf-8")
-    config = bc.load(str(path), {})
+    config = _config(tmp_path, dataset)
     assert config.regressors == ("chance", "reading_speed")
     out = tmp_path / "bench"
     assert run_bench(config, out, Engine(workers=1)) == 0
@@ -87,14 +93,7 @@ def test_bench_keeps_unscored_readers_at_missing_label_for_a_regression_task_onl
     dataset = write_synthetic_dataset(tmp_path / "data", n_participants=12, n_items=4, n_words=12)
     readers = add_reader_skill(dataset, unscored=2)
     unscored = readers.filter(pl.col(TASK).is_null())["participant_id"].to_list()
-    raw = {"datasets": {"syn": str(dataset)}, "tasks": [TASK], "folds": [0],
-           "models": [str(ROOT / "experiments/configs/ahn_cnn.yaml")],
-           "baselines": ["reading_speed"], "data": {"n_folds": 3, "text_encoder": "tiny", "batch_size": 16},
-           "trainer": {"max_epochs": 1, "logger": False, "enable_progress_bar": False,
-                       "enable_model_summary": False}}
-    path = tmp_path / "bench.yaml"
-    path.write_text(yaml.safe_dump(raw), encoding="utf-8")
-    config = bc.load(str(path), {})
+    config = _config(tmp_path, dataset, folds=[0])
     bc.apply_overrides(config, ["--data.missing_label", "-1.0"])
     assert config.data["missing_label"] == -1.0
     out = tmp_path / "bench"
@@ -110,7 +109,7 @@ def test_bench_keeps_unscored_readers_at_missing_label_for_a_regression_task_onl
         records = json.loads(qc_file.read_text())["records"]
         assert {(r["table"], r["count"]) for r in records if r["reason"] == reason} == {
             ("trials", 8), ("participants", 2)}, qc_file
-    both = bc.load(str(path), {"tasks": ["dyslexia", TASK]})
+    both = bc.load(str(tmp_path / "bench.yaml"), {"tasks": ["dyslexia", TASK]})  # the YAML _config wrote
     bc.apply_overrides(both, ["--data.missing_label", "-1.0"])
     with pytest.raises(ConfigError, match=r"data\.missing_label: set to -1\.0 for task 'dyslexia'.*--tasks "
                                           r"reading_comprehension_skill"):
